@@ -1,0 +1,495 @@
+"""Load and validate an experiment spec (YAML or JSON).
+
+Every problem becomes a :class:`faascope.errors.BadInput` (exit status 2) whose message names the
+full field path (``workload.file_size``, ``factors.memory[1]``, ``design.rules[0]``) and, where
+there is a closed set, the allowed values. Validation happens before anything is deployed or
+written.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Iterable
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from faascope.designs.rules import Rule, RuleError
+from faascope.errors import BadInput
+from faascope.specs.model import (
+    PROVIDER_SETTINGS,
+    FunctionSpec,
+    Spec,
+    WORKLOAD_MODELS,
+    agent_request,
+)
+from faascope.units import MIB
+
+# short factor names for function fields (workload parameters are used by their own names)
+FUNCTION_ALIASES: dict[str, str] = {
+    "platform": "profile",
+    "profile": "profile",
+    "memory": "memory_mb",
+    "memory_mb": "memory_mb",
+    "ephemeral": "ephemeral_mb",
+    "ephemeral_mb": "ephemeral_mb",
+    "timeout": "timeout_s",
+    "timeout_s": "timeout_s",
+    "arch": "arch",
+    "image_size": "image_size",
+}
+# names that are bytes in rules although the spec field is in Lambda MB (MiB)
+MB_AS_BYTES = {"memory": "memory_mb", "ephemeral": "ephemeral_mb"}
+
+
+def workload_fields() -> dict[str, list[str]]:
+    """field name -> the workload kinds that have it."""
+    out: dict[str, list[str]] = {}
+    for kind, model in WORKLOAD_MODELS.items():
+        for name in model.model_fields:
+            out.setdefault(name, []).append(kind)
+    return out
+
+
+def allowed_factor_names() -> list[str]:
+    return sorted(set(FUNCTION_ALIASES) | set(workload_fields()))
+
+
+def resolve_name(name: str) -> tuple[str, str]:
+    """A factor or override name -> (section, field): ``memory`` -> ("function", "memory_mb")."""
+    if "." in name:
+        section, _, fname = name.partition(".")
+        if section == "function" and fname in FunctionSpec.model_fields:
+            return "function", fname
+        if section == "workload" and fname in workload_fields():
+            return "workload", fname
+        raise ValueError(
+            f"unknown field {name!r}; dotted names may be function.<{'|'.join(FunctionSpec.model_fields)}>"
+            f" or workload.<{'|'.join(sorted(workload_fields()))}>"
+        )
+    if name in FUNCTION_ALIASES:
+        return "function", FUNCTION_ALIASES[name]
+    if name in workload_fields():
+        return "workload", name
+    raise ValueError(f"unknown factor {name!r}; allowed: {', '.join(allowed_factor_names())} "
+                     "(or a dotted path such as workload.io_size)")
+
+
+def _adapter(model: type[BaseModel], fname: str) -> TypeAdapter:
+    info = model.model_fields[fname]
+    if info.metadata:
+        return TypeAdapter(Annotated[(info.annotation, *info.metadata)])
+    return TypeAdapter(info.annotation)
+
+
+# --------------------------------------------------------------------------------------------
+# error formatting
+# --------------------------------------------------------------------------------------------
+def _path(parts: Iterable[Any]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def _model_at(model: Any, loc: tuple) -> Any:
+    """The pydantic model reached by following ``loc`` from ``model`` (for listing fields)."""
+    cur = model
+    for part in loc:
+        if isinstance(cur, type) and issubclass(cur, BaseModel) and part in cur.model_fields:
+            ann = cur.model_fields[part].annotation
+            args = [a for a in getattr(ann, "__args__", ()) if isinstance(a, type)]
+            cur = ann if isinstance(ann, type) else next(
+                (a for a in args if issubclass(a, BaseModel)), None)
+        else:
+            return None
+    return cur
+
+
+def format_errors(exc: ValidationError, prefix: tuple = (), model: Any = None) -> list[tuple[str, str]]:
+    out = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        path = _path(prefix + loc)
+        kind = err["type"]
+        got = err.get("input")
+        if kind == "extra_forbidden":
+            parent = _model_at(model, loc[:-1]) if model is not None else None
+            allowed = f"; allowed fields: {', '.join(parent.model_fields)}" if parent else ""
+            msg = f"unknown field{allowed}"
+        elif kind == "missing":
+            msg = "required field is missing"
+        elif kind == "literal_error":
+            msg = f"must be one of {err['ctx']['expected']} (got {got!r})"
+        elif kind == "value_error":
+            msg = str(err["ctx"]["error"])
+        elif kind == "string_pattern_mismatch":
+            msg = f"{got!r} does not match the pattern {err['ctx']['pattern']}"
+        else:
+            msg = err["msg"]
+            if got is not None and not isinstance(got, (dict, list)):
+                msg += f" (got {got!r})"
+        out.append((path, msg))
+    return out
+
+
+def raise_errors(problems: list[tuple[str, str]], source: str = "") -> None:
+    if not problems:
+        return
+    where = f" in {source}" if source else ""
+    if len(problems) == 1:
+        path, msg = problems[0]
+        raise BadInput(msg + (f" (spec{where})" if source else ""), field=path)
+    lines = "\n".join(f"  {p}: {m}" for p, m in problems)
+    raise BadInput(f"invalid spec{where}, {len(problems)} problems:\n{lines}")
+
+
+# --------------------------------------------------------------------------------------------
+# loaded spec
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Factor:
+    name: str          # as written in the spec (the key of levels)
+    section: str       # "function" or "workload"
+    field: str         # the spec field it sets
+    levels: list[Any]  # normalised: sizes as bytes, memory as Lambda MB (MiB), booleans, strings
+    raw_levels: list[Any]
+
+    @property
+    def numeric(self) -> bool:
+        return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.levels)
+
+
+@dataclass
+class OverrideRule:
+    rule: Rule
+    sets: dict[tuple[str, str], Any]
+
+
+@dataclass
+class LoadedSpec:
+    spec: Spec
+    source: str
+    factors: list[Factor]
+    rules: list[Rule]
+    overrides: list[OverrideRule]
+    raw: dict = field(default_factory=dict)
+
+    # ---- identity
+    def canonical(self) -> dict:
+        """The validated spec, normalised; without replications and seed (they are the run's)."""
+        d = self.spec.model_dump(mode="json")
+        d["design"].pop("replications", None)
+        d["design"].pop("seed", None)
+        d["factors"] = {f.name: f.levels for f in self.factors}
+        return d
+
+    @property
+    def spec_hash(self) -> str:
+        blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    @property
+    def provider_kind(self) -> str:
+        return self.spec.provider.kind
+
+    # ---- cells
+    def resolve(self, levels: dict[str, Any]) -> tuple[dict, dict]:
+        """The function and workload dicts of the cell with these levels (overrides applied)."""
+        fn = self.spec.function.model_dump()
+        wl = copy.deepcopy(self.spec.workload)
+        byname = {f.name: f for f in self.factors}
+        for name, value in levels.items():
+            f = byname[name]
+            (fn if f.section == "function" else wl)[f.field] = value
+        if self.provider_kind == "local" and fn.get("profile") is None:
+            fn["profile"] = "lambda"
+        if self.overrides:
+            env = self.env(fn, wl)
+            for i, ov in enumerate(self.overrides):
+                try:
+                    hit = ov.rule.evaluate(env)
+                except RuleError as exc:
+                    raise BadInput(f"{exc} (in cell {levels})", field=f"overrides[{i}].when") from None
+                if hit:
+                    for (section, fname), value in ov.sets.items():
+                        (fn if section == "function" else wl)[fname] = value
+        return fn, wl
+
+    def env(self, fn: dict, wl: dict) -> dict[str, Any]:
+        """The names a rule can use for a cell. Sizes are bytes; ``memory`` and ``ephemeral`` are
+        bytes too (Lambda MB x 2**20), ``memory_mb``/``ephemeral_mb`` the plain MB numbers."""
+        env: dict[str, Any] = {}
+        for alias, fname in FUNCTION_ALIASES.items():
+            env[alias] = fn.get(fname)
+        for alias, fname in MB_AS_BYTES.items():
+            env[alias] = fn[fname] * MIB if fn.get(fname) is not None else None
+        kind = wl.get("kind")
+        model = WORKLOAD_MODELS.get(kind)
+        if model is not None:
+            for fname, info in model.model_fields.items():
+                if fname in wl:
+                    env[fname] = wl[fname]
+                elif not info.is_required():
+                    env[fname] = info.default
+            if kind == "fileio" and env.get("prepare") is None:
+                env["prepare"] = env.get("op") == "read"
+        for f in self.factors:  # the user's own factor names (aliases keep their meaning)
+            if f.name.isidentifier() and f.name not in env:
+                env[f.name] = env.get(f.field, (fn if f.section == "function" else wl).get(f.field))
+        return env
+
+    def validate_cell(self, fn: dict, wl: dict, where: str = "") -> tuple[FunctionSpec, BaseModel]:
+        problems: list[tuple[str, str]] = []
+        func = None
+        try:
+            func = FunctionSpec.model_validate(fn)
+        except ValidationError as exc:
+            problems += format_errors(exc, ("function",), FunctionSpec)
+        kind = wl.get("kind")
+        work = None
+        if kind is None:
+            problems.append(("workload.kind", f"required; one of {', '.join(WORKLOAD_MODELS)}"))
+        elif kind not in WORKLOAD_MODELS:
+            problems.append(("workload.kind", f"must be one of {', '.join(WORKLOAD_MODELS)} (got {kind!r})"))
+        else:
+            model = WORKLOAD_MODELS[kind]
+            if any(f.field == "kind" for f in self.factors):
+                wl = {k: v for k, v in wl.items() if k in model.model_fields}
+            try:
+                work = model.model_validate(wl)
+            except ValidationError as exc:
+                errs = format_errors(exc, ("workload",), model)
+                problems += [(p, m + (" (set it in workload: or make it a factor)" if m.startswith("required") else ""))
+                             for p, m in errs]
+        if problems:
+            if where:
+                problems = [(p, f"{m} [in cell {where}]") for p, m in problems]
+            raise_errors(problems, self.source)
+        return func, work  # type: ignore[return-value]
+
+    def payload(self, work: BaseModel) -> dict:
+        return agent_request(work)
+
+
+def _read(path: Path) -> Any:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise BadInput(f"spec file not found: {path}", field="SPEC") from None
+    except OSError as exc:
+        raise BadInput(f"cannot read the spec {path}: {exc}", field="SPEC") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise BadInput(f"{path} is not valid YAML{at}: {getattr(exc, 'problem', exc)}", field="SPEC") from None
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    path = Path(path)
+    return parse_spec(_read(path), source=str(path))
+
+
+def parse_spec(data: Any, source: str = "") -> LoadedSpec:
+    if not isinstance(data, dict):
+        raise BadInput(f"the spec must be a mapping with name, provider, function, workload, "
+                       f"factors and design (got {type(data).__name__})", field="SPEC")
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise_errors(format_errors(exc, (), Spec), source)
+    problems: list[tuple[str, str]] = []
+
+    # provider settings
+    settings_model = PROVIDER_SETTINGS.get(spec.provider.kind)
+    if settings_model is not None:
+        try:
+            settings_model.model_validate(spec.provider.settings)
+        except ValidationError as exc:
+            problems += format_errors(exc, ("provider", "settings"), settings_model)
+    if spec.provider.kind != "local" and spec.function.profile is not None:
+        problems.append(("function.profile", "only the local provider has sandbox profiles "
+                         f"(provider.kind is {spec.provider.kind!r})"))
+
+    # base workload: known kind (unless a factor), known keys, valid values
+    wf = workload_fields()
+    kind = spec.workload.get("kind")
+    kind_is_factor = any(_safe_resolve(n) == ("workload", "kind") for n in spec.factors)
+    if kind is None and not kind_is_factor:
+        problems.append(("workload.kind", f"required; one of {', '.join(WORKLOAD_MODELS)}"))
+    elif kind is not None and kind not in WORKLOAD_MODELS:
+        problems.append(("workload.kind", f"must be one of {', '.join(WORKLOAD_MODELS)} (got {kind!r})"))
+    kinds = [kind] if kind in WORKLOAD_MODELS and not kind_is_factor else list(WORKLOAD_MODELS)
+    for key, value in spec.workload.items():
+        if key == "kind":
+            continue
+        owners = [k for k in kinds if key in WORKLOAD_MODELS[k].model_fields]
+        if not owners:
+            allowed = sorted({f for k in kinds for f in WORKLOAD_MODELS[k].model_fields})
+            problems.append((f"workload.{key}", f"unknown field for workload kind "
+                             f"{'/'.join(kinds)}; allowed fields: {', '.join(allowed)}"))
+            continue
+        try:
+            _adapter(WORKLOAD_MODELS[owners[0]], key).validate_python(value)
+        except ValidationError as exc:
+            problems += format_errors(exc, ("workload", key))
+
+    # factors
+    factors: list[Factor] = []
+    seen: dict[tuple[str, str], str] = {}
+    for name, raw_levels in spec.factors.items():
+        try:
+            section, fname = resolve_name(name)
+        except ValueError as exc:
+            problems.append((f"factors.{name}", str(exc)))
+            continue
+        if (section, fname) in seen:
+            problems.append((f"factors.{name}", f"sets the same field ({section}.{fname}) as factor "
+                             f"{seen[(section, fname)]!r}"))
+            continue
+        seen[(section, fname)] = name
+        if not raw_levels:
+            problems.append((f"factors.{name}", "needs at least one level"))
+            continue
+        if section == "function":
+            model: type[BaseModel] = FunctionSpec
+            if fname == "profile" and spec.provider.kind != "local":
+                problems.append((f"factors.{name}", "only the local provider has sandbox profiles "
+                                 f"(provider.kind is {spec.provider.kind!r})"))
+                continue
+        elif fname == "kind":
+            model = None  # type: ignore[assignment]
+        else:
+            owners = [k for k in kinds if fname in WORKLOAD_MODELS[k].model_fields]
+            if not owners:
+                problems.append((f"factors.{name}", f"the {'/'.join(kinds)} workload has no field "
+                                 f"{fname!r}"))
+                continue
+            model = WORKLOAD_MODELS[owners[0]]
+        levels = []
+        for i, raw in enumerate(raw_levels):
+            if model is None:
+                if raw not in WORKLOAD_MODELS:
+                    problems.append((f"factors.{name}[{i}]", f"must be one of {', '.join(WORKLOAD_MODELS)} (got {raw!r})"))
+                    continue
+                levels.append(raw)
+                continue
+            try:
+                value = _adapter(model, fname).validate_python(raw)
+            except ValidationError as exc:
+                problems += format_errors(exc, ("factors", name, i))
+                continue
+            if (type(value), value) in {(type(v), v) for v in levels}:
+                problems.append((f"factors.{name}[{i}]", f"{raw!r} repeats an earlier level ({value!r})"))
+                continue
+            levels.append(value)
+        factors.append(Factor(name=name, section=section, field=fname, levels=levels,
+                              raw_levels=list(raw_levels)))
+
+    loaded = LoadedSpec(spec=spec, source=source, factors=factors, rules=[], overrides=[], raw=data)
+    known = _known_names(loaded, kinds)
+
+    # rules
+    for i, text in enumerate(spec.design.rules):
+        try:
+            rule = Rule.parse(text)
+        except RuleError as exc:
+            problems.append((f"design.rules[{i}]", f"{exc} (rule: {text!r})"))
+            continue
+        unknown = sorted(rule.names - known)
+        if unknown:
+            problems.append((f"design.rules[{i}]", f"unknown name{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))} in {text!r}; known names: {', '.join(sorted(known))}"))
+            continue
+        lint = _lint_mb(rule)
+        if lint:
+            problems.append((f"design.rules[{i}]", lint))
+            continue
+        loaded.rules.append(rule)
+
+    # overrides
+    factor_fields = {(f.section, f.field) for f in factors}
+    for i, ov in enumerate(spec.overrides):
+        try:
+            rule = Rule.parse(ov.when)
+        except RuleError as exc:
+            problems.append((f"overrides[{i}].when", str(exc)))
+            continue
+        unknown = sorted(rule.names - known)
+        if unknown:
+            problems.append((f"overrides[{i}].when", f"unknown name(s) {', '.join(map(repr, unknown))}; "
+                             f"known names: {', '.join(sorted(known))}"))
+            continue
+        sets: dict[tuple[str, str], Any] = {}
+        for key, value in ov.set.items():
+            try:
+                section, fname = resolve_name(key)
+            except ValueError as exc:
+                problems.append((f"overrides[{i}].set.{key}", str(exc)))
+                continue
+            if (section, fname) in factor_fields:
+                problems.append((f"overrides[{i}].set.{key}", "is a factor; an override cannot change "
+                                 "a factor's level"))
+                continue
+            if section == "function":
+                m: type[BaseModel] | None = FunctionSpec
+            else:
+                owners = [k for k in kinds if fname in WORKLOAD_MODELS[k].model_fields]
+                m = WORKLOAD_MODELS[owners[0]] if owners and fname != "kind" else None
+                if m is None:
+                    problems.append((f"overrides[{i}].set.{key}", f"the {'/'.join(kinds)} workload "
+                                     f"has no field {fname!r}" if not owners else "cannot set the workload kind"))
+                    continue
+            try:
+                sets[(section, fname)] = _adapter(m, fname).validate_python(value)
+            except ValidationError as exc:
+                problems += format_errors(exc, ("overrides", i, "set", key))
+        loaded.overrides.append(OverrideRule(rule=rule, sets=sets))
+
+    # blocking needs at least as many replications as blocks
+    b = spec.design.blocking
+    if b is not None and b.blocks > spec.design.replications:
+        problems.append(("design.blocking.blocks", f"{b.blocks} blocks need at least {b.blocks} "
+                         f"replications (design.replications is {spec.design.replications})"))
+    raise_errors(problems, source)
+    return loaded
+
+
+def _safe_resolve(name: str) -> tuple[str, str] | None:
+    try:
+        return resolve_name(name)
+    except ValueError:
+        return None
+
+
+def _known_names(loaded: LoadedSpec, kinds: list[str]) -> set[str]:
+    names = set(FUNCTION_ALIASES) | set(MB_AS_BYTES) | {"kind"}
+    for k in kinds:
+        names |= set(WORKLOAD_MODELS[k].model_fields)
+    names |= {f.name for f in loaded.factors if f.name.isidentifier()}
+    return names
+
+
+def _lint_mb(rule: Rule) -> str | None:
+    """Catch ``memory < 1024``: in rules ``memory`` is bytes, so a small bare number is a unit slip."""
+    for node in ast.walk(rule.tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            names = [o.id for o in operands if isinstance(o, ast.Name) and o.id in MB_AS_BYTES]
+            nums = [o.value for o in operands if isinstance(o, ast.Constant)
+                    and isinstance(o.value, (int, float)) and not isinstance(o.value, bool)]
+            if names and any(0 < n < MIB for n in nums):
+                n = names[0]
+                return (f"in rules {n!r} is in bytes (128 MB = 134217728 bytes), so comparing it with "
+                        f"{nums[0]} is surely a unit slip; compare with a size such as 2GiB, or use "
+                        f"{MB_AS_BYTES[n]} for the plain MB number (rule: {rule.text!r})")
+    return None

@@ -1,0 +1,218 @@
+"""The experiment spec: pydantic v2 models with ``extra="forbid"``.
+
+A spec names a provider, a base function configuration, a base workload, the factors (spec fields
+with lists of levels), optional conditional overrides and the design. The base function and
+workload may leave out what the factors supply; every run cell (base + its levels + overrides) is
+validated in full by :mod:`faascope.specs.loader`.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from faascope.units import parse_duration, parse_memory_mb, parse_size
+
+
+def _size(v: Any) -> int:
+    return parse_size(v)
+
+
+def _memory(v: Any) -> int:
+    return parse_memory_mb(v)
+
+
+def _duration(v: Any) -> float:
+    return parse_duration(v)
+
+
+#: a size in bytes: an int, or a string such as 512B, 10KB, 128KiB, 1GiB (see faascope.units)
+Size = Annotated[int, BeforeValidator(_size)]
+#: Lambda's "MB", which is MiB: 128 means 134,217,728 bytes; also 128MiB or 2GiB
+MemoryMB = Annotated[int, BeforeValidator(_memory)]
+#: seconds, or a string such as 30s, 15m, 1h, 1d
+Duration = Annotated[float, BeforeValidator(_duration)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+# --------------------------------------------------------------------------------------------
+# provider
+# --------------------------------------------------------------------------------------------
+class CommonProviderSettings(Strict):
+    #: functions are named ``<function_prefix>-<spec name>-<config hash>``
+    function_prefix: str = Field("faascope", pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,20}$")
+    #: keep the deployed functions when the campaign completes (default: delete them)
+    keep_functions: bool = False
+    #: total attempts per invocation by the boto3 client (1 = never retry; every retry is recorded)
+    max_attempts: int = Field(1, ge=1, le=10)
+    #: seconds to wait for an invocation's reply (must exceed the function timeout)
+    read_timeout_s: float = Field(960.0, gt=0)
+    connect_timeout_s: float = Field(10.0, gt=0)
+    #: ``per_config``: one function per distinct configuration (memory, ephemeral, timeout,
+    #: profile, arch, image size) so that a randomised order does not turn every invocation cold;
+    #: ``shared``: one function per (profile, arch, image size), its memory/ephemeral/timeout
+    #: changed with UpdateFunctionConfiguration whenever the next run needs another one (each
+    #: change retires warm instances, as on AWS).
+    functions: Literal["per_config", "shared"] = "per_config"
+
+
+class LocalProviderSettings(CommonProviderSettings):
+    #: the platform's data directory (default: faascope's own)
+    data_dir: Optional[str] = None
+    #: use an already running platform (or another Lambda-API endpoint) instead of starting one
+    endpoint_url: Optional[str] = None
+
+
+class AWSProviderSettings(CommonProviderSettings):
+    region: str = "us-east-1"
+    #: the execution role's ARN (required to create functions)
+    role: str = Field(..., pattern=r"^arn:aws[a-zA-Z-]*:iam::\d{12}:role/.+$")
+    #: a named AWS credentials profile (default: the standard credential chain)
+    credentials_profile: Optional[str] = None
+    endpoint_url: Optional[str] = None
+
+
+PROVIDER_SETTINGS: dict[str, type[BaseModel] | None] = {
+    "local": LocalProviderSettings,
+    "aws": AWSProviderSettings,
+    "gcp": None,  # not validated here (see the gcp/http providers)
+    "http": None,
+}
+
+
+class ProviderSpec(Strict):
+    kind: Literal["local", "aws", "gcp", "http"]
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    def parsed_settings(self) -> Any:
+        model = PROVIDER_SETTINGS.get(self.kind)
+        return model.model_validate(self.settings) if model else dict(self.settings)
+
+
+# --------------------------------------------------------------------------------------------
+# function
+# --------------------------------------------------------------------------------------------
+class FunctionSpec(Strict):
+    #: Lambda's memory "MB" (= MiB); CPU follows memory on every platform
+    memory_mb: MemoryMB = Field(128, ge=128, le=10240)
+    #: /tmp size in Lambda's "MB" (= MiB)
+    ephemeral_mb: MemoryMB = Field(512, ge=512, le=10240)
+    timeout_s: int = Field(300, ge=1, le=900)
+    arch: Literal["x86_64", "arm64"] = "x86_64"
+    #: local platform only: which platform's limits the sandbox imitates (default lambda)
+    profile: Optional[Literal["lambda", "gcf", "unlimited"]] = None
+    #: pad the deployment package to this size (cold starts grow with image size)
+    image_size: Optional[Size] = Field(None, ge=0)
+
+
+# --------------------------------------------------------------------------------------------
+# workloads (the agent's request, DESIGN.md)
+# --------------------------------------------------------------------------------------------
+class NoopWorkload(Strict):
+    kind: Literal["noop"]
+
+
+class SpinWorkload(Strict):
+    kind: Literal["spin"]
+    iterations: int = Field(..., ge=0)
+
+
+class FileIOWorkload(Strict):
+    kind: Literal["fileio"]
+    engine: Literal["native", "dd"] = "native"
+    op: Literal["write", "read"] = "write"
+    pattern: Literal["sequential", "random"] = "sequential"
+    file_size: Size = Field(..., ge=1)
+    io_size: Size = Field(..., ge=1)
+    direct: bool = False
+    fsync: Literal["none", "end", "every"] = "none"
+    source: Literal["zero", "urandom"] = "zero"
+    #: create the file before the timed region; default: true for reads, false for writes
+    prepare: Optional[bool] = None
+    #: drop the page cache of the file before the timed region (where the agent can)
+    drop: bool = False
+    path: Optional[str] = None
+
+    def agent_request(self) -> dict:
+        d = self.model_dump(exclude_none=True)
+        if self.prepare is None:
+            d["prepare"] = self.op == "read"
+        return d
+
+
+Workload = Annotated[Union[NoopWorkload, SpinWorkload, FileIOWorkload], Field(discriminator="kind")]
+WORKLOAD_MODELS: dict[str, type[BaseModel]] = {
+    "noop": NoopWorkload,
+    "spin": SpinWorkload,
+    "fileio": FileIOWorkload,
+}
+
+
+def agent_request(workload: BaseModel) -> dict:
+    """The invocation payload for the agent: ``{"workload": {...}}`` (DESIGN.md)."""
+    if hasattr(workload, "agent_request"):
+        w = workload.agent_request()
+    else:
+        w = workload.model_dump(exclude_none=True)
+    return {"workload": w}
+
+
+# --------------------------------------------------------------------------------------------
+# design
+# --------------------------------------------------------------------------------------------
+class BlockingSpec(Strict):
+    #: run the design in this many blocks; replication r belongs to block r mod blocks
+    blocks: int = Field(..., ge=1)
+    #: block b starts no earlier than the campaign's start + b * interval
+    interval: Duration = Field(..., gt=0)
+
+
+class DesignSpec(Strict):
+    type: Literal["full_factorial", "two_level"] = "full_factorial"
+    replications: int = Field(1, ge=1, le=1_000_000)
+    #: seed of the run order; a random one is drawn and recorded when absent
+    seed: Optional[int] = Field(None, ge=0, lt=2**63)
+    randomize: bool = True
+    #: constraints each run cell must satisfy; cells that break one are excluded
+    rules: list[str] = Field(default_factory=list)
+    #: warm-up invocations per cell (per block), recorded with warmup = true, run just before
+    #: the cell's first measured invocation
+    warmup: int = Field(0, ge=0, le=1000)
+    #: false: never force cold starts; true: a fresh instance for each cell's first invocation
+    #: (per block); "every": force a cold start before every measured invocation
+    cold: Any = False
+    blocking: Optional[BlockingSpec] = None
+
+    @field_validator("cold", mode="before")
+    @classmethod
+    def _cold(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, str) and v.lower() in ("every", "true", "false"):
+            return {"every": "every", "true": True, "false": False}[v.lower()]
+        raise ValueError(f"must be false, true or 'every' (got {v!r})")
+
+    @property
+    def cold_mode(self) -> str:
+        return {False: "none", True: "cell", "every": "every"}[self.cold]
+
+
+class Override(Strict):
+    #: a rule-style condition over the cell's values, e.g. "op == 'read'"
+    when: str
+    #: fields to set when it holds (factor-style names: direct, prepare, memory, workload.path …)
+    set: dict[str, Any]
+
+
+class Spec(Strict):
+    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+    description: Optional[str] = None
+    provider: ProviderSpec
+    function: FunctionSpec = Field(default_factory=FunctionSpec)
+    workload: dict[str, Any]
+    factors: dict[str, list[Any]] = Field(default_factory=dict)
+    overrides: list[Override] = Field(default_factory=list)
+    design: DesignSpec = Field(default_factory=DesignSpec)
