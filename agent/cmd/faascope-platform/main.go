@@ -1,0 +1,108 @@
+// Command faascope-platform is the local FaaS platform: the AWS Lambda API on loopback, with
+// each function instance in a sandbox with real CPU, memory and /tmp limits.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/faascope/faascope/agent/platform"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == platform.SandboxInitArg {
+		if err := platform.RunSandboxInit(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox init:", err)
+			os.Exit(127)
+		}
+		return
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("faascope-platform", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:9001", "host:port of the Lambda API (loopback unless you mean otherwise)")
+	profile := fs.String("profile", platform.ProfileLambda, "default sandbox profile: lambda, gcf or unlimited")
+	dataDir := fs.String("data-dir", defaultDataDir(), "functions, sandboxes and logs")
+	keepAlive := fs.Duration("keep-alive", 5*time.Minute, "idle time before an instance is evicted")
+	concurrency := fs.Int("concurrency", 1000, "account concurrency limit; beyond it invocations are throttled (HTTP 429)")
+	isolation := fs.String("isolation", "auto", "namespaces (real limits, needs root), none (plain processes), or auto")
+	readyFile := fs.String("ready-file", "", "write {\"endpoint\",\"pid\"} here once serving")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	iso, err := chooseIsolation(*isolation)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--isolation:", err)
+		return 2
+	}
+	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
+		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--listen:", err)
+		p.Close()
+		return 1
+	}
+	endpoint := "http://" + ln.Addr().String()
+	log.Printf("faascope platform on %s (profile %s, isolation %s, keep-alive %s, data %s)",
+		endpoint, *profile, iso, *keepAlive, *dataDir)
+	if iso == "none" {
+		log.Printf("WARNING: isolation none: no CPU, memory or /tmp limits are enforced")
+	}
+	if *readyFile != "" {
+		b, _ := json.Marshal(map[string]any{"endpoint": endpoint, "pid": os.Getpid(), "isolation": iso,
+			"profile": *profile, "data_dir": *dataDir})
+		if err := os.WriteFile(*readyFile, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "--ready-file:", err)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := p.Serve(ctx, ln); err != nil {
+		log.Printf("serve: %v", err)
+		return 1
+	}
+	return 0
+}
+
+func chooseIsolation(v string) (string, error) {
+	switch v {
+	case "namespaces", "none":
+		if v == "namespaces" && (os.Geteuid() != 0 || platform.CgroupVersion() == 0) {
+			return "", fmt.Errorf("namespaces need root and a mounted cgroup hierarchy")
+		}
+		return v, nil
+	case "auto":
+		if os.Geteuid() == 0 && platform.CgroupVersion() != 0 {
+			return "namespaces", nil
+		}
+		return "none", nil
+	}
+	return "", fmt.Errorf("%q is not one of namespaces, none, auto", v)
+}
+
+func defaultDataDir() string {
+	if d := os.Getenv("FAASCOPE_DATA_DIR"); d != "" {
+		return filepath.Join(d, "platform")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "faascope", "platform")
+	}
+	return filepath.Join(os.TempDir(), "faascope-platform")
+}

@@ -1,0 +1,266 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cgroupRoot is where cgroup hierarchies are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cfsPeriodUs is the CFS period; quotas are expressed against it.
+const cfsPeriodUs = 100000
+
+// Lambda caps processes and threads per sandbox at 1,024.
+const pidsLimit = 1024
+
+// Cgroup is one sandbox's control group, written directly to cgroupfs as nsjail does.
+// It supports cgroup v1 (one directory per controller) and the unified v2 hierarchy.
+type Cgroup struct {
+	v2   bool
+	dirs map[string]string // controller ("cpu", "memory", "pids", or "" for v2) → directory
+}
+
+// CgroupVersion reports which cgroup layout this host uses: 1, 2, or 0 when neither is usable.
+func CgroupVersion() int {
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		return 2
+	}
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "memory", "memory.limit_in_bytes")); err == nil {
+		return 1
+	}
+	return 0
+}
+
+var v1Controllers = []string{"cpu", "memory", "pids"}
+
+// NewCgroup creates the group at parent/name (parent is relative, e.g. "faascope/<platform-id>")
+// and applies the limits.
+func NewCgroup(parent, name string, lim Limits) (*Cgroup, error) {
+	cg := &Cgroup{dirs: map[string]string{}}
+	switch CgroupVersion() {
+	case 1:
+		for _, c := range v1Controllers {
+			d := filepath.Join(cgroupRoot, c, parent, name)
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				cg.Remove()
+				return nil, fmt.Errorf("create cgroup %s: %w", d, err)
+			}
+			cg.dirs[c] = d
+		}
+	case 2:
+		cg.v2 = true
+		if err := enableV2Controllers(parent); err != nil {
+			return nil, err
+		}
+		d := filepath.Join(cgroupRoot, parent, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("create cgroup %s: %w", d, err)
+		}
+		cg.dirs[""] = d
+	default:
+		return nil, errors.New("no usable cgroup hierarchy under /sys/fs/cgroup")
+	}
+	if err := cg.apply(lim); err != nil {
+		cg.Remove()
+		return nil, err
+	}
+	return cg, nil
+}
+
+// enableV2Controllers turns on cpu, memory and pids for every level from the root to parent,
+// since a v2 child only gets the controllers its parent delegates.
+func enableV2Controllers(parent string) error {
+	dir := cgroupRoot
+	for _, part := range append([]string{""}, strings.Split(parent, "/")...) {
+		dir = filepath.Join(dir, part)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0); err != nil {
+			return fmt.Errorf("delegate controllers in %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func (cg *Cgroup) apply(lim Limits) error {
+	quota := int64(-1)
+	if lim.VCPU > 0 {
+		quota = int64(lim.VCPU*cfsPeriodUs + 0.5)
+		if quota < 1000 { // the kernel's minimum quota is 1 ms
+			quota = 1000
+		}
+	}
+	var writes [][2]string
+	if cg.v2 {
+		cpuMax := "max " + strconv.Itoa(cfsPeriodUs)
+		if quota > 0 {
+			cpuMax = fmt.Sprintf("%d %d", quota, cfsPeriodUs)
+		}
+		writes = append(writes, [2]string{"cpu.max", cpuMax}, [2]string{"pids.max", strconv.Itoa(pidsLimit)})
+		if lim.MemoryBytes > 0 {
+			mem := strconv.FormatInt(lim.MemoryBytes, 10)
+			writes = append(writes, [2]string{"memory.max", mem}, [2]string{"memory.swap.max", "0"})
+		}
+		for _, w := range writes {
+			if err := cg.write("", w[0], w[1]); err != nil && !(w[0] == "memory.swap.max" && os.IsNotExist(err)) {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := cg.write("cpu", "cpu.cfs_period_us", strconv.Itoa(cfsPeriodUs)); err != nil {
+		return err
+	}
+	if err := cg.write("cpu", "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)); err != nil {
+		return err
+	}
+	if err := cg.write("pids", "pids.max", strconv.Itoa(pidsLimit)); err != nil {
+		return err
+	}
+	if lim.MemoryBytes > 0 {
+		mem := strconv.FormatInt(lim.MemoryBytes, 10)
+		if err := cg.write("memory", "memory.limit_in_bytes", mem); err != nil {
+			return err
+		}
+		// Functions have no swap: cap memory+swap at the same value where the kernel accounts swap.
+		if err := cg.write("memory", "memory.memsw.limit_in_bytes", mem); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cg *Cgroup) write(controller, file, value string) error {
+	err := os.WriteFile(filepath.Join(cg.dirs[controller], file), []byte(value), 0)
+	if err != nil {
+		return fmt.Errorf("cgroup %s=%s: %w", file, value, err)
+	}
+	return nil
+}
+
+func (cg *Cgroup) read(controller, file string) string {
+	b, _ := os.ReadFile(filepath.Join(cg.dirs[controller], file))
+	return strings.TrimSpace(string(b))
+}
+
+// Add moves a process into the group.
+func (cg *Cgroup) Add(pid int) error {
+	for c := range cg.dirs {
+		if err := cg.write(c, "cgroup.procs", strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Dirs maps each controller to its directory, for bind-mounting into the sandbox.
+func (cg *Cgroup) Dirs() map[string]string { return cg.dirs }
+
+// V2 reports whether this is a unified-hierarchy group.
+func (cg *Cgroup) V2() bool { return cg.v2 }
+
+// OOMKills counts the kernel's out-of-memory kills inside the group.
+func (cg *Cgroup) OOMKills() int64 {
+	file, ctrl := "memory.oom_control", "memory"
+	if cg.v2 {
+		file, ctrl = "memory.events", ""
+	}
+	for _, line := range strings.Split(cg.read(ctrl, file), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "oom_kill" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// PeakMemory is the highest memory use seen, for Lambda's "Max Memory Used".
+func (cg *Cgroup) PeakMemory() int64 {
+	v := cg.read("memory", "memory.max_usage_in_bytes")
+	if cg.v2 {
+		v = cg.read("", "memory.peak")
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// Pids lists the processes in the group.
+func (cg *Cgroup) Pids() []int {
+	var pids []int
+	for c := range cg.dirs {
+		for _, f := range strings.Fields(cg.read(c, "cgroup.procs")) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+		break // every controller holds the same processes
+	}
+	return pids
+}
+
+// Kill sends SIGKILL to every process in the group.
+func (cg *Cgroup) Kill() {
+	if cg.v2 {
+		if cg.write("", "cgroup.kill", "1") == nil {
+			return
+		}
+	}
+	for _, p := range cg.Pids() {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// Remove kills what is left in the group and deletes it, retrying while the kernel
+// finishes tearing processes down.
+func (cg *Cgroup) Remove() error {
+	var last error
+	for attempt := 0; attempt < 50; attempt++ {
+		cg.Kill()
+		last = nil
+		for c, d := range cg.dirs {
+			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+				last = err
+				continue
+			}
+			delete(cg.dirs, c)
+		}
+		if last == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return last
+}
+
+// RemoveStaleCgroups deletes groups left under parent by a platform that crashed.
+func RemoveStaleCgroups(parent string) {
+	roots := []string{filepath.Join(cgroupRoot, parent)}
+	if CgroupVersion() == 1 {
+		roots = nil
+		for _, c := range v1Controllers {
+			roots = append(roots, filepath.Join(cgroupRoot, c, parent))
+		}
+	}
+	for _, root := range roots {
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			d := filepath.Join(root, e.Name())
+			stale := &Cgroup{v2: CgroupVersion() == 2, dirs: map[string]string{"x": d}}
+			if stale.v2 {
+				stale.dirs = map[string]string{"": d}
+			}
+			_ = stale.Remove()
+		}
+	}
+}

@@ -1,0 +1,279 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxPayload is Lambda's limit for synchronous request and response payloads (6 MB).
+const maxPayload = 6 * 1024 * 1024
+
+// invocation is one request travelling through an instance.
+type invocation struct {
+	RequestID string
+	Payload   []byte
+	Deadline  time.Time
+	done      chan result
+	// deadlineSpan is the function's timeout, for the message when it expires.
+	deadlineSpan time.Duration
+}
+
+// result is how an invocation ended.
+type result struct {
+	Payload   []byte
+	FuncError string // "" on success; else Lambda's X-Amz-Function-Error value ("Unhandled")
+	Killed    bool   // the sandbox was destroyed (timeout, crash, OOM)
+}
+
+// Instance is one warm-able execution environment: a sandbox plus the Runtime API its
+// bootstrap polls. It serves one invocation at a time.
+type Instance struct {
+	ID        string
+	Function  string
+	Version   int // configuration generation it was started with
+	Sandbox   *Sandbox
+	Created   time.Time
+	InitDur   time.Duration // process start → first /next, Lambda's "Init Duration"
+	Logs      *logBuffer
+	ready     chan struct{} // closed at the first /next
+	initErr   chan []byte   // body of /runtime/init/error
+	next      chan *invocation
+	listener  net.Listener
+	server    *http.Server
+	mu        sync.Mutex
+	current   *invocation
+	lastUsed  time.Time
+	busy      bool
+	dead      bool
+	invokes   int
+	readyOnce sync.Once
+}
+
+// newInstance opens the Runtime API listener the sandbox will be told about.
+func newInstance(id, function string, version int) (*Instance, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	in := &Instance{
+		ID: id, Function: function, Version: version, Created: time.Now(),
+		Logs: newLogBuffer(64 * 1024), ready: make(chan struct{}), initErr: make(chan []byte, 1),
+		next: make(chan *invocation), listener: ln,
+	}
+	in.server = &http.Server{Handler: in.runtimeAPI(), ReadHeaderTimeout: 10 * time.Second}
+	go in.server.Serve(ln)
+	return in, nil
+}
+
+// RuntimeAPIAddr is the value of AWS_LAMBDA_RUNTIME_API for this instance.
+func (in *Instance) RuntimeAPIAddr() string { return in.listener.Addr().String() }
+
+func (in *Instance) runtimeAPI() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", in.handleNext)
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/response", in.handleResponse)
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/error", in.handleError)
+	mux.HandleFunc("POST /2018-06-01/runtime/init/error", in.handleInitError)
+	return mux
+}
+
+func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
+	in.readyOnce.Do(func() {
+		in.InitDur = time.Since(in.Created) - in.Sandbox.Setup
+		close(in.ready)
+	})
+	var inv *invocation
+	select {
+	case inv = <-in.next:
+	case <-r.Context().Done():
+		return
+	}
+	in.mu.Lock()
+	in.current = inv
+	in.mu.Unlock()
+	h := w.Header()
+	h.Set("Lambda-Runtime-Aws-Request-Id", inv.RequestID)
+	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.Deadline.UnixMilli(), 10))
+	h.Set("Lambda-Runtime-Invoked-Function-Arn", functionARN(in.Function))
+	h.Set("Lambda-Runtime-Trace-Id", "Root=1-"+inv.RequestID)
+	h.Set("Content-Type", "application/json")
+	w.Write(inv.Payload)
+}
+
+// take claims the current invocation if id matches it, so each ends exactly once.
+func (in *Instance) take(id string) *invocation {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.current == nil || in.current.RequestID != id {
+		return nil
+	}
+	inv := in.current
+	in.current = nil
+	return inv
+}
+
+func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPayload+1))
+	if err != nil {
+		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequest", err.Error())
+		return
+	}
+	inv := in.take(r.PathValue("id"))
+	if inv == nil {
+		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or finished request id")
+		return
+	}
+	if len(body) > maxPayload {
+		inv.done <- result{Payload: lambdaError("Function.ResponseSizeTooLarge",
+			fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", len(body), maxPayload)),
+			FuncError: "Unhandled"}
+		runtimeAPIError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "response too large")
+		return
+	}
+	inv.done <- result{Payload: body}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, `{"status":"OK"}`)
+}
+
+func (in *Instance) handleError(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxPayload))
+	inv := in.take(r.PathValue("id"))
+	if inv == nil {
+		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or finished request id")
+		return
+	}
+	inv.done <- result{Payload: normaliseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type")), FuncError: "Unhandled"}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, `{"status":"OK"}`)
+}
+
+func (in *Instance) handleInitError(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxPayload))
+	select {
+	case in.initErr <- normaliseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type")):
+	default:
+	}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, `{"status":"OK"}`)
+}
+
+// normaliseErrorBody makes sure a function error carries errorMessage and errorType.
+func normaliseErrorBody(body []byte, headerType string) []byte {
+	var e map[string]any
+	if json.Unmarshal(body, &e) != nil || e == nil {
+		e = map[string]any{"errorMessage": strings.TrimSpace(string(body))}
+	}
+	if _, ok := e["errorType"]; !ok {
+		if headerType == "" {
+			headerType = "Runtime.Unknown"
+		}
+		e["errorType"] = headerType
+	}
+	b, _ := json.Marshal(e)
+	return b
+}
+
+func lambdaError(typ, msg string) []byte {
+	b, _ := json.Marshal(map[string]string{"errorType": typ, "errorMessage": msg})
+	return b
+}
+
+func runtimeAPIError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"errorType": typ, "errorMessage": msg})
+}
+
+// waitReady waits for the bootstrap's first /next, an init error, or the sandbox dying.
+func (in *Instance) waitReady(ctx context.Context, limit time.Duration) error {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-in.ready:
+		return nil
+	case body := <-in.initErr:
+		return &initError{payload: body}
+	case <-in.Sandbox.Exited():
+		return &initError{payload: lambdaError("Runtime.ExitError",
+			"Runtime exited during init: "+exitText(in.Sandbox))}
+	case <-t.C:
+		return &initError{payload: lambdaError("Sandbox.Timedout",
+			fmt.Sprintf("Init did not complete within %.2f seconds", limit.Seconds()))}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type initError struct{ payload []byte }
+
+func (e *initError) Error() string { return string(e.payload) }
+
+// run delivers one invocation and waits for its end: a response, an error, the deadline, or
+// the sandbox dying (crash or out of memory).
+func (in *Instance) run(inv *invocation) result {
+	select {
+	case in.next <- inv:
+	case <-in.Sandbox.Exited():
+		return result{Payload: lambdaError("Runtime.ExitError", "Runtime exited before the invocation: "+exitText(in.Sandbox)), FuncError: "Unhandled", Killed: true}
+	case <-time.After(time.Until(inv.Deadline)):
+		return in.timedOut(inv)
+	}
+	timer := time.NewTimer(time.Until(inv.Deadline))
+	defer timer.Stop()
+	select {
+	case r := <-inv.done:
+		return r
+	case <-in.Sandbox.Exited():
+		in.take(inv.RequestID)
+		if in.Sandbox.OOMKilled() {
+			return result{Payload: lambdaError("Runtime.OutOfMemory",
+				"Runtime exited with error: signal: killed (out of memory: the function exceeded its memory limit)"),
+				FuncError: "Unhandled", Killed: true}
+		}
+		return result{Payload: lambdaError("Runtime.ExitError", "Runtime exited with error: "+exitText(in.Sandbox)),
+			FuncError: "Unhandled", Killed: true}
+	case <-timer.C:
+		return in.timedOut(inv)
+	}
+}
+
+func (in *Instance) timedOut(inv *invocation) result {
+	in.take(inv.RequestID)
+	return result{Payload: lambdaError("Sandbox.Timedout",
+		fmt.Sprintf("%s Task timed out after %.2f seconds", time.Now().UTC().Format(time.RFC3339), inv.timeout().Seconds())),
+		FuncError: "Unhandled", Killed: true}
+}
+
+func (inv *invocation) timeout() time.Duration { return inv.deadlineSpan }
+
+func exitText(sb *Sandbox) string {
+	if err := sb.ExitErr(); err != nil {
+		return err.Error()
+	}
+	if sb.OOMKilled() {
+		return "signal: killed (out of memory)"
+	}
+	return "exit status 0"
+}
+
+// close stops the Runtime API and destroys the sandbox.
+func (in *Instance) close() {
+	in.mu.Lock()
+	in.dead = true
+	in.mu.Unlock()
+	in.server.Close()
+	if in.Sandbox != nil {
+		in.Sandbox.Destroy()
+	}
+}
+
+var errThrottled = errors.New("throttled")

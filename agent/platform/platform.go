@@ -1,0 +1,385 @@
+// Package platform is faascope's local FaaS platform: it serves the AWS Lambda REST API on
+// loopback and runs each function instance in a sandbox with real CPU, memory and /tmp limits.
+package platform
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Config is how the platform was started.
+type Config struct {
+	DataDir        string
+	Listen         string        // host:port of the Lambda API; loopback by default
+	DefaultProfile string        // for functions without a faascope:profile tag
+	KeepAlive      time.Duration // how long an idle instance stays warm
+	Concurrency    int           // account-wide concurrent executions before throttling
+	Isolation      string        // "namespaces" (real limits) or "none" (plain processes)
+	InitTimeout    time.Duration // Lambda allows 10 s for a runtime to initialise
+}
+
+// Platform is the running local FaaS platform.
+type Platform struct {
+	cfg       Config
+	store     functionStore
+	cgroupDir string // parent cgroup for this platform's sandboxes
+	mu        sync.Mutex
+	functions map[string]*Function
+	idle      map[string][]*Instance // per function, most recently used last
+	instances map[string]*Instance
+	inFlight  int
+	seq       int
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	logDir    string
+}
+
+// New loads the functions persisted in the data directory and clears what a crashed
+// predecessor left behind (sandboxes, cgroups).
+func New(cfg Config) (*Platform, error) {
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 5 * time.Minute
+	}
+	if cfg.InitTimeout <= 0 {
+		cfg.InitTimeout = 10 * time.Second
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1000
+	}
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = abs
+	sum := sha256.Sum256([]byte(abs))
+	p := &Platform{
+		cfg: cfg, store: functionStore{dir: filepath.Join(abs, "functions")},
+		cgroupDir: "faascope/" + hex.EncodeToString(sum[:6]),
+		idle:      map[string][]*Instance{}, instances: map[string]*Instance{},
+		logDir: filepath.Join(abs, "logs"),
+	}
+	if _, err := LimitsFor(cfg.DefaultProfile, defaultMemoryMB, minEphemeralMB); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{p.store.dir, p.sandboxRoot(), p.logDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	p.cleanStale()
+	if p.functions, err = p.store.loadAll(); err != nil {
+		return nil, err
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.wg.Add(1)
+	go p.reap()
+	return p, nil
+}
+
+func (p *Platform) sandboxRoot() string { return filepath.Join(p.cfg.DataDir, "sandboxes") }
+
+func (p *Platform) cleanStale() {
+	entries, _ := os.ReadDir(p.sandboxRoot())
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(p.sandboxRoot(), e.Name()))
+	}
+	if p.cfg.Isolation == "namespaces" {
+		RemoveStaleCgroups(p.cgroupDir)
+	}
+}
+
+// Close destroys every instance and stops background work.
+func (p *Platform) Close() {
+	p.cancel()
+	p.mu.Lock()
+	all := make([]*Instance, 0, len(p.instances))
+	for _, in := range p.instances {
+		all = append(all, in)
+	}
+	p.instances = map[string]*Instance{}
+	p.idle = map[string][]*Instance{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, in := range all {
+		wg.Add(1)
+		go func(in *Instance) { defer wg.Done(); in.close() }(in)
+	}
+	wg.Wait()
+	// Async invocations end once their instances are gone; the reaper ends with the context.
+	p.wg.Wait()
+}
+
+// keepAlive is the function's idle lifetime: its faascope:keep-alive tag, else the platform's.
+func (p *Platform) keepAlive(f *Function) time.Duration {
+	if v, ok := f.Tags[TagKeepAlive]; ok {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			return time.Duration(s * float64(time.Second))
+		}
+	}
+	return p.cfg.KeepAlive
+}
+
+// reap evicts instances idle for longer than their keep-alive, so cold starts are real.
+func (p *Platform) reap() {
+	defer p.wg.Done()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		var evict []*Instance
+		p.mu.Lock()
+		for name, list := range p.idle {
+			f := p.functions[name]
+			keep := list[:0]
+			for _, in := range list {
+				if f == nil || in.Version != f.Generation || now.Sub(in.lastUsed) >= p.keepAlive(f) {
+					evict = append(evict, in)
+					delete(p.instances, in.ID)
+				} else {
+					keep = append(keep, in)
+				}
+			}
+			p.idle[name] = keep
+		}
+		p.mu.Unlock()
+		for _, in := range evict {
+			in.close()
+		}
+	}
+}
+
+// invokeMeta describes how an invocation was served, for headers and the REPORT line.
+type invokeMeta struct {
+	InstanceID string
+	Cold       bool
+	Setup      time.Duration
+	Init       time.Duration
+	Duration   time.Duration
+	MemoryMB   int
+	PeakBytes  int64
+	RequestID  string
+	Logs       []byte
+}
+
+// Invoke runs one synchronous invocation. It returns errThrottled when the account's
+// concurrency is exhausted.
+func (p *Platform) Invoke(ctx context.Context, name string, payload []byte) (result, invokeMeta, error) {
+	meta := invokeMeta{RequestID: newRevision()}
+	p.mu.Lock()
+	f, ok := p.functions[name]
+	if !ok {
+		p.mu.Unlock()
+		return result{}, meta, errNotFound(name)
+	}
+	if p.inFlight >= p.cfg.Concurrency {
+		p.mu.Unlock()
+		return result{}, meta, errThrottled
+	}
+	p.inFlight++
+	cfg, gen := f.Config, f.Generation
+	in := p.popIdle(name, gen)
+	p.mu.Unlock()
+	defer func() { p.mu.Lock(); p.inFlight--; p.mu.Unlock() }()
+
+	meta.MemoryMB = cfg.MemorySize
+	if in == nil {
+		var err error
+		if in, err = p.coldStart(ctx, f, cfg, gen); err != nil {
+			if ie, ok := err.(*initError); ok {
+				return result{Payload: ie.payload, FuncError: "Unhandled"}, meta, nil
+			}
+			return result{}, meta, err
+		}
+		meta.Cold, meta.Setup, meta.Init = true, in.Sandbox.Setup, in.InitDur
+	}
+	meta.InstanceID = in.ID
+	span := time.Duration(cfg.Timeout) * time.Second
+	inv := &invocation{RequestID: meta.RequestID, Payload: payload, Deadline: time.Now().Add(span),
+		deadlineSpan: span, done: make(chan result, 1)}
+	mark := in.Logs.Mark()
+	t0 := time.Now()
+	res := in.run(inv)
+	meta.Duration = time.Since(t0)
+	meta.PeakBytes = in.Sandbox.PeakMemory()
+	meta.Logs = in.Logs.Since(mark)
+	p.release(in, res.Killed)
+	return res, meta, nil
+}
+
+// popIdle takes the most recently used warm instance of the current generation.
+func (p *Platform) popIdle(name string, gen int) *Instance {
+	list := p.idle[name]
+	for len(list) > 0 {
+		in := list[len(list)-1]
+		list = list[:len(list)-1]
+		if in.Version == gen {
+			p.idle[name] = list
+			in.busy = true
+			return in
+		}
+		delete(p.instances, in.ID)
+		go in.close()
+	}
+	p.idle[name] = list
+	return nil
+}
+
+// release returns an instance to the warm pool, or destroys it when it died or is outdated.
+func (p *Platform) release(in *Instance, killed bool) {
+	p.mu.Lock()
+	in.invokes++
+	f := p.functions[in.Function]
+	if killed || f == nil || f.Generation != in.Version || p.ctx.Err() != nil {
+		delete(p.instances, in.ID)
+		p.mu.Unlock()
+		in.close()
+		return
+	}
+	in.busy = false
+	in.lastUsed = time.Now()
+	p.idle[in.Function] = append(p.idle[in.Function], in)
+	p.mu.Unlock()
+}
+
+func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfiguration, gen int) (*Instance, error) {
+	p.mu.Lock()
+	p.seq++
+	id := fmt.Sprintf("%s-%d-%d", cfg.FunctionName, gen, p.seq)
+	p.mu.Unlock()
+	in, err := newInstance(id, cfg.FunctionName, gen)
+	if err != nil {
+		return nil, err
+	}
+	in.busy = true
+	limits, err := LimitsFor(p.profileOf(f), cfg.MemorySize, cfg.EphemeralStorage.Size)
+	if err != nil {
+		in.server.Close()
+		return nil, err
+	}
+	logFile, _ := os.OpenFile(filepath.Join(p.logDir, cfg.FunctionName+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	var out io.Writer = in.Logs
+	if logFile != nil {
+		out = io.MultiWriter(in.Logs, logFile)
+	}
+	sb, err := StartSandbox(SandboxOptions{
+		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: p.store.codePath(cfg.FunctionName),
+		Limits: limits, Env: p.sandboxEnv(cfg, in, limits), CgroupGroup: p.cgroupDir,
+		Isolate: p.cfg.Isolation == "namespaces", Stdout: out,
+	})
+	in.Sandbox = sb
+	if err != nil {
+		in.close()
+		if logFile != nil {
+			logFile.Close()
+		}
+		return nil, &initError{payload: lambdaError("Runtime.SandboxError", err.Error())}
+	}
+	if logFile != nil {
+		go func() { <-sb.Exited(); logFile.Close() }()
+	}
+	p.mu.Lock()
+	p.instances[id] = in
+	p.mu.Unlock()
+	if err := in.waitReady(ctx, p.cfg.InitTimeout); err != nil {
+		p.mu.Lock()
+		delete(p.instances, id)
+		p.mu.Unlock()
+		in.close()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (p *Platform) profileOf(f *Function) string {
+	if v := f.Tags[TagProfile]; v != "" {
+		return v
+	}
+	return p.cfg.DefaultProfile
+}
+
+func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits) []string {
+	env := []string{}
+	if cfg.Environment != nil {
+		keys := make([]string, 0, len(cfg.Environment.Variables))
+		for k := range cfg.Environment.Variables {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+cfg.Environment.Variables[k])
+		}
+	}
+	// Lambda's reserved variables come last so a user's value cannot shadow them.
+	return append(env,
+		"AWS_LAMBDA_RUNTIME_API="+in.RuntimeAPIAddr(),
+		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(cfg.MemorySize),
+		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/"+cfg.FunctionName,
+		"AWS_LAMBDA_LOG_STREAM_NAME="+time.Now().UTC().Format("2006/01/02")+"/[$LATEST]"+in.ID,
+		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_EXECUTION_ENV=faascope-local-"+lim.Profile, "_HANDLER="+cfg.Handler,
+		"FAASCOPE_PROFILE="+lim.Profile, "FAASCOPE_INSTANCE_ID="+in.ID,
+	)
+}
+
+// InstanceInfo is one instance as /faascope/instances lists it.
+type InstanceInfo struct {
+	ID       string    `json:"id"`
+	Function string    `json:"function"`
+	Busy     bool      `json:"busy"`
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used"`
+	Invokes  int       `json:"invocations"`
+	Pid      int       `json:"pid"`
+}
+
+// Instances lists live instances, for tests and the CLI.
+func (p *Platform) Instances() []InstanceInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []InstanceInfo{}
+	for _, in := range p.instances {
+		info := InstanceInfo{ID: in.ID, Function: in.Function, Busy: in.busy, Created: in.Created,
+			LastUsed: in.lastUsed, Invokes: in.invokes}
+		if in.Sandbox != nil && in.Sandbox.Cmd != nil && in.Sandbox.Cmd.Process != nil {
+			info.Pid = in.Sandbox.Cmd.Process.Pid
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// retire closes a function's idle instances (after an update or delete); busy ones retire
+// when they finish because their generation no longer matches.
+func (p *Platform) retireIdle(name string) {
+	p.mu.Lock()
+	list := p.idle[name]
+	delete(p.idle, name)
+	for _, in := range list {
+		delete(p.instances, in.ID)
+	}
+	p.mu.Unlock()
+	for _, in := range list {
+		go in.close()
+	}
+}
+
+func init() { log.SetFlags(log.LstdFlags | log.Lmicroseconds) }

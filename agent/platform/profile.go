@@ -1,0 +1,81 @@
+package platform
+
+import (
+	"fmt"
+	"math"
+)
+
+// Profile names the resource model a sandbox imitates.
+const (
+	ProfileLambda    = "lambda"
+	ProfileGCF       = "gcf"
+	ProfileUnlimited = "unlimited"
+)
+
+// TmpKind is what backs a sandbox's /tmp.
+type TmpKind string
+
+const (
+	TmpExt4  TmpKind = "ext4"  // loop-mounted ext4 image on disk, like Lambda's block device
+	TmpTmpfs TmpKind = "tmpfs" // RAM-backed and charged to the sandbox's memory, like GCF
+	TmpDir   TmpKind = "dir"   // a plain private directory, no size limit
+)
+
+// Limits are the resources one sandbox gets.
+type Limits struct {
+	Profile     string  `json:"profile"`
+	VCPU        float64 `json:"vcpu"`         // 0 = no CPU quota
+	MemoryBytes int64   `json:"memory_bytes"` // 0 = no memory limit
+	TmpKind     TmpKind `json:"tmp_kind"`
+	TmpBytes    int64   `json:"tmp_bytes"` // 0 = no size limit
+}
+
+// Lambda gives one vCPU per 1,769 MB of memory ("MB" here and on AWS means MiB).
+const lambdaMBPerVCPU = 1769.0
+
+// gcfTiers is Cloud Functions 2nd gen's memory → vCPU table (BRIEF.md, platform facts).
+var gcfTiers = []struct {
+	MemoryMB int
+	VCPU     float64
+}{
+	{128, 0.083}, {256, 0.167}, {512, 0.333}, {1024, 0.583}, {2048, 1},
+	{4096, 2}, {8192, 2}, {16384, 4}, {32768, 8},
+}
+
+const mib = 1 << 20
+
+// LimitsFor derives a sandbox's limits from a function's configuration.
+func LimitsFor(profile string, memoryMB, ephemeralMB int) (Limits, error) {
+	switch profile {
+	case ProfileLambda:
+		return Limits{
+			Profile:     profile,
+			VCPU:        math.Round(float64(memoryMB)/lambdaMBPerVCPU*10000) / 10000,
+			MemoryBytes: int64(memoryMB) * mib,
+			TmpKind:     TmpExt4,
+			TmpBytes:    int64(ephemeralMB) * mib,
+		}, nil
+	case ProfileGCF:
+		vcpu, ok := gcfVCPU(memoryMB)
+		if !ok {
+			return Limits{}, fmt.Errorf("MemorySize %d MB is above the largest Cloud Functions tier (32768 MB)", memoryMB)
+		}
+		// /tmp is an in-memory file system whose pages count against the memory limit: sizing it
+		// at the limit lets the cgroup, not the tmpfs, decide, as it does on GCF.
+		return Limits{Profile: profile, VCPU: vcpu, MemoryBytes: int64(memoryMB) * mib,
+			TmpKind: TmpTmpfs, TmpBytes: int64(memoryMB) * mib}, nil
+	case ProfileUnlimited:
+		return Limits{Profile: profile, TmpKind: TmpDir}, nil
+	}
+	return Limits{}, fmt.Errorf("unknown profile %q (allowed: lambda, gcf, unlimited)", profile)
+}
+
+// gcfVCPU returns the CPU of the smallest tier that holds memoryMB, as GCF rounds memory up.
+func gcfVCPU(memoryMB int) (float64, bool) {
+	for _, t := range gcfTiers {
+		if memoryMB <= t.MemoryMB {
+			return t.VCPU, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,279 @@
+package platform
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// SandboxUID is the unprivileged user functions run as (Lambda's is sbx_user1051).
+const SandboxUID = 1051
+
+// SandboxSpec is what the host side passes to the in-namespace init (see sandboxinit.go).
+type SandboxSpec struct {
+	Rootfs     string            `json:"rootfs"`
+	TaskDir    string            `json:"task_dir"` // unpacked package, mounted read-only at /var/task
+	Tmp        TmpKind           `json:"tmp"`
+	TmpSource  string            `json:"tmp_source"` // ext4 image or directory on the host
+	TmpBytes   int64             `json:"tmp_bytes"`
+	CgroupDirs map[string]string `json:"cgroup_dirs"` // bind-mounted read-only so the agent can see its limits
+	CgroupV2   bool              `json:"cgroup_v2"`
+	Env        []string          `json:"env"`
+	Entrypoint string            `json:"entrypoint"` // path inside the sandbox
+	UID        int               `json:"uid"`
+	Isolate    bool              `json:"isolate"`
+}
+
+// Sandbox is one running function instance's process tree with its limits.
+type Sandbox struct {
+	ID       string
+	Dir      string
+	Cgroup   *Cgroup
+	Cmd      *exec.Cmd
+	Setup    time.Duration // unpack + file system + cgroup, before the process starts
+	exited   chan struct{}
+	exitErr  error
+	isolated bool
+}
+
+// SandboxOptions are the pieces of a function a sandbox needs.
+type SandboxOptions struct {
+	ID          string
+	Dir         string // private working directory on the host, removed on Destroy
+	CodeZip     string
+	Limits      Limits
+	Env         []string
+	CgroupGroup string // parent cgroup, e.g. "faascope/<platform id>"
+	Isolate     bool   // namespaces, cgroups, private /tmp; false = a plain process (no root)
+	Stdout      io.Writer
+}
+
+// StartSandbox unpacks the package, prepares /tmp and the cgroup, and starts the function's
+// bootstrap inside fresh mount, PID, UTS and IPC namespaces.
+func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
+	t0 := time.Now()
+	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate}
+	defer func() {
+		if err != nil {
+			sb.Destroy()
+		}
+	}()
+	if err = os.MkdirAll(o.Dir, 0o700); err != nil {
+		return sb, err
+	}
+	task := filepath.Join(o.Dir, "task")
+	if err = unzip(o.CodeZip, task); err != nil {
+		return sb, fmt.Errorf("unpack function code: %w", err)
+	}
+	if _, err = os.Stat(filepath.Join(task, "bootstrap")); err != nil {
+		return sb, errors.New("the function package has no bootstrap at its root")
+	}
+	if !o.Isolate {
+		return sb, sb.startPlain(o, task, t0)
+	}
+	spec := SandboxSpec{
+		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
+		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: "/var/task/bootstrap",
+		UID: SandboxUID, Isolate: true,
+	}
+	switch o.Limits.TmpKind {
+	case TmpExt4:
+		spec.TmpSource = filepath.Join(o.Dir, "tmp.ext4")
+		if err = makeExt4(spec.TmpSource, o.Limits.TmpBytes); err != nil {
+			return sb, err
+		}
+	case TmpDir:
+		spec.TmpSource = filepath.Join(o.Dir, "tmp")
+		if err = os.MkdirAll(spec.TmpSource, 0o700); err != nil {
+			return sb, err
+		}
+		if err = os.Chown(spec.TmpSource, SandboxUID, SandboxUID); err != nil {
+			return sb, err
+		}
+	}
+	if sb.Cgroup, err = NewCgroup(o.CgroupGroup, o.ID, o.Limits); err != nil {
+		return sb, err
+	}
+	spec.CgroupDirs, spec.CgroupV2 = sb.Cgroup.Dirs(), sb.Cgroup.V2()
+	specJSON, _ := json.Marshal(spec)
+
+	// The init waits on a pipe until it is inside the cgroup, so no work escapes the limits.
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		return sb, err
+	}
+	defer goR.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return sb, err
+	}
+	cmd := exec.Command(self, SandboxInitArg, string(specJSON))
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
+	cmd.ExtraFiles = []*os.File{goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+		Pdeathsig:  syscall.SIGKILL,
+		Setpgid:    true,
+	}
+	if err = cmd.Start(); err != nil {
+		goW.Close()
+		return sb, fmt.Errorf("start sandbox: %w", err)
+	}
+	sb.Cmd = cmd
+	go sb.wait()
+	if err = sb.Cgroup.Add(cmd.Process.Pid); err != nil {
+		goW.Close()
+		return sb, err
+	}
+	sb.Setup = time.Since(t0)
+	_, err = goW.Write([]byte{1})
+	goW.Close()
+	return sb, err
+}
+
+// startPlain runs the bootstrap as an ordinary child process: no limits, a private TMPDIR.
+// It is the fallback where namespaces and cgroups are unavailable (not root).
+func (sb *Sandbox) startPlain(o SandboxOptions, task string, t0 time.Time) error {
+	tmp := filepath.Join(o.Dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	cmd := exec.Command(filepath.Join(task, "bootstrap"))
+	cmd.Dir = task
+	cmd.Env = append(append([]string{}, o.Env...), "TMPDIR="+tmp, "LAMBDA_TASK_ROOT="+task)
+	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	sb.Setup = time.Since(t0)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start function: %w", err)
+	}
+	sb.Cmd = cmd
+	go sb.wait()
+	return nil
+}
+
+func (sb *Sandbox) wait() {
+	sb.exitErr = sb.Cmd.Wait()
+	close(sb.exited)
+}
+
+// Exited is closed when the sandbox's init process has ended.
+func (sb *Sandbox) Exited() <-chan struct{} { return sb.exited }
+
+// ExitErr describes how the process ended (valid after Exited is closed).
+func (sb *Sandbox) ExitErr() error { return sb.exitErr }
+
+// OOMKilled reports whether the kernel killed something in the sandbox for lack of memory.
+func (sb *Sandbox) OOMKilled() bool { return sb.Cgroup != nil && sb.Cgroup.OOMKills() > 0 }
+
+// PeakMemory is the sandbox's highest memory use in bytes (0 when unknown).
+func (sb *Sandbox) PeakMemory() int64 {
+	if sb.Cgroup == nil {
+		return 0
+	}
+	return sb.Cgroup.PeakMemory()
+}
+
+// Destroy kills everything in the sandbox and removes its files. Mounts live only in the
+// sandbox's own mount namespace, so they vanish with its last process (loop devices are
+// set to auto-clear).
+func (sb *Sandbox) Destroy() {
+	if sb.Cmd != nil && sb.Cmd.Process != nil {
+		_ = syscall.Kill(-sb.Cmd.Process.Pid, syscall.SIGKILL)
+		_ = sb.Cmd.Process.Kill()
+		select {
+		case <-sb.exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	if sb.Cgroup != nil {
+		_ = sb.Cgroup.Remove()
+	}
+	if sb.Dir != "" {
+		_ = os.RemoveAll(sb.Dir)
+	}
+}
+
+// makeExt4 creates a sparse image and formats it; lazy init keeps this to milliseconds.
+func makeExt4(path string, size int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err = f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	out, err := exec.Command("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1",
+		"-m", "0", path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// unzip extracts a function package, keeping executable bits and refusing paths that escape.
+func unzip(src, dest string) error {
+	r, err := zip.OpenReader(src)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	root := filepath.Clean(dest) + string(os.PathSeparator)
+	for _, f := range r.File {
+		target := filepath.Join(dest, f.Name)
+		if !strings.HasPrefix(target, root) {
+			return fmt.Errorf("zip entry %q escapes the package", f.Name)
+		}
+		if f.FileInfo().IsDir() {
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if f.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("zip entry %q is a symlink, which packages may not contain", f.Name)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if err := extractOne(f, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func extractOne(f *zip.File, target string) error {
+	in, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	mode := os.FileMode(0o644)
+	if f.Mode()&0o111 != 0 { // like Lambda, a bootstrap without its exec bit fails to start
+		mode = 0o755
+	}
+	out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err = io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

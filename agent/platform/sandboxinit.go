@@ -1,0 +1,285 @@
+package platform
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SandboxInitArg is the hidden first argument with which the platform re-executes itself as
+// the first process of a new sandbox.
+const SandboxInitArg = "__sandbox-init"
+
+// RunSandboxInit runs inside fresh namespaces: it waits until the host has put it into its
+// cgroup, builds a minimal root file system (read-only system directories, the package at
+// /var/task, a private /tmp), pivots into it, drops to an unprivileged user and execs the
+// function's bootstrap. It never returns on success.
+func RunSandboxInit(specJSON string) error {
+	var s SandboxSpec
+	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
+		return fmt.Errorf("sandbox spec: %w", err)
+	}
+	// Fd 3 is the host's go-ahead; it closes without a byte if the host gave up.
+	gate := os.NewFile(3, "gate")
+	b := make([]byte, 1)
+	if n, _ := gate.Read(b); n != 1 {
+		return fmt.Errorf("host did not release the sandbox")
+	}
+	gate.Close()
+	if err := buildRoot(&s); err != nil {
+		return err
+	}
+	if err := unix.Sethostname([]byte(filepath.Base(filepath.Dir(s.Rootfs)))); err != nil {
+		return fmt.Errorf("sethostname: %w", err)
+	}
+	if err := dropPrivileges(s.UID); err != nil {
+		return err
+	}
+	if err := os.Chdir("/var/task"); err != nil {
+		return err
+	}
+	env := append(append([]string{}, s.Env...), "LAMBDA_TASK_ROOT=/var/task", "TMPDIR=/tmp",
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp")
+	return syscall.Exec(s.Entrypoint, []string{s.Entrypoint}, env)
+}
+
+func buildRoot(s *SandboxSpec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	root := s.Rootfs
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,mode=755"); err != nil {
+		return fmt.Errorf("mount root: %w", err)
+	}
+	for _, d := range []string{"usr", "etc", "var/task", "tmp", "proc", "dev", "sys/fs/cgroup"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"usr", "etc"} {
+		if err := bindReadOnly("/"+d, filepath.Join(root, d)); err != nil {
+			return err
+		}
+	}
+	// Merged-/usr hosts have /bin → usr/bin etc.; otherwise bind the real directories.
+	for _, d := range []string{"bin", "sbin", "lib", "lib64", "lib32"} {
+		fi, err := os.Lstat("/" + d)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink("/" + d)
+			if err := os.Symlink(target, filepath.Join(root, d)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+		if err := bindReadOnly("/"+d, filepath.Join(root, d)); err != nil {
+			return err
+		}
+	}
+	if err := bindReadOnly(s.TaskDir, filepath.Join(root, "var/task")); err != nil {
+		return err
+	}
+	if err := mountTmp(s, filepath.Join(root, "tmp")); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	if err := populateDev(filepath.Join(root, "dev")); err != nil {
+		return err
+	}
+	if err := mountCgroups(s, filepath.Join(root, "sys/fs/cgroup")); err != nil {
+		return err
+	}
+	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("remount root read-only: %w", err)
+	}
+	return pivotInto(root)
+}
+
+func bindReadOnly(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+	if err := unix.Mount("", dst, "", flags, ""); err != nil {
+		return fmt.Errorf("make %s read-only: %w", dst, err)
+	}
+	return nil
+}
+
+func mountTmp(s *SandboxSpec, dst string) error {
+	const flags = unix.MS_NOSUID | unix.MS_NODEV
+	switch s.Tmp {
+	case TmpTmpfs:
+		opts := "mode=1777,size=" + strconv.FormatInt(s.TmpBytes, 10)
+		if err := unix.Mount("tmpfs", dst, "tmpfs", flags, opts); err != nil {
+			return fmt.Errorf("mount tmpfs /tmp: %w", err)
+		}
+		return nil
+	case TmpDir:
+		if err := unix.Mount(s.TmpSource, dst, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /tmp: %w", err)
+		}
+		return nil
+	case TmpExt4:
+		dev, hold, err := attachLoop(s.TmpSource)
+		if err != nil {
+			return err
+		}
+		// An auto-clearing loop device detaches when its last user goes: hold it until mounted.
+		defer hold.Close()
+		if err := unix.Mount(dev, dst, "ext4", flags, ""); err != nil {
+			return fmt.Errorf("mount %s on /tmp: %w", dev, err)
+		}
+		// Like Lambda's /tmp: writable by the function's user, sticky.
+		if err := os.Chmod(dst, 0o1777|os.ModeSticky); err != nil {
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown /tmp kind %q", s.Tmp)
+}
+
+// attachLoop binds an image file to a free loop device that detaches itself when unmounted.
+func attachLoop(image string) (string, *os.File, error) {
+	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("loop devices unavailable: %w", err)
+	}
+	defer ctl.Close()
+	backing, err := os.OpenFile(image, os.O_RDWR, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	defer backing.Close()
+	// Other sandboxes race for the same free device: retry on EBUSY.
+	for attempt := 0; attempt < 100; attempt++ {
+		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
+		if err != nil {
+			return "", nil, fmt.Errorf("find a free loop device: %w", err)
+		}
+		dev := "/dev/loop" + strconv.Itoa(n)
+		f, err := openLoop(dev)
+		if err != nil {
+			return "", nil, err
+		}
+		cfg := unix.LoopConfig{Fd: uint32(backing.Fd())}
+		cfg.Info.Flags = unix.LO_FLAGS_AUTOCLEAR
+		err = unix.IoctlLoopConfigure(int(f.Fd()), &cfg)
+		if err == nil {
+			return dev, f, nil
+		}
+		f.Close()
+		if err != unix.EBUSY {
+			return "", nil, fmt.Errorf("configure %s: %w", dev, err)
+		}
+		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
+	}
+	return "", nil, fmt.Errorf("no free loop device after 100 attempts")
+}
+
+// openLoop opens a loop device node, waiting briefly for devtmpfs to create a new one.
+func openLoop(dev string) (*os.File, error) {
+	var err error
+	for i := 0; i < 50; i++ {
+		var f *os.File
+		if f, err = os.OpenFile(dev, os.O_RDWR, 0); err == nil {
+			return f, nil
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("open %s: %w", dev, err)
+}
+
+// populateDev gives the sandbox the few device nodes a function needs (dd reads /dev/zero and
+// /dev/urandom and writes /dev/null) and nothing else.
+func populateDev(dev string) error {
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=755"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, name := range []string{"null", "zero", "full", "random", "urandom"} {
+		dst := filepath.Join(dev, name)
+		f, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		if err := unix.Mount("/dev/"+name, dst, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", name, err)
+		}
+	}
+	links := map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+			return err
+		}
+	}
+	shm := filepath.Join(dev, "shm")
+	if err := os.Mkdir(shm, 0o1777); err != nil {
+		return err
+	}
+	return unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64m,mode=1777")
+}
+
+// mountCgroups shows the sandbox its own cgroup, read-only, where containers usually see it.
+func mountCgroups(s *SandboxSpec, dst string) error {
+	if s.CgroupV2 {
+		return bindReadOnly(s.CgroupDirs[""], dst)
+	}
+	for ctrl, dir := range s.CgroupDirs {
+		d := filepath.Join(dst, ctrl)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		if err := bindReadOnly(dir, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pivotInto(root string) error {
+	if err := os.Chdir(root); err != nil {
+		return err
+	}
+	// pivot_root(".", ".") stacks the old root under the new one; detaching it leaves only ours.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	return os.Chdir("/")
+}
+
+func dropPrivileges(uid int) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(uid, uid, uid); err != nil {
+		return fmt.Errorf("setresgid: %w", err)
+	}
+	if err := syscall.Setresuid(uid, uid, uid); err != nil {
+		return fmt.Errorf("setresuid: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+from faascope.cli import main
+
+main()
