@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -25,8 +26,10 @@ type Spin struct {
 // SpinResult adds the CPU time actually granted, so elapsed_s/cpu_s reveals throttling.
 type SpinResult struct {
 	Common
-	CPUS     float64 `json:"cpu_s"`
-	Checksum uint64  `json:"checksum"`
+	CPUS float64 `json:"cpu_s"`
+	// Checksum is the final state as 16 hex digits: a string because uint64 does not survive
+	// JSON parsers that read numbers as doubles.
+	Checksum string `json:"checksum"`
 }
 
 func (s *Spin) Validate() error {
@@ -48,7 +51,7 @@ func (s *Spin) Run(context.Context) (any, error) {
 	return SpinResult{
 		Common:   Common{Kind: "spin", ElapsedS: elapsed, Ops: s.Iterations},
 		CPUS:     cpu,
-		Checksum: sum,
+		Checksum: fmt.Sprintf("%016x", sum),
 	}, nil
 }
 
