@@ -1,0 +1,103 @@
+"""`faascope analyze`: statistics for a results store, CSV or Parquet file."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from faascope.errors import BadInput
+
+
+def _split(value: str | None, option: str) -> list[str]:
+    items = [v.strip() for v in (value or "").split(",") if v.strip()]
+    if value is not None and not items:
+        raise BadInput("give one or more column names separated by commas", field=option)
+    return items
+
+
+def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
+    out = {}
+    for spec in specs:
+        if "=" not in spec:
+            raise BadInput(f"cannot parse {spec!r}; use FACTOR=LEVEL1,LEVEL2,…", field="--levels")
+        f, v = spec.split("=", 1)
+        out[f.strip()] = [x.strip() for x in v.split(",")]
+    return out
+
+
+@click.command("analyze")
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.option("--response", required=True, help="Response column (e.g. latency_seconds).")
+@click.option("--factors", required=True, help="Factor columns, comma-separated, e.g. A,B[,C].")
+@click.option("--model", type=click.Choice(["full", "additive"]), default="full", show_default=True,
+              help="full: all interactions; additive: main effects only.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance level; CIs are at 1-alpha.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True)
+@click.option("--filter", "filters", multiple=True, metavar="COL=VALUE",
+              help="Keep matching rows (repeatable; also COL!=V, COL<V, COL<=V, COL>V, COL>=V; "
+                   "COL=V1,V2 = any of).")
+@click.option("--latest", type=int, default=None, metavar="N",
+              help="Keep only the N most recent rows of every cell (after --filter).")
+@click.option("--order-by", default=None, metavar="COL",
+              help="Column that orders rows for --latest (default: a timestamp column such as occurred_at).")
+@click.option("--scenario", default=None, metavar="COL1,COL2",
+              help="Analyse separately per combination of these columns (e.g. operation_type,file_size_bytes) "
+                   "and print the decision table across them.")
+@click.option("--compare", default=None, metavar="FACTOR",
+              help="Factor ranked in the decision table (default: the first factor).")
+@click.option("--ss-type", type=click.Choice(["1", "2", "3", "I", "II", "III"]), default="2",
+              show_default=True, help="Sum-of-squares type for unbalanced data (balanced: all equal).")
+@click.option("--transform", type=click.Choice(["none", "log"]), default="none", show_default=True,
+              help="Run the ANOVA and Tukey on log(response).")
+@click.option("--levels", "level_specs", multiple=True, metavar="FACTOR=L1,L2,…",
+              help="Order of a factor's levels (default: numeric if all numbers, else sorted).")
+@click.option("--tukey-ordered", is_flag=True, help="Order levels by mean before the Tukey pairs (R's ordered=TRUE).")
+@click.option("--cv-threshold", type=float, default=10.0, show_default=True,
+              help="CV differences below this many percentage points are negligible.")
+@click.option("--target-rel-halfwidth", type=float, default=0.05, show_default=True,
+              help="Target CI half-width relative to the mean, for the replications-needed column.")
+@click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True,
+              help="Bootstrap resamples for CV intervals (0: delta method only).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--robust/--no-robust", default=True, show_default=True,
+              help="Also run log-scale, aligned-rank and Kruskal-Wallis tests.")
+def analyze_command(input_path, response, factors, model, alpha, fmt, filters, latest, order_by, scenario,
+                    compare, ss_type, transform, level_specs, tukey_ordered, cv_threshold,
+                    target_rel_halfwidth, n_boot, seed, robust):
+    """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results store, CSV or Parquet)."""
+    from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
+    from faascope.analysis.io import apply_filters, latest_per_cell, load_table
+    from faascope.analysis.render import print_tables, to_markdown
+
+    factor_list = _split(factors, "--factors")
+    scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
+    df = load_table(input_path)
+    df = apply_filters(df, filters)
+    notes = []
+    if latest is not None:
+        missing = [c for c in scenario_cols + factor_list if c not in df.columns]
+        if missing:
+            raise BadInput(f"no column {missing[0]!r}; available columns: {', '.join(map(str, df.columns))}",
+                           field="--factors")
+        df, notes = latest_per_cell(df, scenario_cols + factor_list, latest, order_by)
+    elif order_by is not None:
+        raise BadInput("--order-by only applies with --latest N", field="--order-by")
+    kwargs = dict(model=model, alpha=alpha, ss_type=ss_type, transform=transform, levels=_levels(level_specs),
+                  tukey_ordered=tukey_ordered, robust=robust, compare=compare, cv_threshold_pp=cv_threshold,
+                  target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
+    if scenario_cols:
+        res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
+    else:
+        res = analyze(df, response, factor_list, **kwargs)
+    res["selection"] = {"input": str(input_path), "filters": list(filters), "latest": latest,
+                        "order_by": order_by, "notes": notes}
+    if fmt == "json":
+        json.dump(clean_json(res), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    elif fmt == "markdown":
+        sys.stdout.write(to_markdown(res))
+    else:
+        print_tables(res)

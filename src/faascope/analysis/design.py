@@ -1,0 +1,144 @@
+"""The factorial design reduced to its cells.
+
+Every model faascope fits has only categorical predictors, so each row's design-matrix row is the
+same within a cell. All least-squares quantities therefore follow exactly from per-cell counts,
+means and within-cell sums of squares:
+
+    ||y - X b||^2 = SS_within + sum_c n_c (mean_c - x_c b)^2
+
+which is why ANOVA on a million rows costs one pass over the data plus a weighted fit on a few
+dozen cells (no formula machinery, no N x p matrix). The within-cell sums of squares are computed
+in two passes (about each cell's mean), so there is no cancellation even when latencies are large
+and their spread small.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+Term = tuple[int, ...]  # indices into Design.factors, in the order the factors were given
+
+
+@dataclass
+class Design:
+    factors: list[str]
+    levels: dict[str, list[str]]
+    y: np.ndarray            # (N,) response
+    codes: np.ndarray        # (N, k) level index per factor
+    row_cell: np.ndarray     # (N,) cell index; cells in itertools.product order (first factor slowest)
+    cell_codes: np.ndarray   # (C, k) level index per factor for each cell
+    counts: np.ndarray       # (C,) rows per cell
+    means: np.ndarray        # (C,) cell means
+    ss_within: np.ndarray    # (C,) sum of squares about the cell mean
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(self.levels[f]) for f in self.factors)
+
+    @property
+    def grand_mean(self) -> float:
+        return float(np.dot(self.counts, self.means) / self.counts.sum())
+
+    @property
+    def sst(self) -> float:
+        """Total sum of squares about the grand mean (within + between cells)."""
+        return float(self.ss_within.sum() + np.dot(self.counts, (self.means - self.grand_mean) ** 2))
+
+    @property
+    def balanced(self) -> bool:
+        return bool(np.all(self.counts == self.counts[0]))
+
+    def cell_label(self, c: int) -> dict[str, str]:
+        return {f: self.levels[f][self.cell_codes[c, j]] for j, f in enumerate(self.factors)}
+
+    def with_response(self, y: np.ndarray) -> "Design":
+        """The same design with another response (e.g. log latency or aligned ranks)."""
+        return build_design_from_codes(self.factors, self.levels, np.asarray(y, dtype=float), self.codes)
+
+    def rows_of_cells(self) -> list[np.ndarray]:
+        """Row indices per cell (a stable grouping; one argsort)."""
+        order = np.argsort(self.row_cell, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(self.counts)])
+        return [order[bounds[c]:bounds[c + 1]] for c in range(len(self.counts))]
+
+
+def build_design(data: pd.DataFrame, response: str, factors: list[str],
+                 levels: dict[str, list[str]]) -> Design:
+    codes = np.empty((len(data), len(factors)), dtype=np.int64)
+    for j, f in enumerate(factors):
+        cat = pd.Categorical(data[f].to_numpy(), categories=levels[f])
+        if (cat.codes < 0).any():
+            raise ValueError(f"factor {f} has values outside its levels")
+        codes[:, j] = cat.codes
+    return build_design_from_codes(factors, levels, data[response].to_numpy(dtype=float), codes)
+
+
+def build_design_from_codes(factors, levels, y, codes) -> Design:
+    shape = tuple(len(levels[f]) for f in factors)
+    row_cell = np.ravel_multi_index(tuple(codes.T), shape) if len(factors) else np.zeros(len(y), int)
+    n_cells = int(np.prod(shape))
+    counts = np.bincount(row_cell, minlength=n_cells)
+    if (counts == 0).any():
+        raise ValueError("empty cell")
+    means = np.bincount(row_cell, weights=y, minlength=n_cells) / counts
+    dev = y - means[row_cell]
+    # second pass: correct the mean for rounding, then sum squares about it
+    means = means + np.bincount(row_cell, weights=dev, minlength=n_cells) / counts
+    dev = y - means[row_cell]
+    ss_within = np.bincount(row_cell, weights=dev * dev, minlength=n_cells)
+    cell_codes = np.array(list(itertools.product(*(range(s) for s in shape))), dtype=np.int64)
+    cell_codes = cell_codes.reshape(n_cells, len(factors))
+    return Design(list(factors), {f: list(levels[f]) for f in factors}, y, codes, row_cell,
+                  cell_codes, counts, means, ss_within)
+
+
+def model_terms(n_factors: int, model: str) -> list[Term]:
+    """Terms in R's order: main effects as given, then 2-way interactions, 3-way, …"""
+    if model == "additive":
+        return [(j,) for j in range(n_factors)]
+    if model == "full":
+        return [t for r in range(1, n_factors + 1) for t in itertools.combinations(range(n_factors), r)]
+    raise ValueError(f"unknown model {model!r}")
+
+
+def term_name(design: Design, term: Term) -> str:
+    return ":".join(design.factors[j] for j in term)
+
+
+def sum_contrasts(n_levels: int) -> np.ndarray:
+    """R's contr.sum: level i < L gets the unit vector e_i, the last level gets -1 everywhere."""
+    m = np.zeros((n_levels, n_levels - 1))
+    m[: n_levels - 1] = np.eye(n_levels - 1)
+    m[n_levels - 1] = -1.0
+    return m
+
+
+def cell_design_matrix(design: Design, terms: list[Term]) -> tuple[np.ndarray, dict[Term, slice]]:
+    """Cell-level model matrix (C x p) with sum contrasts, intercept first, then each term's columns
+    (row-wise products of its factors' contrast columns), and each term's column slice."""
+    n_cells = len(design.counts)
+    blocks = [np.ones((n_cells, 1))]
+    slices: dict[Term, slice] = {}
+    start = 1
+    contr = [sum_contrasts(len(design.levels[f]))[design.cell_codes[:, j]]
+             for j, f in enumerate(design.factors)]
+    for t in terms:
+        block = contr[t[0]]
+        for j in t[1:]:
+            block = (block[:, :, None] * contr[j][:, None, :]).reshape(n_cells, -1)
+        blocks.append(block)
+        slices[t] = slice(start, start + block.shape[1])
+        start += block.shape[1]
+    return np.hstack(blocks), slices
+
+
+def term_df(design: Design, term: Term) -> int:
+    return int(np.prod([len(design.levels[design.factors[j]]) - 1 for j in term]))

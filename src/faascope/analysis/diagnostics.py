@@ -1,0 +1,158 @@
+"""Model checks and robust alternatives.
+
+Latency is right-skewed and its spread grows with its level, so the plain ANOVA's assumptions
+(normal residuals, equal variances) rarely hold. faascope checks them and re-tests every term two
+other ways, reporting where the conclusions differ:
+
+- Normality per cell: Shapiro-Wilk for 3 ≤ n ≤ 5000 (scipy's p-value is only accurate up to
+  5000), D'Agostino-Pearson K² above.
+- Equal variances across cells: Brown-Forsythe (Levene's test about the cell medians), plus the
+  largest-to-smallest SD ratio.
+- ANOVA on log(y) (when every y > 0): a multiplicative model, which usually fits latency better.
+- Aligned rank transform ANOVA (Wobbrock et al., CHI 2011, as in R's ARTool): for each term,
+  align the response (residual from the cell means + the term's estimated effect from marginal
+  means, by inclusion-exclusion), rank it (mid-ranks), fit the full factorial ANOVA on the ranks
+  and keep only that term's F test. ART is defined for the full factorial; with --model additive
+  only main effects are reported, still aligned on the full factorial.
+- Kruskal-Wallis per factor (marginal groups, ignoring the other factors), for a familiar check.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from scipy import stats
+
+from faascope.analysis.anova import fit_anova
+from faascope.analysis.design import Design, model_terms, term_name
+
+
+def normality(x: np.ndarray) -> dict:
+    n = len(x)
+    if n < 3 or np.ptp(x) == 0:
+        return {"test": None, "statistic": None, "p_value": None}
+    if n <= 5000:
+        r = stats.shapiro(x)
+        return {"test": "shapiro-wilk", "statistic": float(r.statistic), "p_value": float(r.pvalue)}
+    r = stats.normaltest(x)
+    return {"test": "dagostino-pearson", "statistic": float(r.statistic), "p_value": float(r.pvalue)}
+
+
+def check_assumptions(design: Design, alpha: float) -> tuple[dict, list[dict], list[str]]:
+    """(summary, per-cell normality, plain-language warnings)."""
+    groups = [design.y[idx] for idx in design.rows_of_cells()]
+    per_cell = [normality(g) for g in groups]
+    tested = [r for r in per_cell if r["p_value"] is not None]
+    non_normal = [i for i, r in enumerate(per_cell) if r["p_value"] is not None and r["p_value"] < alpha]
+    skew = [float(stats.skew(g)) if np.ptp(g) > 0 else 0.0 for g in groups]
+    sds = np.sqrt(design.ss_within / (design.counts - 1))
+    bf = stats.levene(*groups, center="median") if len(groups) > 1 else None
+    sd_ratio = float(sds.max() / sds.min()) if sds.min() > 0 else float("inf")
+    summary = {
+        "normality": {"cells_tested": len(tested), "cells_non_normal": len(non_normal),
+                      "tests": sorted({r["test"] for r in tested})},
+        "equal_variance": {"test": "brown-forsythe",
+                           "statistic": float(bf.statistic) if bf is not None else None,
+                           "p_value": float(bf.pvalue) if bf is not None else None,
+                           "sd_ratio_max_min": sd_ratio},
+        "skewness_max": max(skew) if skew else None,
+    }
+    warnings = []
+    if non_normal:
+        names = [", ".join(f"{k}={v}" for k, v in design.cell_label(i).items()) for i in non_normal[:3]]
+        warnings.append(
+            f"{len(non_normal)} of {len(tested)} cells are not normal at α={alpha:g} "
+            f"(e.g. {'; '.join(names)}{'; …' if len(non_normal) > 3 else ''}), largest skewness "
+            f"{max(skew):.2g}. With many replications per cell the F test still holds up reasonably, "
+            "but compare with the log-scale and rank-based results below (--transform log).")
+    if bf is not None and bf.pvalue < alpha:
+        warnings.append(
+            f"Variances differ between cells (Brown-Forsythe p={bf.pvalue:.3g}; the largest SD is "
+            f"{sd_ratio:.3g}x the smallest). The ANOVA and Tukey intervals assume equal variances; "
+            "a log transform often equalises them (--transform log).")
+    return summary, per_cell, warnings
+
+
+def _marginal_means(design: Design, subset: tuple[int, ...]) -> np.ndarray:
+    """Per-cell value of the raw marginal mean of `subset`'s level combination."""
+    if not subset:
+        return np.full(len(design.counts), design.grand_mean)
+    dims = [len(design.levels[design.factors[j]]) for j in subset]
+    g = np.ravel_multi_index(tuple(design.cell_codes[:, j] for j in subset), dims)
+    n_g = int(np.prod(dims))
+    s = np.bincount(g, weights=design.counts * design.means, minlength=n_g)
+    c = np.bincount(g, weights=design.counts, minlength=n_g)
+    return (s / c)[g]
+
+
+def art_anova(design: Design, model: str, alpha: float, ss_type: str) -> list[dict]:
+    """Aligned rank transform ANOVA: one row per term (the term's own F test on its aligned ranks)."""
+    full_terms = model_terms(len(design.factors), "full")
+    wanted = model_terms(len(design.factors), model)
+    resid = design.y - design.means[design.row_cell]
+    rows = []
+    for t in wanted:
+        effect = np.zeros(len(design.counts))
+        for r in range(len(t) + 1):
+            for sub in itertools.combinations(t, r):
+                effect += (-1) ** (len(t) - r) * _marginal_means(design, sub)
+        aligned = resid + effect[design.row_cell]
+        ranks = stats.rankdata(aligned)
+        fit = fit_anova(design.with_response(ranks), "full", ss_type, alpha, terms=full_terms)
+        row = next(r for r in fit.rows if r["source"] == term_name(design, t))
+        rows.append({"source": row["source"], "df": row["df"], "df_resid": fit.df_resid,
+                     "F": row["F"], "p_value": row["p_value"], "significant": row["significant"]})
+    return rows
+
+
+def kruskal_by_factor(design: Design, alpha: float) -> list[dict]:
+    out = []
+    for j, f in enumerate(design.factors):
+        groups = [design.y[design.codes[:, j] == k] for k in range(len(design.levels[f]))]
+        if np.ptp(design.y) == 0:
+            continue
+        r = stats.kruskal(*groups)
+        out.append({"source": f, "H": float(r.statistic), "df": len(groups) - 1,
+                    "p_value": float(r.pvalue), "significant": bool(r.pvalue < alpha)})
+    return out
+
+
+def robust_checks(design: Design, model: str, alpha: float, ss_type: str, plain_rows: list[dict],
+                  transform: str) -> tuple[dict, list[str]]:
+    """Log-scale ANOVA, ART ANOVA and Kruskal-Wallis, and warnings where they disagree with the
+    primary ANOVA (`plain_rows`, on the scale given by `transform`)."""
+    out: dict = {}
+    if transform != "log":
+        if np.all(design.y > 0):
+            fit = fit_anova(design.with_response(np.log(design.y)), model, ss_type, alpha)
+            out["log_anova"] = [{k: r[k] for k in ("source", "df", "sum_sq", "pct_variation", "F", "p_value", "significant") if k in r}
+                                for r in fit.rows]
+        else:
+            out["log_anova"] = None
+    art = art_anova(design, model, alpha, ss_type)
+    out["art_anova"] = art
+    out["kruskal_wallis"] = kruskal_by_factor(design, alpha)
+    primary = {r["source"]: r for r in plain_rows if r["source"] != "Residual"}
+    alternatives = []
+    if out.get("log_anova"):
+        alternatives.append(("log-scale ANOVA", {r["source"]: r for r in out["log_anova"] if r["source"] != "Residual"}))
+    alternatives.append(("aligned-rank (ART) ANOVA", {r["source"]: r for r in art}))
+    disagreements, warnings = [], []
+    scale = "log-scale" if transform == "log" else "plain"
+    for src, r in primary.items():
+        for name, alt in alternatives:
+            a = alt.get(src)
+            if a is not None and a["significant"] != r["significant"]:
+                disagreements.append({"source": src, "primary_p": r["p_value"], "method": name,
+                                      "p_value": a["p_value"]})
+                warnings.append(
+                    f"{src}: {'significant' if r['significant'] else 'not significant'} in the {scale} "
+                    f"ANOVA (p={_p(r['p_value'])}) but {'significant' if a['significant'] else 'not significant'} "
+                    f"in the {name} (p={_p(a['p_value'])}); treat this effect with caution.")
+    out["disagreements"] = disagreements
+    return out, warnings
+
+
+def _p(p: float) -> str:
+    return "%.3g" % p if p is not None and math.isfinite(p) else str(p)

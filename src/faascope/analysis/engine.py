@@ -1,0 +1,214 @@
+"""`analyze()`: the whole analysis of one data set, as the dict that `--format json` prints."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from faascope.analysis import cells as cells_mod
+from faascope.analysis.anova import SS_TYPES, fit_anova
+from faascope.analysis.decisions import decide
+from faascope.analysis.design import build_design
+from faascope.analysis.diagnostics import check_assumptions, robust_checks
+from faascope.analysis.io import as_level_strings, natural_levels, prepare
+from faascope.analysis.predictability import cv_draws, predictability
+from faascope.analysis.tukey import tukey_all
+from faascope.errors import BadInput
+
+MODELS = ("full", "additive")
+TRANSFORMS = ("none", "log")
+
+
+def _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot):
+    if model not in MODELS:
+        raise BadInput(f"unknown model {model!r}; use full or additive", field="--model")
+    if not (0 < alpha < 1):
+        raise BadInput(f"alpha must be between 0 and 1, got {alpha}", field="--alpha")
+    if str(ss_type).upper() not in SS_TYPES:
+        raise BadInput(f"unknown sum-of-squares type {ss_type!r}; use 1, 2 or 3", field="--ss-type")
+    if transform not in TRANSFORMS:
+        raise BadInput(f"unknown transform {transform!r}; use none or log", field="--transform")
+    if cv_threshold_pp < 0:
+        raise BadInput("must not be negative", field="--cv-threshold")
+    if not target_rel_halfwidth > 0:
+        raise BadInput("must be positive", field="--target-rel-halfwidth")
+    if n_boot < 0:
+        raise BadInput("must not be negative", field="--bootstrap")
+
+
+def cell_stats(df: pd.DataFrame, response: str, factors: list[str], alpha: float = 0.05,
+               levels: dict[str, list[str]] | None = None, n_boot: int = 2000, seed: int = 0,
+               target_rel_halfwidth: float = 0.05) -> list[dict]:
+    """Per-cell statistics only (the "cells" list of the JSON)."""
+    data, lv = prepare(df, response, factors, levels)
+    design = build_design(data, response, factors, lv)
+    return cells_mod.cell_stats_design(design, alpha, n_boot, seed, target_rel_halfwidth)
+
+
+def ecdf(df: pd.DataFrame, response: str, factors: list[str],
+         levels: dict[str, list[str]] | None = None) -> list[dict]:
+    """Empirical CDF per cell: [{"levels": {...}, "x": sorted values, "F": i/n}]."""
+    data, lv = prepare(df, response, factors, levels, min_rows=1)
+    design = build_design(data, response, factors, lv)
+    out = []
+    for c, idx in enumerate(design.rows_of_cells()):
+        x = np.sort(design.y[idx])
+        out.append({"levels": design.cell_label(c), "x": x, "F": np.arange(1, len(x) + 1) / len(x)})
+    return out
+
+
+def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "full",
+            alpha: float = 0.05, *, ss_type: str = "II", transform: str = "none",
+            levels: dict[str, list[str]] | None = None, tukey_ordered: bool = False,
+            robust: bool = True, compare: str | None = None, cv_threshold_pp: float = 10.0,
+            target_rel_halfwidth: float = 0.05, n_boot: int = 2000, seed: int = 0,
+            bootstrap_max_n: int = 5000) -> dict:
+    """Analyse `response` against `factors` in `df`; returns the `--format json` structure.
+
+    `levels` fixes the order of some factors' levels (default: numeric order when every level is
+    a number, else sorted text, like R's factor()). `compare` is the factor the decision table
+    ranks (default: the first factor).
+    """
+    factors = list(factors)
+    _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot)
+    compare = factors[0] if compare is None else compare
+    if compare not in factors:
+        raise BadInput(f"{compare!r} is not one of the factors ({', '.join(factors)})", field="--compare")
+    data, lv = prepare(df, response, factors, levels)
+    raw = build_design(data, response, factors, lv)
+    if transform == "log":
+        if not np.all(raw.y > 0):
+            raise BadInput(f"--transform log needs a positive response; {response!r} has "
+                           f"{int((raw.y <= 0).sum())} value(s) ≤ 0", field="--transform")
+        primary = raw.with_response(np.log(raw.y))
+    else:
+        primary = raw
+    ss_key = SS_TYPES[str(ss_type).upper()]
+
+    cells = cells_mod.cell_stats_design(raw, alpha, n_boot, seed, target_rel_halfwidth, bootstrap_max_n)
+    try:
+        fit = fit_anova(primary, model, ss_key, alpha)
+    except ValueError as exc:  # cannot happen after prepare(); keep the message if it does
+        raise BadInput(str(exc), field="--factors") from exc
+    tukey = tukey_all(fit, alpha, tukey_ordered)
+
+    diag_summary, normal_cells, warnings = check_assumptions(primary, alpha)
+    for c, nrm in zip(cells, normal_cells):
+        c["normality"] = nrm
+    robust_out = None
+    if robust:
+        robust_out, rw = robust_checks(primary, model, alpha, ss_key, fit.rows, transform)
+        warnings += rw
+
+    cell_cv = np.array([c["cv"] if c["cv"] is not None else np.nan for c in cells])
+    draws = cv_draws(raw, n_boot, seed, bootstrap_max_n)
+    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp)
+    decisions = decide(fit, tukey, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means)
+
+    small = [c for c in cells if c["ci_halfwidth_rel"] is not None and c["ci_halfwidth_rel"] > target_rel_halfwidth]
+    if small:
+        worst = max(small, key=lambda c: c["ci_halfwidth_rel"])
+        warnings.append(
+            f"{len(small)} of {len(cells)} cells have a {100 * (1 - alpha):g}% CI of the mean wider than "
+            f"±{100 * target_rel_halfwidth:g}% of the mean (worst: "
+            f"{', '.join(f'{k}={v}' for k, v in worst['levels'].items())}, "
+            f"±{100 * worst['ci_halfwidth_rel']:.3g}%; about {worst['n_for_target']} replications would reach the target).")
+    notes = [
+        "Quantiles use numpy's 'linear' method (R type 7).",
+        "Median CI: order statistics with binomial coverage (exact ranks); null when n is too small.",
+        "CV CI: bootstrap BCa per cell (delta method above %d rows); level differences: percentile bootstrap." % bootstrap_max_n,
+        ("Balanced design: Type I, II and III sums of squares coincide." if raw.balanced else
+         f"Unbalanced design: Type {ss_key} sums of squares; they need not add up to the total, so "
+         "pct_variation need not sum to 100. Tukey uses R's TukeyHSD conventions (model.tables "
+         "means, Tukey-Kramer standard errors)."),
+    ]
+    if transform == "log":
+        notes.append("ANOVA and Tukey are on log(response): Tukey differences are log ratios "
+                     "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale.")
+
+    return {
+        "response": response, "factors": factors, "model": model, "alpha": alpha, "n": raw.n,
+        "cells": cells, "anova": fit.rows, "tukey": tukey,
+        "ss_type": ss_key, "balanced": raw.balanced, "transform": transform,
+        "levels": lv, "total_sum_sq": primary.sst, "grand_mean": primary.grand_mean,
+        "quantile_method": "linear (R type 7)", "tukey_ordered": tukey_ordered,
+        "diagnostics": diag_summary, "robust": robust_out,
+        "predictability": {"threshold_pp": cv_threshold_pp, "factors": pred},
+        "decisions": decisions, "compare": compare,
+        "target_rel_halfwidth": target_rel_halfwidth,
+        "warnings": warnings, "notes": notes,
+    }
+
+
+def analyze_scenarios(df: pd.DataFrame, response: str, factors: list[str], scenario: list[str],
+                      **kwargs) -> dict:
+    """Run `analyze` once per combination of the `scenario` columns' values. Within a scenario a
+    factor with a single level (e.g. resource tier where 1 GB files exist only at one tier) is
+    dropped with a note; the compared factor must keep at least two levels."""
+    factors = list(factors)
+    missing = [c for c in scenario if c not in df.columns]
+    if missing:
+        raise BadInput(f"no column {', '.join(map(repr, missing))}; available columns: "
+                       f"{', '.join(map(str, df.columns))}", field="--scenario")
+    overlap = [c for c in scenario if c in factors]
+    if overlap:
+        raise BadInput(f"{overlap[0]!r} is both a scenario column and a factor", field="--scenario")
+    keys = pd.DataFrame({c: as_level_strings(df[c]).to_numpy() for c in scenario}, index=df.index)
+    values = [natural_levels(keys[c]) for c in scenario]
+    compare = kwargs.pop("compare", None) or factors[0]
+    out_scen, decisions, warnings = [], [], []
+    for combo in itertools.product(*values):
+        mask = np.ones(len(df), dtype=bool)
+        for c, v in zip(scenario, combo):
+            mask &= (keys[c] == v).to_numpy()
+        if not mask.any():
+            continue
+        sub = df.loc[mask]
+        label = {c: v for c, v in zip(scenario, combo)}
+        where = ", ".join(f"{c}={v}" for c, v in label.items())
+        present = [f for f in factors if f in sub.columns and as_level_strings(sub[f]).nunique() >= 2]
+        dropped = [f for f in factors if f not in present]
+        if compare not in present:
+            raise BadInput(f"in scenario {where}, the compared factor {compare!r} has one level", field="--compare")
+        kw_s = dict(kwargs)
+        if kw_s.get("levels"):
+            kw_s["levels"] = {f: v for f, v in kw_s["levels"].items() if f in present}
+        try:
+            res = analyze(sub, response, present, compare=compare, **kw_s)
+        except BadInput as exc:
+            raise BadInput(f"scenario {where}: {exc.message}", field=exc.field) from exc
+        res = {"scenario": label, "dropped_factors": dropped, **res}
+        if dropped:
+            res["notes"].insert(0, f"Dropped factor(s) with a single level in this scenario: "
+                                   + ", ".join(f"{f}={as_level_strings(sub[f]).iloc[0]}" for f in dropped))
+        for row in res["decisions"]:
+            decisions.append({"scenario": label, **row})
+        warnings += [f"[{where}] {w}" for w in res["warnings"]]
+        out_scen.append(res)
+    if not out_scen:
+        raise BadInput("no rows in any scenario", field="--scenario")
+    kw = kwargs
+    return {"response": response, "factors": factors, "model": kw.get("model", "full"),
+            "alpha": kw.get("alpha", 0.05), "n": int(sum(s["n"] for s in out_scen)),
+            "scenario_columns": list(scenario), "compare": compare,
+            "scenarios": out_scen, "decisions": decisions, "warnings": warnings}
+
+
+def clean_json(obj):
+    """Replace NaN/inf by None and numpy scalars by Python ones (strict JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean_json(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [clean_json(v) for v in obj.tolist()]
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    return obj

@@ -1,0 +1,272 @@
+"""Loading, filtering and validating the table that `faascope analyze` works on.
+
+Everything the user can get wrong (a missing column, a factor with one level, a cell with fewer
+than two rows, a non-numeric response) is reported here as `BadInput` naming the column, option or
+cell, so the statistics modules can assume clean input.
+
+Factor and filter columns are handled as *strings exactly as they appear in the input*: CSV files are
+read with every column as text, and numbers coming from Parquet or SQLite are formatted back so an
+integer column gives "10000", never "10000.0".
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from faascope.errors import BadInput
+
+#: columns tried, in order, as the default `--order-by` for `--latest`
+TIMESTAMP_CANDIDATES = (
+    "occurred_at", "collected_at", "timestamp", "time", "started_at", "client_send_ns",
+    "client_send_at", "sent_at", "created_at", "recorded_at",
+)
+#: the results-store view read from a .db / .sqlite file
+STORE_VIEW = "invocations_flat"
+
+
+# --------------------------------------------------------------------------------------- loading
+def load_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV, Parquet or faascope results store (SQLite) into a DataFrame, choosing by suffix.
+
+    CSV columns are all read as text (empty cells stay ""), so factor levels keep their spelling;
+    the response is converted to numbers later by `prepare`.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise BadInput(f"file not found: {p}", field="INPUT")
+    suffix = "".join(s.lower() for s in p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix.lower()
+    try:
+        if suffix in (".csv", ".csv.gz", ".txt", ".tsv"):
+            sep = "\t" if suffix == ".tsv" else ","
+            return pd.read_csv(p, dtype=str, keep_default_na=False, sep=sep)
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(p)
+        if suffix in (".db", ".sqlite", ".sqlite3"):
+            return _load_store(p)
+    except BadInput:
+        raise
+    except (ValueError, OSError, pd.errors.ParserError, sqlite3.DatabaseError) as exc:
+        raise BadInput(f"cannot read {p}: {exc}", field="INPUT") from exc
+    raise BadInput(
+        f"unknown file type {p.suffix!r} for {p.name}; use .csv, .parquet or a results store "
+        "(.db/.sqlite)", field="INPUT")
+
+
+def _load_store(p: Path) -> pd.DataFrame:
+    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    try:
+        names = {r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        if STORE_VIEW not in names:
+            raise BadInput(
+                f"{p.name} has no table or view {STORE_VIEW!r} (found: {', '.join(sorted(names)) or 'none'}); "
+                "export the results with `faascope export RESULTS --format csv` and analyse the CSV",
+                field="INPUT")
+        return pd.read_sql_query(f"SELECT * FROM {STORE_VIEW}", con)
+    finally:
+        con.close()
+
+
+# ------------------------------------------------------------------------------ string handling
+def as_level_strings(s: pd.Series) -> pd.Series:
+    """A column as strings the way they appear in the input (missing values become "")."""
+    if s.dtype == object or pd.api.types.is_string_dtype(s):
+        return s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else
+                     (_fmt_number(v) if isinstance(v, (int, float, np.number)) else str(v)))
+    if pd.api.types.is_bool_dtype(s):
+        return s.map(lambda v: "true" if v else "false")
+    if pd.api.types.is_numeric_dtype(s):
+        return s.map(_fmt_number)
+    return s.astype(str).where(s.notna(), "")
+
+
+def _fmt_number(v) -> str:
+    if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+        return ""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < 2**63:
+        return str(int(v))
+    return str(v)
+
+
+# ----------------------------------------------------------------------------------- filtering
+_FILTER_RE = re.compile(r"^\s*([^=!<>]+?)\s*(==|=|!=|<=|>=|<|>)(.*)$", re.S)
+
+
+def parse_filter(expr: str) -> tuple[str, str, str]:
+    m = _FILTER_RE.match(expr)
+    if not m:
+        raise BadInput(f"cannot parse filter {expr!r}; use COL=VALUE, COL!=VALUE, COL<VALUE, "
+                       "COL<=VALUE, COL>VALUE or COL>=VALUE", field="--filter")
+    col, op, value = m.group(1), m.group(2), m.group(3)
+    return col, ("=" if op == "==" else op), value
+
+
+def apply_filters(df: pd.DataFrame, filters: list[str] | tuple[str, ...]) -> pd.DataFrame:
+    """Keep the rows matching every filter. `=`/`!=` compare text exactly (a comma-separated value
+    list after `=` means "any of"); `<`, `<=`, `>`, `>=` compare numbers when both sides are numbers
+    and text otherwise (so ISO timestamps compare correctly)."""
+    if not filters:
+        return df
+    mask = np.ones(len(df), dtype=bool)
+    for expr in filters:
+        col, op, value = parse_filter(expr)
+        _require_columns(df, [col], "--filter")
+        s = as_level_strings(df[col])
+        if op in ("=", "!="):
+            values = {value} if value in set(s) else set(value.split(","))
+            m = s.isin(values).to_numpy()
+            if op == "=" and not m.any():
+                shown = sorted(set(s))[:12]
+                raise BadInput(f"no row has {col}={value!r}; values of {col}: {', '.join(map(repr, shown))}"
+                               + (" …" if s.nunique() > 12 else ""), field="--filter")
+            mask &= m if op == "=" else ~m
+        else:
+            num = pd.to_numeric(s, errors="coerce")
+            try:
+                v = float(value)
+                numeric = not num.isna().any()
+            except ValueError:
+                numeric = False
+            left = num if numeric else s
+            right = v if numeric else value
+            cmp = {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
+            mask &= np.asarray(cmp, dtype=bool)
+    return df.loc[mask]
+
+
+def default_order_column(df: pd.DataFrame) -> str | None:
+    for c in TIMESTAMP_CANDIDATES:
+        if c in df.columns:
+            return c
+    return None
+
+
+def latest_per_cell(df: pd.DataFrame, cell_columns: list[str], n: int,
+                    order_by: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """The last `n` rows of every cell when sorted by `order_by` (default: a timestamp column).
+    Returns the rows and notes about cells that had fewer than `n` rows."""
+    if n < 1:
+        raise BadInput("must be at least 1", field="--latest")
+    if order_by is None:
+        order_by = default_order_column(df)
+        if order_by is None:
+            raise BadInput("--latest needs --order-by COL (no timestamp column such as "
+                           f"{', '.join(TIMESTAMP_CANDIDATES[:3])} found)", field="--order-by")
+    _require_columns(df, [order_by], "--order-by")
+    key = _sort_key(df[order_by])
+    tmp = df.assign(_fs_key=key.to_numpy(), _fs_pos=np.arange(len(df)))
+    tmp = tmp.sort_values(["_fs_key", "_fs_pos"], kind="stable")
+    cells = [as_level_strings(tmp[c]) for c in cell_columns]
+    out = tmp.groupby(cells, sort=False, dropna=False).tail(n)
+    counts = out.groupby([as_level_strings(out[c]) for c in cell_columns], sort=True).size()
+    notes = [f"--latest {n}: cell {_cell_label(cell_columns, k)} has only {v} rows" for k, v in counts.items() if v < n]
+    out = out.sort_values("_fs_pos").drop(columns=["_fs_key", "_fs_pos"])
+    return out, notes
+
+
+def _sort_key(s: pd.Series) -> pd.Series:
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s):
+        return s
+    num = pd.to_numeric(s, errors="coerce")
+    if num.notna().all():
+        return num
+    ts = pd.to_datetime(s, errors="coerce", format="mixed")
+    if ts.notna().all():
+        return ts
+    return s.astype(str)
+
+
+def _cell_label(columns, key) -> str:
+    key = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{c}={v}" for c, v in zip(columns, key))
+
+
+# ---------------------------------------------------------------------------------- validation
+def _require_columns(df: pd.DataFrame, cols, option: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise BadInput(f"no column {', '.join(map(repr, missing))} in the input; available columns: "
+                       f"{', '.join(map(str, df.columns))}", field=option)
+
+
+def natural_levels(values) -> list[str]:
+    """Levels in R's default order: numeric order when every level is a number, else sorted text."""
+    vals = list(dict.fromkeys(values))
+    try:
+        return sorted(vals, key=lambda v: (float(v), v))
+    except ValueError:
+        return sorted(vals)
+
+
+def prepare(df: pd.DataFrame, response: str, factors: list[str],
+            level_order: dict[str, list[str]] | None = None,
+            min_rows: int = 2) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """Validate and return (data with factor columns as str and the response as float, levels).
+
+    Errors (exit 2) for: missing columns, repeated factors, a non-numeric or missing response, a
+    factor with missing values or with one level, and any cell of the full crossing with fewer
+    than `min_rows` rows (an empty crossing cell included), naming the cell.
+    """
+    if not factors:
+        raise BadInput("give at least one factor", field="--factors")
+    dup = [f for f in factors if factors.count(f) > 1]
+    if dup:
+        raise BadInput(f"factor {dup[0]!r} given twice", field="--factors")
+    if response in factors:
+        raise BadInput(f"{response!r} is both the response and a factor", field="--factors")
+    _require_columns(df, [response], "--response")
+    _require_columns(df, factors, "--factors")
+    if len(df) == 0:
+        raise BadInput("no rows left (check --filter)", field="INPUT")
+
+    out = pd.DataFrame({f: as_level_strings(df[f]).to_numpy() for f in factors})
+    y_raw = df[response]
+    if pd.api.types.is_bool_dtype(y_raw):
+        raise BadInput(f"column {response!r} is boolean, not a number", field="--response")
+    y = pd.to_numeric(y_raw, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(y)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise BadInput(f"column {response!r} has {int(bad.sum())} non-numeric, missing or infinite "
+                       f"value(s), e.g. {y_raw.iloc[i]!r} in row {i + 1} of the selected data",
+                       field="--response")
+    out[response] = y
+
+    levels: dict[str, list[str]] = {}
+    level_order = level_order or {}
+    for f in factors:
+        present = set(out[f])
+        if "" in present:
+            raise BadInput(f"factor {f!r} is empty in {int((out[f] == '').sum())} row(s); drop them "
+                           f"with --filter '{f}!='", field=f)
+        if f in level_order:
+            order = [str(v) for v in level_order[f]]
+            unknown = present - set(order)
+            if unknown:
+                raise BadInput(f"--levels for {f!r} does not list {', '.join(sorted(unknown))}", field="--levels")
+            order = [v for v in order if v in present]
+        else:
+            order = natural_levels(out[f])
+        if len(order) < 2:
+            raise BadInput(f"factor {f!r} has one level ({order[0]!r}) in the selected data; an effect "
+                           "needs at least two levels: drop it from --factors or widen --filter", field=f)
+        levels[f] = order
+    for f in level_order:
+        if f not in factors:
+            raise BadInput(f"--levels names {f!r}, which is not a factor", field="--levels")
+
+    counts = out.groupby(factors, sort=False).size()
+    for combo in itertools.product(*(levels[f] for f in factors)):
+        key = combo if len(factors) > 1 else combo[0]
+        k = int(counts.get(key, 0))
+        if k < min_rows:
+            raise BadInput(f"cell {_cell_label(factors, combo)} has {k} row(s); every combination of "
+                           f"factor levels needs at least {min_rows} (filter it out or add replications)",
+                           field="--factors")
+    return out, levels

@@ -1,0 +1,87 @@
+"""Predictability: the coefficient of variation (CV = s/mean) and differences between levels.
+
+The CV of a *level* of a factor is the unweighted mean of the CVs of the cells at that level (one
+CV per configuration of the other factors, as a study's per-cell tables show them), so a level is
+not penalised for the spread *between* the other factors' levels.
+
+Differences come with percentile-bootstrap CIs: every cell is resampled independently (the
+cells are independent samples), B times, with a seeded generator; the same draws serve every
+comparison. Cells larger than `bootstrap_max_n` use draws from the normal approximation with the
+delta-method variance of the CV (see cells.cv_delta) instead of resampling.
+
+A difference counts only when |ΔCV| ≥ the negligible threshold (default 10 percentage points,
+as in the 2024 thesis) *and* its CI excludes 0.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from faascope.analysis.cells import cv_delta
+from faascope.analysis.design import Design
+
+
+def cv_draws(design: Design, n_boot: int, seed: int, bootstrap_max_n: int = 5000) -> np.ndarray:
+    """(C, B) bootstrap draws of every cell's CV."""
+    B = max(n_boot, 200)
+    out = np.empty((len(design.counts), B))
+    for c, idx in enumerate(design.rows_of_cells()):
+        x = design.y[idx]
+        n = len(x)
+        rng = np.random.default_rng([seed, c])
+        if n <= bootstrap_max_n:
+            chunk = max(1, 4_000_000 // n)
+            for s in range(0, B, chunk):
+                e = min(B, s + chunk)
+                xs = x[rng.integers(0, n, size=(e - s, n))]
+                m = xs.mean(axis=1)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out[c, s:e] = xs.std(axis=1, ddof=1) / m
+        else:
+            cv, var = cv_delta(x)
+            out[c] = cv + math.sqrt(var) * rng.standard_normal(B)
+    return out
+
+
+def _ci(d: np.ndarray, alpha: float) -> list[float]:
+    d = d[np.isfinite(d)]
+    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
+    return [float(lo), float(hi)]
+
+
+def compare_cvs(cv_a: float, cv_b: float, draws_a: np.ndarray, draws_b: np.ndarray, alpha: float,
+                threshold_pp: float) -> dict:
+    """CV(b) - CV(a) in percentage points with its CI and whether the difference counts."""
+    diff = 100.0 * (cv_b - cv_a)
+    ci = [100.0 * v for v in _ci(draws_b - draws_a, alpha)]
+    excludes_zero = ci[0] > 0 or ci[1] < 0
+    return {"cv_diff_pp": diff, "cv_diff_ci_pp": ci, "ci_excludes_zero": bool(excludes_zero),
+            "exceeds_threshold": bool(abs(diff) >= threshold_pp),
+            "meaningful": bool(excludes_zero and abs(diff) >= threshold_pp)}
+
+
+def level_cvs(design: Design, cell_cv: np.ndarray, draws: np.ndarray, factor: int,
+              cells: np.ndarray | None = None) -> tuple[dict, dict]:
+    """Mean per-cell CV per level of `factor` (over `cells`, default all) and its draws."""
+    cells = np.arange(len(design.counts)) if cells is None else cells
+    cv, dr = {}, {}
+    for k, level in enumerate(design.levels[design.factors[factor]]):
+        sel = cells[design.cell_codes[cells, factor] == k]
+        cv[level] = float(np.mean(cell_cv[sel]))
+        dr[level] = draws[sel].mean(axis=0)
+    return cv, dr
+
+
+def predictability(design: Design, cell_cv: np.ndarray, draws: np.ndarray, alpha: float,
+                   threshold_pp: float) -> list[dict]:
+    """Per factor: CV per level and every pairwise difference (level2 - level1)."""
+    out = []
+    for j, f in enumerate(design.factors):
+        cv, dr = level_cvs(design, cell_cv, draws, j)
+        comps = []
+        for a, b in itertools.combinations(design.levels[f], 2):
+            comps.append({"group1": a, "group2": b, **compare_cvs(cv[a], cv[b], dr[a], dr[b], alpha, threshold_pp)})
+        out.append({"factor": f, "cv": cv, "comparisons": comps})
+    return out

@@ -1,0 +1,215 @@
+"""Human-readable output: the same sections as rich tables (`--format table`) or Markdown
+(`--format markdown`), laid out like a study's tables: per-cell statistics, the ANOVA table with
+the share of variation, Tukey HSD, checks, predictability and the final decision table."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Section:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+    level: int = 2
+
+
+def g4(v) -> str:
+    """4 significant digits."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    a = abs(v)
+    if a != 0 and (a >= 1e6 or a < 1e-4):
+        return f"{v:.3e}"
+    return f"{v:.4g}"
+
+
+def fmt_p(p) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "–"
+    if p < 1e-16:
+        return "< 1e-16"
+    return f"{p:.2e}" if p < 1e-3 else f"{p:.4f}"
+
+
+def pct(v) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def ci(pair) -> str:
+    return "–" if not pair else f"[{g4(pair[0])}, {g4(pair[1])}]"
+
+
+def _conf(res) -> str:
+    return f"{100 * (1 - res['alpha']):g}%"
+
+
+def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
+    f = res["factors"]
+    conf = _conf(res)
+    sub = 3 if heading else 2
+    out: list[Section] = []
+    if heading:
+        out.append(Section(heading, [], [], [], level=2))
+    meta = (f"Response `{res['response']}`, factors {', '.join(f'`{x}`' for x in f)}, model {res['model']}"
+            f"{' on log scale' if res.get('transform') == 'log' else ''}, α = {res['alpha']:g}, n = {res['n']}, "
+            f"{'balanced' if res.get('balanced') else 'unbalanced'} design, Type {res.get('ss_type')} sums of squares.")
+    if res.get("dropped_factors"):
+        meta += " Dropped (single level here): " + ", ".join(res["dropped_factors"]) + "."
+    rows = []
+    for c in res["cells"]:
+        rows.append([c["levels"][x] for x in f] + [
+            str(c["n"]), g4(c["mean"]), g4(c["median"]), g4(c["std"]), pct(c["cv"]), ci(
+                [100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None),
+            g4(c["min"]), g4(c["max"]), g4(c["p90"]), g4(c["p95"]), g4(c["p99"]),
+            ci(c["mean_ci"]), ci(c["median_ci"]),
+            "–" if c.get("ci_halfwidth_rel") is None else f"±{100 * c['ci_halfwidth_rel']:.2g}%",
+            "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
+    out.append(Section("Per-cell statistics", f + [
+        "n", "mean", "median", "std", "CV (%)", f"CV {conf} CI (%)", "min", "max", "p90", "p95", "p99",
+        f"{conf} CI mean", f"{conf} CI median", "CI half-width", f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"],
+        rows, [meta], level=sub))
+
+    rows = []
+    for r in res["anova"]:
+        rows.append([r["source"], str(r["df"]), g4(r["sum_sq"]), f"{r['pct_variation']:.2f}", g4(r.get("mean_sq")),
+                     g4(r.get("F")), g4(r.get("F_crit")), fmt_p(r.get("p_value")),
+                     "" if "significant" not in r else ("yes" if r["significant"] else "no")])
+    rows.append(["Total", str(res["n"] - 1), g4(res.get("total_sum_sq")), "100.00" if res.get("balanced") else "", "", "", "", "", ""])
+    out.append(Section(f"ANOVA ({res['model']} model, Type {res.get('ss_type')} SS)",
+                       ["Source", "df", "Sum Sq", "% of variation", "Mean Sq", "F", "F crit", "p-value", "Significant"],
+                       rows, level=sub))
+
+    rows = [[r["term"], f"{r['group2']} - {r['group1']}", g4(r["meandiff"]), g4(r["lower"]), g4(r["upper"]),
+             fmt_p(r["p_adj"]), "yes" if r["reject"] else "no"] for r in res["tukey"]]
+    out.append(Section(f"Tukey HSD ({conf} family-wise confidence)",
+                       ["Term", "Comparison", "diff", "lower", "upper", "p adj", "Significant"], rows,
+                       ["diff = mean of the first group named minus the second (R's TukeyHSD layout)."], level=sub))
+
+    if res.get("robust"):
+        rob = res["robust"]
+        log = {r["source"]: r for r in (rob.get("log_anova") or [])}
+        art = {r["source"]: r for r in rob.get("art_anova") or []}
+        kw = {r["source"]: r for r in rob.get("kruskal_wallis") or []}
+        rows = []
+        for r in res["anova"]:
+            s = r["source"]
+            if s == "Residual":
+                continue
+            rows.append([s, fmt_p(r["p_value"]), fmt_p(log[s]["p_value"]) if s in log else "–",
+                         fmt_p(art[s]["p_value"]) if s in art else "–", fmt_p(kw[s]["p_value"]) if s in kw else "–"])
+        primary = "p (log-scale ANOVA)" if res.get("transform") == "log" else "p (ANOVA)"
+        out.append(Section("Robustness checks", ["Source", primary, "p (log-scale ANOVA)", "p (ART ANOVA)",
+                                                 "p (Kruskal-Wallis)"], rows, level=sub))
+
+    d = res.get("diagnostics") or {}
+    if d:
+        ev = d.get("equal_variance", {})
+        nm = d.get("normality", {})
+        text = [f"Normality: {nm.get('cells_non_normal')} of {nm.get('cells_tested')} cells reject normality "
+                f"({', '.join(nm.get('tests', []))}); equal variances: Brown-Forsythe p = {fmt_p(ev.get('p_value'))}, "
+                f"largest/smallest SD = {g4(ev.get('sd_ratio_max_min'))}."]
+        out.append(Section("Checks", [], [], text + [f"⚠ {w}" for w in res.get("warnings", [])], level=sub))
+
+    pr = res.get("predictability")
+    if pr:
+        rows = []
+        for fac in pr["factors"]:
+            for c in fac["comparisons"]:
+                rows.append([fac["factor"], f"{c['group2']} - {c['group1']}",
+                             f"{100 * fac['cv'][c['group2']]:.1f}", f"{100 * fac['cv'][c['group1']]:.1f}",
+                             f"{c['cv_diff_pp']:+.1f}", f"[{c['cv_diff_ci_pp'][0]:+.1f}, {c['cv_diff_ci_pp'][1]:+.1f}]",
+                             "yes" if c["meaningful"] else "no"])
+        out.append(Section("Predictability (CV)", ["Factor", "Comparison", "CV first (%)", "CV second (%)",
+                                                   "ΔCV (pp)", f"{conf} CI (pp)", "Meaningful"], rows,
+                           [f"ΔCV = CV of the first group named minus the second; meaningful when |ΔCV| ≥ "
+                            f"{pr['threshold_pp']:g} pp and the bootstrap CI excludes 0. A level's CV is the mean "
+                            "of its cells' CVs."], level=sub))
+    if not heading:
+        out.append(decision_section([{**r} for r in res["decisions"]], [], res.get("compare"), sub))
+    return out
+
+
+def decision_section(decisions: list[dict], scenario_cols: list[str], compare: str | None, level: int = 2) -> Section:
+    within_cols = []
+    for r in decisions:
+        for k in r["within"]:
+            if k not in within_cols:
+                within_cols.append(k)
+    rows = []
+    for r in decisions:
+        means = "; ".join(f"{k} {g4(v)}" for k, v in r["mean"].items())
+        cvs = "; ".join(f"{k} {100 * v:.1f}%" for k, v in r["cv"].items())
+        rows.append([r.get("scenario", {}).get(c, "") for c in scenario_cols] +
+                    [r["within"].get(c, "") for c in within_cols] +
+                    [r["performance"], r["predictability"], means, cvs])
+    return Section(f"Decision table (best {compare or 'level'})",
+                   scenario_cols + within_cols + ["Performance", "Predictability", "Mean", "CV"], rows,
+                   ["Performance: lowest mean, only where Tukey HSD finds it significantly lower than every other "
+                    "level; predictability: lowest CV, only where the CV difference exceeds the threshold and its "
+                    "bootstrap CI excludes 0; '-' otherwise. 'all' = over every level of that factor."], level=level)
+
+
+def sections(res: dict) -> list[Section]:
+    if "scenarios" not in res:
+        return [Section(f"Analysis of {res['response']}", [], [], level=1)] + analysis_sections(res)
+    out = [Section(f"Analysis of {res['response']} per {' × '.join(res['scenario_columns'])}", [], [], level=1),
+           decision_section(res["decisions"], res["scenario_columns"], res.get("compare"))]
+    for s in res["scenarios"]:
+        head = ", ".join(f"{k} = {v}" for k, v in s["scenario"].items())
+        out += analysis_sections(s, heading=head)
+    return out
+
+
+def _md_cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(res: dict) -> str:
+    lines: list[str] = []
+    for sec in sections(res):
+        lines.append("#" * sec.level + " " + sec.title)
+        lines.append("")
+        if sec.notes and not sec.rows:
+            lines += [n if n.startswith("⚠") else n for n in sec.notes]
+            lines.append("")
+            continue
+        if sec.rows:
+            if sec.notes:
+                lines += [sec.notes[0], ""]
+            lines.append("| " + " | ".join(_md_cell(h) for h in sec.headers) + " |")
+            lines.append("|" + "|".join("---" for _ in sec.headers) + "|")
+            for r in sec.rows:
+                lines.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
+            lines.append("")
+            for n in sec.notes[1:]:
+                lines += [n, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def print_tables(res: dict, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    for sec in sections(res):
+        if not sec.rows:
+            style = "bold underline" if sec.level <= 2 else "bold"
+            console.print(sec.title, style=style)
+            for n in sec.notes:
+                console.print(n, style="yellow" if n.startswith("⚠") else None)
+            continue
+        t = Table(title=sec.title, title_justify="left", show_lines=False)
+        for h in sec.headers:
+            t.add_column(h, overflow="fold")
+        for r in sec.rows:
+            t.add_row(*[str(c) for c in r])
+        console.print(t)
+        for n in sec.notes:
+            console.print(n, style="dim")

@@ -1,0 +1,72 @@
+"""Tukey's honest significant differences, as R's `TukeyHSD(aov(...))` reports them.
+
+Hand-written on purpose: statsmodels' `pairwise_tukeyhsd` runs a one-way ANOVA per factor, so its
+error term is wrong for a multi-factor model. R's TukeyHSD.aov instead uses, for every term:
+- the term's table of `model.tables(fit, "means")` (marginal means for balanced data),
+- the replications per group (Tukey-Kramer for unequal groups: se = sqrt(MSE/2 (1/n_i + 1/n_j))),
+- the model's residual mean square and residual degrees of freedom,
+- the studentized range distribution with k = number of groups of the term.
+Interaction groups are labelled like R ("A:L"), pairs in R's order (lower triangle, column by
+column), and `meandiff = mean(group2) - mean(group1)` (R's row "group2-group1"; statsmodels'
+convention too).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from faascope.analysis.anova import ModelFit, term_means
+from faascope.analysis.design import Term, term_name
+
+
+@lru_cache(maxsize=256)
+def q_crit(conf: float, k: int, df: float) -> float:
+    """qtukey(conf, k, df)."""
+    return float(stats.studentized_range.ppf(conf, k, df))
+
+
+def _p_values(q: np.ndarray, k: int, df: float) -> np.ndarray:
+    """ptukey(q, k, df, lower.tail = FALSE), computed once per distinct |q|."""
+    uq, inv = np.unique(np.round(np.abs(q), 12), return_inverse=True)
+    p = np.array([float(stats.studentized_range.sf(v, k, df)) if v > 0 else 1.0 for v in uq])
+    return np.clip(p[inv], 0.0, 1.0)
+
+
+def tukey_term(fit: ModelFit, term: Term, alpha: float = 0.05, ordered: bool = False) -> list[dict]:
+    d = fit.design
+    combos, means, counts = term_means(fit, term)
+    names = [":".join(d.levels[d.factors[j]][c] for j, c in zip(term, combo)) for combo in combos]
+    k = len(means)
+    order = np.argsort(means, kind="stable") if ordered else np.arange(k)
+    means, counts, names = means[order], counts[order], [names[i] for i in order]
+    jj, ii = [], []
+    for j in range(k):            # R: outer(...)[lower.tri(...)] runs column by column
+        for i in range(j + 1, k):
+            ii.append(i)
+            jj.append(j)
+    ii, jj = np.array(ii, dtype=int), np.array(jj, dtype=int)
+    diff = means[ii] - means[jj]
+    se = np.sqrt(fit.mse / 2.0 * (1.0 / counts[ii] + 1.0 / counts[jj]))
+    qc = q_crit(1.0 - alpha, k, float(fit.df_resid))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(se > 0, diff / se, np.inf)
+    p = _p_values(q, k, float(fit.df_resid))
+    label = term_name(d, term)
+    rows = []
+    for a in range(len(ii)):
+        rows.append({"term": label, "group1": names[jj[a]], "group2": names[ii[a]],
+                     "meandiff": float(diff[a]), "lower": float(diff[a] - qc * se[a]),
+                     "upper": float(diff[a] + qc * se[a]), "p_adj": float(p[a]),
+                     "reject": bool(p[a] < alpha), "se": float(se[a]), "q": float(abs(q[a])),
+                     "q_crit": qc})
+    return rows
+
+
+def tukey_all(fit: ModelFit, alpha: float = 0.05, ordered: bool = False,
+              terms: list[Term] | None = None) -> list[dict]:
+    out: list[dict] = []
+    for t in (fit.terms if terms is None else terms):
+        out.extend(tukey_term(fit, t, alpha, ordered))
+    return out
