@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install faascope and what it uses on a fresh Debian-like machine: Go and Python must be there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+command -v go >/dev/null || { echo "faascope needs Go (https://go.dev/dl) to build its agent and platform" >&2; exit 1; }
+
+# Debian packages, each for a reason:
+#   e2fsprogs     mkfs.ext4, for the lambda profile's disk-backed /tmp
+#   fio           the reference the I/O engine is benchmarked against
+#   redis-server  the local stand-in for key-value storage
+#   chromium      renders the HTML report in tests
+want=(e2fsprogs fio redis-server chromium)
+if command -v dpkg >/dev/null && [ "$(id -u)" = 0 ]; then
+  missing=()
+  for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "note: not root or not Debian: install ${want[*]} yourself; without root the local platform runs functions without limits" >&2
+fi
+
+# Installs the faascope command; the package's build hook compiles the Go binaries.
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+echo "faascope $(faascope --version | awk '{print $NF}') installed"

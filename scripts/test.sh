@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: Go (agent and platform) and Python (everything else).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="$PATH:/usr/local/go/bin"
+(cd agent && go vet ./... && go test -count=1 ./...)
+python3 -m pytest -q "$@"
