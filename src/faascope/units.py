@@ -95,13 +95,13 @@ def parse_size(value: object) -> int:
 def format_size(n: int) -> str:
     """A short, exact spelling of ``n`` bytes that :func:`parse_size` reads back to ``n``.
 
-    Prefers the unit that divides ``n`` exactly (decimal first for round decimal numbers,
-    binary for round binary numbers); falls back to plain bytes.
+    Uses the largest unit that divides ``n`` exactly (at equal magnitude decimal before binary:
+    128,000 is ``128KB``, 131,072 is ``128KiB``); falls back to plain bytes.
     """
     if n == 0:
         return "0B"
-    for unit, factor in (("TiB", 1024**4), ("TB", 1000**4), ("GiB", 1024**3), ("GB", 1000**3),
-                         ("MiB", 1024**2), ("MB", 1000**2), ("KiB", 1024), ("KB", 1000)):
+    for unit, factor in (("TB", 1000**4), ("TiB", 1024**4), ("GB", 1000**3), ("GiB", 1024**3),
+                         ("MB", 1000**2), ("MiB", 1024**2), ("KB", 1000), ("KiB", 1024)):
         if n % factor == 0:
             return f"{n // factor}{unit}"
     return f"{n}B"

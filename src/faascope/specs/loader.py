@@ -241,6 +241,8 @@ class LoadedSpec:
                     env[fname] = info.default
             if kind == "fileio" and env.get("prepare") is None:
                 env["prepare"] = env.get("op") == "read"
+            if kind == "fileio" and env.get("drop") is None:
+                env["drop"] = bool(env["prepare"]) and env.get("op") == "read"
         for f in self.factors:  # the user's own factor names (aliases keep their meaning)
             if f.name.isidentifier() and f.name not in env:
                 env[f.name] = env.get(f.field, (fn if f.section == "function" else wl).get(f.field))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from faascope.units import parse_duration, parse_memory_mb, parse_size
 
@@ -64,6 +64,8 @@ class LocalProviderSettings(CommonProviderSettings):
     data_dir: Optional[str] = None
     #: use an already running platform (or another Lambda-API endpoint) instead of starting one
     endpoint_url: Optional[str] = None
+    #: seconds an idle instance stays warm (default: the platform's, 5 minutes)
+    keep_alive_s: Optional[int] = Field(None, ge=0)
 
 
 class AWSProviderSettings(CommonProviderSettings):
@@ -117,7 +119,8 @@ class NoopWorkload(Strict):
 
 class SpinWorkload(Strict):
     kind: Literal["spin"]
-    iterations: int = Field(..., ge=0)
+    #: SplitMix64 steps (~4 ns each on a 2020s x86 core, unthrottled)
+    iterations: int = Field(..., ge=1, le=10**12)
 
 
 class FileIOWorkload(Strict):
@@ -125,22 +128,39 @@ class FileIOWorkload(Strict):
     engine: Literal["native", "dd"] = "native"
     op: Literal["write", "read"] = "write"
     pattern: Literal["sequential", "random"] = "sequential"
-    file_size: Size = Field(..., ge=1)
-    io_size: Size = Field(..., ge=1)
+    file_size: Size = Field(..., ge=1, le=64 * 1024**3)
+    io_size: Size = Field(..., ge=1, le=1024**3)
     direct: bool = False
     fsync: Literal["none", "end", "every"] = "none"
     source: Literal["zero", "urandom"] = "zero"
-    #: create the file before the timed region; default: true for reads, false for writes
+    #: lay the file out before the timed region; the agent's default: true for reads
     prepare: Optional[bool] = None
-    #: drop the page cache of the file before the timed region (where the agent can)
-    drop: bool = False
-    path: Optional[str] = None
+    #: delete the file after the run; the agent's default: true for a read it prepared
+    drop: Optional[bool] = None
+    #: file name relative to the function's temp directory
+    path: Optional[str] = Field(None, min_length=1, max_length=4096)
+    #: seed of the order of a random pattern
+    seed: Optional[int] = None
+
+    @model_validator(mode="after")
+    def _agent_rules(self) -> "FileIOWorkload":
+        # the agent rejects these; say so before anything is deployed
+        if self.io_size > self.file_size:
+            raise ValueError(f"io_size ({self.io_size} B) must not exceed file_size "
+                             f"({self.file_size} B); add the rule 'io_size <= file_size'")
+        if self.direct and self.io_size % 512:
+            raise ValueError(f"with direct: true, io_size must be a multiple of 512 B "
+                             f"(got {self.io_size})")
+        if self.op == "read" and self.fsync != "none":
+            raise ValueError("fsync applies to writes only; use fsync: none with op: read")
+        if self.engine == "dd" and self.pattern != "sequential":
+            raise ValueError("engine dd does sequential I/O only; use pattern: sequential")
+        if self.path is not None and (self.path.startswith("/") or ".." in self.path.split("/")):
+            raise ValueError("path must be relative to the temp directory, without '..'")
+        return self
 
     def agent_request(self) -> dict:
-        d = self.model_dump(exclude_none=True)
-        if self.prepare is None:
-            d["prepare"] = self.op == "read"
-        return d
+        return self.model_dump(exclude_none=True)
 
 
 Workload = Annotated[Union[NoopWorkload, SpinWorkload, FileIOWorkload], Field(discriminator="kind")]

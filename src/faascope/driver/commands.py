@@ -1,0 +1,38 @@
+"""`faascope run SPEC.yaml [--results FILE] [--resume] [--replications N] [--seed N]`."""
+from __future__ import annotations
+
+import click
+
+
+@click.command("run")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--results", type=click.Path(dir_okay=False), default=None,
+              help="SQLite results file (default: results/<spec name>.db).")
+@click.option("--resume", is_flag=True, default=False,
+              help="Continue the campaign recorded in the results file.")
+@click.option("--replications", type=click.IntRange(min=1), default=None,
+              help="Override the spec's design.replications (new campaigns only).")
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None,
+              help="Seed of the randomised run order (default: the spec's, else a random one; "
+                   "always recorded).")
+@click.option("--force", is_flag=True, default=False,
+              help="With --resume: continue although the spec changed (records are kept).")
+@click.option("--no-progress", is_flag=True, default=False, help="No progress bar.")
+def run_command(spec, results, resume, replications, seed, force, no_progress):
+    """Run the campaign SPEC describes, recording every invocation in a results file.
+
+    Ctrl-C stops after the invocation in flight (twice: abandons it); --resume continues.
+    """
+    from rich.console import Console
+
+    from faascope.driver.runner import run_campaign
+
+    out = Console()
+    s = run_campaign(spec, results, resume=resume, replications=replications, seed=seed,
+                     force=force, progress=not no_progress)
+    statuses = ", ".join(f"{v} {k}" for k, v in sorted(s.statuses.items())) or "none"
+    out.print(f"campaign complete: {s.recorded} of {s.planned} invocations recorded in "
+              f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed})")
+    if s.factors:
+        out.print(f"next: faascope analyze {s.results} --response latency_seconds "
+                  f"--factors {','.join(s.factors)}", soft_wrap=True)

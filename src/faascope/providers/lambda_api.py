@@ -1,0 +1,274 @@
+"""The boto3 Lambda provider: the one code path for AWS Lambda and for the local platform.
+
+Only ``endpoint_url`` (and the credentials) differ between the two. Measurements are honest about
+the client:
+
+- the invoke client has an explicit retry policy, ``Config(retries={"max_attempts": N, "mode":
+  "standard"})`` with N = ``provider.settings.max_attempts`` (default 1: never retry); the number
+  of attempts is counted from botocore's ``before-send`` events and recorded with every
+  invocation, so no retry is ever hidden;
+- the send time is taken in the ``before-send`` hook (after signing, just before the request goes
+  to the socket), the "headers" time in the ``response-received`` hook (status line and headers
+  read, body not yet: Lambda replies only when the function has finished, so this is the first
+  byte), the end time after the payload has been read; monotonic ``perf_counter_ns`` differences
+  anchored to one wall-clock reading;
+- control-plane calls (create, update, delete) use a separate client with the standard retry
+  policy and wait for the function to be Active / Successful with boto3's waiters, as AWS needs.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from faascope.errors import Failure
+from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, InvokeResult, Provider, classify
+
+PROFILE_TAG = "faascope:profile"
+KEEP_ALIVE_TAG = "faascope:keep-alive"
+RUNTIME = "provided.al2023"
+
+
+class LambdaAPIProvider(Provider):
+    kind = "aws"
+
+    def __init__(self, *, region: str = "us-east-1", endpoint_url: Optional[str] = None,
+                 role: str, credentials: Optional[tuple[str, str]] = None,
+                 credentials_profile: Optional[str] = None, max_attempts: int = 1,
+                 read_timeout_s: float = 960.0, connect_timeout_s: float = 10.0,
+                 keep_alive_s: Optional[int] = None, kind: str = "aws", log_tail: bool = True):
+        import boto3
+        from botocore.config import Config
+
+        self.kind = kind
+        self.region = region
+        self.endpoint_url = endpoint_url
+        self.role = role
+        self.keep_alive_s = keep_alive_s
+        self.log_tail = log_tail
+        self.max_attempts = max_attempts
+        kw: dict[str, Any] = {}
+        if credentials:
+            kw.update(aws_access_key_id=credentials[0], aws_secret_access_key=credentials[1])
+        if credentials_profile:
+            kw["profile_name"] = credentials_profile
+        session = boto3.session.Session(region_name=region, **kw)
+        self.client = session.client(
+            "lambda", endpoint_url=endpoint_url,
+            config=Config(retries={"max_attempts": max_attempts, "mode": "standard"},
+                          read_timeout=read_timeout_s, connect_timeout=connect_timeout_s,
+                          tcp_keepalive=True))
+        self.control = session.client(
+            "lambda", endpoint_url=endpoint_url,
+            config=Config(retries={"max_attempts": 8, "mode": "standard"}, read_timeout=120,
+                          connect_timeout=connect_timeout_s))
+        ev = self.client.meta.events
+        ev.register("before-send.lambda.Invoke", self._on_send)
+        ev.register("response-received.lambda.Invoke", self._on_response)
+        self._attempts = 0
+        self._send_pc: Optional[int] = None
+        self._headers_pc: Optional[int] = None
+        self._zips: dict[tuple, bytes] = {}
+        self._zipdir: Optional[tempfile.TemporaryDirectory] = None
+        self._env: dict[str, dict[str, str]] = {}
+        self._config: dict[str, FunctionConfig] = {}
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "LambdaAPIProvider":
+        return cls(region=s.region, endpoint_url=s.endpoint_url, role=s.role,
+                   credentials_profile=s.credentials_profile, max_attempts=s.max_attempts,
+                   read_timeout_s=s.read_timeout_s, connect_timeout_s=s.connect_timeout_s)
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "region": self.region, "endpoint_url": self.endpoint_url,
+                "max_attempts": self.max_attempts}
+
+    # ------------------------------------------------------------------ hooks
+    def _on_send(self, request=None, **_):
+        self._attempts += 1
+        self._send_pc = time.perf_counter_ns()
+        self._headers_pc = None
+        return None  # a non-None value would replace the HTTP response
+
+    def _on_response(self, **_):
+        self._headers_pc = time.perf_counter_ns()
+
+    # ------------------------------------------------------------------ code
+    def _zip(self, arch: str, image_size: Optional[int]) -> bytes:
+        key = (arch, image_size)
+        if key not in self._zips:
+            try:
+                from faascope.providers.packaging import build_zip
+            except ModuleNotFoundError as exc:  # pragma: no cover - depends on the checkout
+                raise Failure(f"cannot package the agent: {exc}") from None
+            if self._zipdir is None:
+                self._zipdir = tempfile.TemporaryDirectory(prefix="faascope-zip-")
+            out = Path(self._zipdir.name) / f"agent-{arch}-{image_size or 0}.zip"
+            path = build_zip(out, arch=arch, image_size=image_size)
+            self._zips[key] = Path(path).read_bytes()
+        return self._zips[key]
+
+    @staticmethod
+    def _sha(b: bytes) -> str:
+        return base64.b64encode(hashlib.sha256(b).digest()).decode()
+
+    def _tags(self, config: FunctionConfig) -> dict[str, str]:
+        tags = {"faascope": "1"}
+        if config.profile:
+            tags[PROFILE_TAG] = config.profile
+        if self.keep_alive_s is not None:
+            tags[KEEP_ALIVE_TAG] = str(self.keep_alive_s)
+        return tags
+
+    # ------------------------------------------------------------------ control plane
+    def _wait(self, waiter: str, name: str) -> None:
+        try:
+            self.control.get_waiter(waiter).wait(
+                FunctionName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 300})
+        except Exception as exc:  # botocore.exceptions.WaiterError
+            raise Failure(f"function {name} did not become ready: {exc}") from None
+
+    def deploy(self, name: str, config: FunctionConfig) -> None:
+        from botocore.exceptions import ClientError
+
+        code = self._zip(config.arch, config.image_size)
+        try:
+            current = self.control.get_function(FunctionName=name)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise Failure(f"GetFunction {name}: {exc}") from None
+            current = None
+        if current is not None:
+            tags = current.get("Tags") or {}
+            cfg = current["Configuration"]
+            if tags.get(PROFILE_TAG) != (config.profile or None) and config.profile:
+                # the sandbox profile is fixed at creation on the local platform
+                self.teardown(name)
+                current = None
+        if current is None:
+            env = {COLD_NONCE_VAR: secrets.token_hex(8)}
+            try:
+                self.control.create_function(
+                    FunctionName=name, Runtime=RUNTIME, Role=self.role, Handler="bootstrap",
+                    Code={"ZipFile": code}, MemorySize=config.memory_mb,
+                    EphemeralStorage={"Size": config.ephemeral_mb}, Timeout=config.timeout_s,
+                    Environment={"Variables": env}, Architectures=[config.arch],
+                    Tags=self._tags(config), Description="faascope measurement agent")
+            except ClientError as exc:
+                raise Failure(f"CreateFunction {name}: {exc}") from None
+            self._wait("function_active_v2", name)
+            self._env[name] = env
+            self._config[name] = config
+            return
+        cfg = current["Configuration"]
+        self._env[name] = dict((cfg.get("Environment") or {}).get("Variables") or {})
+        if cfg.get("CodeSha256") != self._sha(code) or (cfg.get("Architectures") or ["x86_64"])[0] != config.arch:
+            try:
+                self.control.update_function_code(FunctionName=name, ZipFile=code,
+                                                  Architectures=[config.arch])
+            except ClientError as exc:
+                raise Failure(f"UpdateFunctionCode {name}: {exc}") from None
+            self._wait("function_updated_v2", name)
+        have = FunctionConfig(memory_mb=cfg.get("MemorySize"),
+                              ephemeral_mb=(cfg.get("EphemeralStorage") or {}).get("Size", 512),
+                              timeout_s=cfg.get("Timeout"), arch=config.arch,
+                              profile=config.profile, image_size=config.image_size)
+        self._config[name] = have
+        if have != config:
+            self.update_configuration(name, config)
+
+    def update_configuration(self, name: str, config: FunctionConfig) -> None:
+        from botocore.exceptions import ClientError
+
+        if self._config.get(name) == config:
+            return
+        try:
+            self.control.update_function_configuration(
+                FunctionName=name, MemorySize=config.memory_mb,
+                EphemeralStorage={"Size": config.ephemeral_mb}, Timeout=config.timeout_s)
+        except ClientError as exc:
+            raise Failure(f"UpdateFunctionConfiguration {name}: {exc}") from None
+        self._wait("function_updated_v2", name)
+        self._config[name] = config
+
+    def force_cold(self, name: str) -> None:
+        from botocore.exceptions import ClientError
+
+        env = dict(self._env.get(name) or {})
+        env[COLD_NONCE_VAR] = secrets.token_hex(8)
+        try:
+            self.control.update_function_configuration(FunctionName=name,
+                                                       Environment={"Variables": env})
+        except ClientError as exc:
+            raise Failure(f"UpdateFunctionConfiguration {name} (forcing a cold start): {exc}") from None
+        self._wait("function_updated_v2", name)
+        self._env[name] = env
+
+    def teardown(self, name: str) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.control.delete_function(FunctionName=name)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise Failure(f"DeleteFunction {name}: {exc}") from None
+        self._config.pop(name, None)
+        self._env.pop(name, None)
+
+    # ------------------------------------------------------------------ invoke
+    def invoke(self, name: str, payload: dict) -> InvokeResult:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        body = json.dumps(payload).encode()
+        self._attempts = 0
+        self._send_pc = self._headers_pc = None
+        wall0 = time.time_ns()
+        pc0 = time.perf_counter_ns()
+
+        def wall(pc: Optional[int]) -> Optional[int]:
+            return None if pc is None else wall0 + (pc - pc0)
+
+        try:
+            resp = self.client.invoke(FunctionName=name, InvocationType="RequestResponse",
+                                      LogType="Tail" if self.log_tail else "None", Payload=body)
+            headers_pc = self._headers_pc or time.perf_counter_ns()
+            data = resp["Payload"].read()
+            end_pc = time.perf_counter_ns()
+        except ClientError as exc:
+            end_pc = time.perf_counter_ns()
+            meta = exc.response.get("ResponseMetadata", {})
+            return InvokeResult(
+                status="client_error", error_type=exc.response.get("Error", {}).get("Code") or "ClientError",
+                error_message=str(exc), send_ns=wall(self._send_pc), headers_ns=wall(self._headers_pc),
+                end_ns=wall(end_pc), attempts=max(self._attempts, 1),
+                retries=max(self._attempts - 1, meta.get("RetryAttempts", 0) or 0),
+                request_id=meta.get("RequestId"))
+        except (BotoCoreError, OSError) as exc:
+            end_pc = time.perf_counter_ns()
+            return InvokeResult(
+                status="client_error", error_type=type(exc).__name__, error_message=str(exc),
+                send_ns=wall(self._send_pc), headers_ns=wall(self._headers_pc), end_ns=wall(end_pc),
+                attempts=max(self._attempts, 1), retries=max(self._attempts - 1, 0))
+        meta = resp.get("ResponseMetadata", {})
+        fields = classify(data, resp.get("FunctionError"))
+        tail = resp.get("LogResult")
+        if tail:
+            try:
+                tail = base64.b64decode(tail).decode("utf-8", errors="replace")
+            except ValueError:
+                pass
+        return InvokeResult(
+            **fields, send_ns=wall(self._send_pc), headers_ns=wall(headers_pc), end_ns=wall(end_pc),
+            attempts=max(self._attempts, 1),
+            retries=max(self._attempts - 1, meta.get("RetryAttempts", 0) or 0),
+            request_id=meta.get("RequestId"), log_tail=tail)
+
+    def close(self) -> None:
+        if self._zipdir is not None:
+            self._zipdir.cleanup()
+            self._zipdir = None

@@ -1,0 +1,87 @@
+"""`faascope plan SPEC.yaml`: the cells, the excluded cells and why, the invocation count and a
+rough duration estimate, without deploying or writing anything."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from faascope.units import format_size
+
+
+def _show(name: str, v) -> str:
+    if isinstance(v, bool) or not isinstance(v, int):
+        return str(v)
+    if name in ("memory", "memory_mb", "ephemeral", "ephemeral_mb", "function.memory_mb",
+                "function.ephemeral_mb"):
+        return f"{v} MB"
+    if name in ("timeout", "timeout_s", "iterations") or v < 1000:
+        return f"{v}B" if name.endswith("size") else str(v)
+    return format_size(v)
+
+
+@click.command("plan")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--replications", type=click.IntRange(min=1), default=None,
+              help="Override the spec's design.replications.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None,
+              help="Seed of the randomised run order (default: the spec's, else a random one).")
+def plan_command(spec, fmt, replications, seed):
+    """Show what `faascope run SPEC` would do: cells, exclusions, invocations and duration.
+
+    Levels are shown normalised: sizes in bytes (JSON) or exact units (table), memory in
+    Lambda MB (= MiB).
+    """
+    from faascope.designs.estimate import estimate, human_duration
+    from faascope.designs.plan import build_plan
+    from faascope.specs.loader import load_spec
+
+    loaded = load_spec(spec)
+    plan = build_plan(loaded, replications=replications, seed=seed)
+    est = estimate(plan)
+    if fmt == "json":
+        json.dump(plan.to_json(estimate=est), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    names = [f.name for f in loaded.factors]
+    d = loaded.spec.design
+    order = "randomised" if d.randomize else "in replication-major order"
+    con.print(f"[bold]{loaded.spec.name}[/bold]: {plan.design_type}, {len(names)} factor(s), "
+              f"{plan.replications} replication(s) per cell, {order}, seed {plan.seed}")
+    t = Table(title=f"Cells to run ({len(plan.cells)})", title_justify="left")
+    t.add_column("#", justify="right")
+    for n in names:
+        t.add_column(n)
+    t.add_column("reps", justify="right")
+    t.add_column("≈ s/inv", justify="right")
+    for c in plan.cells:
+        t.add_row(str(c.index), *[_show(n, c.levels[n]) for n in names], str(plan.replications),
+                  f"{est['per_invocation_seconds'][c.key]:.3g}")
+    con.print(t)
+    if plan.excluded:
+        x = Table(title=f"Excluded cells ({len(plan.excluded)})", title_justify="left")
+        for n in names:
+            x.add_column(n)
+        x.add_column("excluded by rule")
+        for e in plan.excluded:
+            x.add_row(*[_show(n, e.levels[n]) for n in names], e.rule)
+        con.print(x)
+    measured = sum(1 for r in plan.runs if r.kind == "measure")
+    warm = plan.invocations - measured
+    con.print(f"Invocations: [bold]{plan.invocations}[/bold] ({measured} measured"
+              f"{f' + {warm} warm-up' if warm else ''}), {est['functions']} function "
+              f"configuration(s), cold starts forced: {plan.cold_mode}"
+              + (f", {plan.blocks} blocks every {human_duration(plan.block_interval_s)}"
+                 if plan.blocks > 1 else ""))
+    con.print(f"Estimated duration: ≈ {human_duration(est['seconds'])} "
+              "(rough model; see docs/specs.md)")
+    for note in plan.notes:
+        con.print(f"note: {note}")
