@@ -1,0 +1,396 @@
+package platform
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// These tests drive the platform through its Lambda API, with the real agent as the function.
+// As root they use real sandboxes (namespaces, cgroups, loop-mounted /tmp); otherwise plain
+// processes, and the tests that need limits say so and skip.
+
+var agentZip []byte
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "faascope-platform-test")
+	if err != nil {
+		panic(err)
+	}
+	// The sandbox init re-executes the test binary: route that to the init, as main does.
+	if len(os.Args) > 2 && os.Args[1] == SandboxInitArg {
+		if err := RunSandboxInit(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox init:", err)
+			os.Exit(127)
+		}
+	}
+	bin := filepath.Join(dir, "bootstrap")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/faascope-agent")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("build agent: %v\n%s", err, out))
+	}
+	agentZip = zipOf(map[string]string{"bootstrap": bin}, nil)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func zipOf(files map[string]string, inline map[string][]byte) []byte {
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for name, path := range files {
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		h.SetMode(0o755)
+		w, _ := z.CreateHeader(h)
+		b, _ := os.ReadFile(path)
+		w.Write(b)
+	}
+	for name, data := range inline {
+		h := &zip.FileHeader{Name: name, Method: zip.Store}
+		h.SetMode(0o755)
+		w, _ := z.CreateHeader(h)
+		w.Write(data)
+	}
+	z.Close()
+	return buf.Bytes()
+}
+
+func isolation() string {
+	if os.Geteuid() == 0 && CgroupVersion() != 0 {
+		return "namespaces"
+	}
+	return "none"
+}
+
+func needSandboxes(t *testing.T) {
+	if isolation() != "namespaces" {
+		t.Skip("needs root and cgroups for real sandboxes")
+	}
+}
+
+type testPlatform struct {
+	*Platform
+	url string
+	t   *testing.T
+}
+
+func startPlatform(t *testing.T, cfg Config) *testPlatform {
+	t.Helper()
+	cfg.DataDir = t.TempDir()
+	if cfg.DefaultProfile == "" {
+		cfg.DefaultProfile = ProfileLambda
+	}
+	cfg.Isolation = isolation()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &testPlatform{p, "http://" + ln.Addr().String(), t}
+}
+
+func (tp *testPlatform) call(method, path string, body any, headers map[string]string) (*http.Response, []byte) {
+	tp.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, tp.url+path, rd)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tp.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+func (tp *testPlatform) create(name string, extra map[string]any) {
+	tp.t.Helper()
+	req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "arn:aws:iam::0:role/x",
+		"Handler": "bootstrap", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)},
+		"MemorySize": 256, "Timeout": 30}
+	for k, v := range extra {
+		req[k] = v
+	}
+	resp, body := tp.call("POST", "/2015-03-31/functions", req, nil)
+	if resp.StatusCode != http.StatusCreated {
+		tp.t.Fatalf("create %s: %d %s", name, resp.StatusCode, body)
+	}
+}
+
+type agentReply struct {
+	OK       bool `json:"ok"`
+	Cold     bool `json:"cold"`
+	Instance struct {
+		ID          string   `json:"id"`
+		Sandbox     string   `json:"sandbox"`
+		CPUQuota    *float64 `json:"cpu_quota"`
+		MemoryLimit *int64   `json:"memory_limit_bytes"`
+	} `json:"instance"`
+	Workload map[string]any `json:"workload"`
+	Error    *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (tp *testPlatform) invoke(name string, payload string) (*http.Response, agentReply, []byte) {
+	tp.t.Helper()
+	req, _ := http.NewRequest("POST", tp.url+"/2015-03-31/functions/"+name+"/invocations", strings.NewReader(payload))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tp.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r agentReply
+	json.Unmarshal(body, &r)
+	return resp, r, body
+}
+
+func TestWarmReuseAndEvictionAfterKeepAlive(t *testing.T) {
+	tp := startPlatform(t, Config{KeepAlive: 700 * time.Millisecond})
+	tp.create("warm", nil)
+	_, first, body := tp.invoke("warm", `{"workload":{"kind":"noop"}}`)
+	if !first.OK || !first.Cold {
+		t.Fatalf("first invoke should be a cold ok: %s", body)
+	}
+	resp, second, _ := tp.invoke("warm", `{"workload":{"kind":"noop"}}`)
+	if second.Cold || second.Instance.ID != first.Instance.ID || resp.Header.Get("X-Faascope-Cold") != "false" {
+		t.Fatalf("second invoke should be warm on instance %s, got cold=%v on %s", first.Instance.ID, second.Cold, second.Instance.ID)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if n := len(tp.Instances()); n != 0 {
+		t.Fatalf("idle instance not evicted after keep-alive: %d left", n)
+	}
+	_, third, _ := tp.invoke("warm", `{"workload":{"kind":"noop"}}`)
+	if !third.Cold || third.Instance.ID == first.Instance.ID {
+		t.Fatalf("after keep-alive the invoke should be cold on a new instance")
+	}
+}
+
+func TestKeepAliveTagOverridesPlatformDefault(t *testing.T) {
+	tp := startPlatform(t, Config{KeepAlive: time.Hour})
+	tp.create("short", map[string]any{"Tags": map[string]string{TagKeepAlive: "0.2"}})
+	tp.invoke("short", `{"workload":{"kind":"noop"}}`)
+	time.Sleep(600 * time.Millisecond)
+	if _, r, _ := tp.invoke("short", `{"workload":{"kind":"noop"}}`); !r.Cold {
+		t.Fatal("a 0.2 s keep-alive tag should have evicted the instance")
+	}
+}
+
+func TestUpdateConfigurationRetiresInstances(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.create("upd", nil)
+	tp.invoke("upd", `{"workload":{"kind":"noop"}}`)
+	resp, body := tp.call("PUT", "/2015-03-31/functions/upd/configuration", map[string]any{"MemorySize": 512}, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"MemorySize":512`) {
+		t.Fatalf("update: %d %s", resp.StatusCode, body)
+	}
+	_, r, _ := tp.invoke("upd", `{"workload":{"kind":"noop"}}`)
+	if !r.Cold {
+		t.Fatal("after a configuration update the next invoke must be cold, as on AWS")
+	}
+	if isolation() == "namespaces" && (r.Instance.MemoryLimit == nil || *r.Instance.MemoryLimit != 512<<20) {
+		t.Fatalf("new instance should have the new memory limit, got %v", r.Instance.MemoryLimit)
+	}
+}
+
+func TestFunctionErrorsAndAPIErrors(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	resp, body := tp.call("GET", "/2015-03-31/functions/nope", nil, nil)
+	if resp.StatusCode != 404 || resp.Header.Get("X-Amzn-ErrorType") != "ResourceNotFoundException" {
+		t.Fatalf("missing function: %d %s", resp.StatusCode, body)
+	}
+	tp.create("dup", nil)
+	resp, _ = tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "dup", "Runtime": "provided.al2023",
+		"Role": "r", "Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
+	if resp.StatusCode != 409 || resp.Header.Get("X-Amzn-ErrorType") != "ResourceConflictException" {
+		t.Fatalf("duplicate create: %d", resp.StatusCode)
+	}
+	for field, bad := range map[string]any{"MemorySize": 64, "Timeout": 901, "Runtime": "python3.12",
+		"EphemeralStorage": map[string]int{"Size": 100}, "Tags": map[string]string{TagProfile: "azure"}} {
+		req := map[string]any{"FunctionName": "bad", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+			"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}, field: bad}
+		resp, body := tp.call("POST", "/2015-03-31/functions", req, nil)
+		if resp.StatusCode != 400 || !strings.Contains(string(body), strings.Split(field, ".")[0]) {
+			t.Errorf("%s=%v: want 400 naming the field, got %d %s", field, bad, resp.StatusCode, body)
+		}
+	}
+	// A workload error is the agent's JSON with ok=false, not a function error.
+	resp, r, body := tp.invoke("dup", `{"workload":{"kind":"fileio","op":"read","file_size":10,"io_size":20}}`)
+	if resp.Header.Get("X-Amz-Function-Error") != "" || r.OK || r.Error == nil || r.Error.Type != "InvalidRequest" {
+		t.Fatalf("bad workload: %s", body)
+	}
+}
+
+func TestInvokeEventAndLogTail(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.create("ev", nil)
+	resp, _ := tp.call("POST", "/2015-03-31/functions/ev/invocations", map[string]any{"workload": map[string]any{"kind": "noop"}},
+		map[string]string{"X-Amz-Invocation-Type": "Event"})
+	if resp.StatusCode != 202 {
+		t.Fatalf("Event invoke: %d", resp.StatusCode)
+	}
+	resp, _ = tp.call("POST", "/2015-03-31/functions/ev/invocations", map[string]any{"workload": map[string]any{"kind": "noop"}},
+		map[string]string{"X-Amz-Log-Type": "Tail"})
+	logs, _ := base64.StdEncoding.DecodeString(resp.Header.Get("X-Amz-Log-Result"))
+	for _, want := range []string{"START RequestId:", "END RequestId:", "REPORT RequestId:", "Billed Duration:", "Memory Size: 256 MB"} {
+		if !strings.Contains(string(logs), want) {
+			t.Errorf("log tail lacks %q:\n%s", want, logs)
+		}
+	}
+}
+
+func TestConcurrencyLimitThrottles(t *testing.T) {
+	tp := startPlatform(t, Config{Concurrency: 2})
+	tp.create("busy", nil)
+	var wg sync.WaitGroup
+	codes := make(chan int, 6)
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _, _ := tp.invoke("busy", `{"workload":{"kind":"spin","iterations":200000000}}`)
+			codes <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[429] == 0 || count[200] == 0 || count[200] > 2+2 {
+		t.Fatalf("with a limit of 2 and 6 simultaneous calls expected some 429s: %v", count)
+	}
+}
+
+func TestTimeoutKillsSandboxAndReportsError(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.create("slow", map[string]any{"Timeout": 1})
+	start := time.Now()
+	resp, _, body := tp.invoke("slow", `{"workload":{"kind":"spin","iterations":100000000000}}`)
+	if resp.Header.Get("X-Amz-Function-Error") != "Unhandled" || !strings.Contains(string(body), "Sandbox.Timedout") {
+		t.Fatalf("timeout: %s", body)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("timeout took %s", el)
+	}
+	if _, r, _ := tp.invoke("slow", `{"workload":{"kind":"noop"}}`); !r.OK || !r.Cold {
+		t.Fatal("after a timeout the platform should serve the next call from a fresh instance")
+	}
+}
+
+func TestSandboxLimitsAreReal(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	tp.create("lim", map[string]any{"MemorySize": 1024, "EphemeralStorage": map[string]int{"Size": 600}})
+	_, r, body := tp.invoke("lim", `{"workload":{"kind":"noop"}}`)
+	if r.Instance.CPUQuota == nil || *r.Instance.CPUQuota < 0.578 || *r.Instance.CPUQuota > 0.580 {
+		t.Fatalf("cpu quota at 1024 MB should be 0.579 vCPU: %s", body)
+	}
+	if r.Instance.MemoryLimit == nil || *r.Instance.MemoryLimit != 1024<<20 {
+		t.Fatalf("memory limit: %s", body)
+	}
+	// The lambda profile's /tmp is its own file system of EphemeralStorage size: 600 MiB fit
+	// no 700 MiB file.
+	_, r, body = tp.invoke("lim", fmt.Sprintf(`{"workload":{"kind":"fileio","op":"write","file_size":%d,"io_size":1048576}}`, 700<<20))
+	if r.OK || r.Error == nil || r.Error.Type != "NoSpace" {
+		t.Fatalf("700 MiB into a 600 MiB /tmp should fail with NoSpace: %s", body)
+	}
+}
+
+func TestGCFTmpIsChargedToMemory(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	tp.create("g", map[string]any{"Tags": map[string]string{TagProfile: ProfileGCF}})
+	resp, _, body := tp.invoke("g", fmt.Sprintf(`{"workload":{"kind":"fileio","op":"write","file_size":%d,"io_size":1048576}}`, 512<<20))
+	if resp.Header.Get("X-Amz-Function-Error") != "Unhandled" || !strings.Contains(string(body), "Runtime.OutOfMemory") {
+		t.Fatalf("512 MiB into a 256 MB gcf /tmp should be an out-of-memory function error: %s", body)
+	}
+	if _, r, _ := tp.invoke("g", `{"workload":{"kind":"noop"}}`); !r.OK {
+		t.Fatal("the platform should keep serving after an OOM")
+	}
+}
+
+func TestOneFunctionCannotSeeAnothersTmp(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	tp.create("a", nil)
+	tp.create("b", nil)
+	_, r, body := tp.invoke("a", `{"workload":{"kind":"fileio","op":"write","file_size":4096,"io_size":4096,"path":"secret.dat"}}`)
+	if !r.OK {
+		t.Fatalf("write in a: %s", body)
+	}
+	_, r, body = tp.invoke("b", `{"workload":{"kind":"fileio","op":"read","file_size":4096,"io_size":4096,"path":"secret.dat","prepare":false}}`)
+	if r.OK {
+		t.Fatalf("b read a's /tmp file: %s", body)
+	}
+	_, r, body = tp.invoke("a", `{"workload":{"kind":"fileio","op":"read","file_size":4096,"io_size":4096,"path":"secret.dat","prepare":false}}`)
+	if !r.OK {
+		t.Fatalf("a should read its own file back on the warm instance: %s", body)
+	}
+}
+
+func TestPlatformRestartKeepsFunctionsAndCleansSandboxes(t *testing.T) {
+	dir := t.TempDir()
+	p, err := New(Config{DataDir: dir, DefaultProfile: ProfileLambda, Isolation: isolation()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A function persisted on disk and a stale sandbox directory from a "crash".
+	f := &Function{Config: FunctionConfiguration{FunctionName: "kept", MemorySize: 128, Timeout: 3}, Tags: map[string]string{}}
+	if err := p.store.save(f, agentZip); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "sandboxes", "ghost")
+	os.MkdirAll(stale, 0o700)
+	p.Close()
+	p2, err := New(Config{DataDir: dir, DefaultProfile: ProfileLambda, Isolation: isolation()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if _, err := p2.lookup("kept"); err != nil {
+		t.Fatal("function lost across restart")
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatal("stale sandbox directory not cleaned on start")
+	}
+}
+
+func TestUnzipRefusesEscapingPaths(t *testing.T) {
+	dir := t.TempDir()
+	zipPath := filepath.Join(dir, "evil.zip")
+	os.WriteFile(zipPath, zipOf(nil, map[string][]byte{"../escape": []byte("x")}), 0o644)
+	if err := unzip(zipPath, filepath.Join(dir, "out")); err == nil || !strings.Contains(err.Error(), "escapes") {
+		t.Fatalf("want an escape error, got %v", err)
+	}
+}
