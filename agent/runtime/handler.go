@@ -31,6 +31,9 @@ type Timings struct {
 	WorkloadEndNs   *int64 `json:"workload_end_ns"`
 }
 
+// decodeRequest is a variable so tests can inject a misbehaving workload.
+var decodeRequest = DecodeRequest
+
 // Handler runs invocations one at a time, as a FaaS instance does.
 type Handler struct {
 	mu     sync.Mutex
@@ -99,7 +102,7 @@ func (h *Handler) run(ctx context.Context, payload []byte, resp *Response) (kind
 			}
 		}
 	}()
-	w, kind, err := DecodeRequest(payload)
+	w, kind, err := decodeRequest(payload)
 	if err != nil {
 		return kind, err
 	}

@@ -58,8 +58,11 @@ func DecodeRequest(payload []byte) (workloads.Workload, string, error) {
 		if !known[k] {
 			return nil, kind, workloads.Invalid("workload."+k, "unknown field for kind %q", kind)
 		}
-		if isNull(fields[k]) {
+		switch string(bytes.TrimSpace(fields[k])) {
+		case "null":
 			return nil, kind, workloads.Invalid("workload."+k, "must not be null (omit it for the default)")
+		case `""`:
+			return nil, kind, workloads.Invalid("workload."+k, "must not be empty (omit it for the default)")
 		}
 		fields[k] = integral(fields[k])
 	}

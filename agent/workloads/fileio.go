@@ -15,6 +15,7 @@ const (
 	MaxIOSize = 1 << 30
 	// logicalBlock is the alignment O_DIRECT needs for sizes and offsets on common block devices.
 	logicalBlock = 512
+	maxPath      = 4096 // PATH_MAX
 	// DefaultPath is the file used when the request names none.
 	DefaultPath = "faascope-fileio.dat"
 )
@@ -142,6 +143,9 @@ func oneOf(field string, v *string, def string, allowed ...string) error {
 // component is opened with O_NOFOLLOW, so a symlink planted there later cannot redirect I/O.
 func confine(rel string) (string, error) {
 	const field = "workload.path"
+	if len(rel) > maxPath {
+		return "", Invalid(field, "longer than %d bytes", maxPath)
+	}
 	if strings.ContainsRune(rel, 0) {
 		return "", Invalid(field, "must not contain NUL")
 	}
