@@ -122,16 +122,26 @@ def stop(data_dir: Path | None = None, wait_s: float = 15.0) -> bool:
     pid = state["pid"]
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
+    while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.05)
-    else:
+    if _alive(pid):
         os.kill(pid, signal.SIGKILL)
     _state_file(data_dir).unlink(missing_ok=True)
     return True
+
+
+def _alive(pid: int) -> bool:
+    """Whether pid still runs; a zombie (exited, not yet reaped by its parent) does not."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False  # it was our child and has just been reaped
+    except ChildProcessError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 # ---- command line ---------------------------------------------------------------------------
