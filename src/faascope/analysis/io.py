@@ -267,6 +267,7 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
         k = int(counts.get(key, 0))
         if k < min_rows:
             raise BadInput(f"cell {_cell_label(factors, combo)} has {k} row(s); every combination of "
-                           f"factor levels needs at least {min_rows} (filter it out or add replications)",
+                           f"factor levels needs at least {min_rows} (narrow --filter, analyse subsets with --scenario, "
+                           "or add replications)",
                            field="--factors")
     return out, levels
