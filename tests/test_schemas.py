@@ -1,0 +1,266 @@
+"""The agent's JSON Schemas, checked from Python against examples and against a real agent.
+
+The same schema files are checked from Go (agent/runtime/*_test.go); together the two sides
+pin the contract between the agent and everything that reads its responses.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMAS = ROOT / "src" / "faascope" / "schemas"
+HOST_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+def _validator(name: str) -> Draft202012Validator:
+    schema = json.loads((SCHEMAS / name).read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+REQUEST = _validator("agent-request.schema.json")
+RESPONSE = _validator("agent-response.schema.json")
+
+VALID_REQUESTS = [
+    {"workload": {"kind": "noop"}},
+    {"workload": {"kind": "spin", "iterations": 100_000_000}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 1, "io_size": 1}},
+    {"workload": {"kind": "fileio", "op": "read", "file_size": 1_000_000_000, "io_size": 512,
+                  "direct": True}},
+    {"workload": {"kind": "fileio", "engine": "dd", "op": "write", "pattern": "sequential",
+                  "file_size": 10_000, "io_size": 512, "direct": True, "fsync": "every",
+                  "source": "urandom", "path": "sub/f.dat", "prepare": False, "drop": True,
+                  "seed": 3}},
+    {"workload": {"kind": "fileio", "op": "read", "pattern": "random", "file_size": 64 << 30,
+                  "io_size": 1 << 30, "seed": -1}},
+]
+
+INVALID_REQUESTS = [
+    {},
+    {"workload": None},
+    {"workload": {"kind": "noop"}, "extra": 1},
+    {"workload": {}},
+    {"workload": {"kind": "sleep"}},
+    {"workload": {"kind": "noop", "iterations": 1}},
+    {"workload": {"kind": "spin"}},
+    {"workload": {"kind": "spin", "iterations": 0}},
+    {"workload": {"kind": "spin", "iterations": 10**12 + 1}},
+    {"workload": {"kind": "spin", "iterations": "10"}},
+    {"workload": {"kind": "fileio", "file_size": 1, "io_size": 1}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 0, "io_size": 1}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": (64 << 30) + 1, "io_size": 1}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 1000,
+                  "direct": True}},
+    {"workload": {"kind": "fileio", "op": "read", "file_size": 4096, "io_size": 512,
+                  "fsync": "end"}},
+    {"workload": {"kind": "fileio", "engine": "dd", "op": "write", "pattern": "random",
+                  "file_size": 4096, "io_size": 512}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 512,
+                  "path": "/etc/passwd"}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 512,
+                  "path": "a/../../x"}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 512,
+                  "path": ""}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 512,
+                  "direct": None}},
+    {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 512,
+                  "bs": "128k"}},
+]
+
+
+def _instance() -> dict:
+    return {"id": "0123456789abcdef", "started_at": "2024-05-01T10:00:00.123456789Z",
+            "sandbox": "/sandbox/abc", "boot_id": "a9a8fbe1-7ac5-481b-b9a9-de3535721190",
+            "cpu_quota": 0.2894, "memory_limit_bytes": 536870912, "hostname": "h", "arch": "amd64",
+            "num_cpu": 2, "env": {"function_name": "f", "memory_mb": 512, "log_stream": None}}
+
+
+def _ok(workload: dict) -> dict:
+    return {"ok": True, "cold": False, "instance": _instance(),
+            "timings": {"received_ns": 1, "workload_start_ns": 2, "workload_end_ns": 3},
+            "workload": workload, "error": None}
+
+
+LATENCY = {"count": 2, "min_s": 1e-4, "mean_s": 1.5e-4, "p50_s": 1e-4, "p90_s": 2e-4,
+           "p99_s": 2e-4, "p999_s": 2e-4, "max_s": 2e-4}
+FILEIO = {"kind": "fileio", "elapsed_s": 0.5, "bytes": 262144, "ops": 2, "engine": "native",
+          "op": "write", "pattern": "sequential", "file_size": 262144, "io_size": 131072,
+          "direct_requested": True, "direct_effective": True, "fsync": "end", "source": "zero",
+          "seed": 0, "path": "/tmp/faascope-fileio.dat", "fs_type": "ext4", "prepared": False,
+          "dropped": False, "throughput_bytes_per_s": 524288.0, "latency": LATENCY, "fsync_s": 0.01}
+
+VALID_RESPONSES = [
+    _ok({"kind": "noop", "elapsed_s": 0.0, "bytes": 0, "ops": 0}),
+    _ok({"kind": "spin", "elapsed_s": 0.4, "bytes": 0, "ops": 10**8, "cpu_s": 0.1,
+         "checksum": "e220a8397b1dcdaf"}),
+    _ok(FILEIO),
+    _ok({**{k: v for k, v in FILEIO.items() if k not in ("latency", "fsync_s")}, "engine": "dd",
+         "wall_s": 0.51, "dd_command": ["/usr/bin/dd", "if=/dev/zero", "of=/tmp/x", "bs=131072",
+                                        "count=2", "oflag=direct", "conv=fsync"]}),
+    {"ok": False, "cold": True, "instance": _instance(),
+     "timings": {"received_ns": 1, "workload_start_ns": None, "workload_end_ns": None},
+     "workload": None,
+     "error": {"type": "InvalidRequest", "message": "workload.io_size: must not exceed file_size (1024 > 512)"}},
+]
+
+INVALID_RESPONSES = [
+    {**VALID_RESPONSES[0], "ok": False},  # ok=false needs an error and no workload
+    {**VALID_RESPONSES[0], "error": {"type": "IOError", "message": "x"}},
+    {**VALID_RESPONSES[0], "extra": 1},
+    _ok({"kind": "noop", "elapsed_s": -1.0, "bytes": 0, "ops": 0}),
+    _ok({"kind": "spin", "elapsed_s": 0.4, "bytes": 0, "ops": 1}),  # no cpu_s/checksum
+    _ok({**FILEIO, "latency": None}),
+    _ok({**FILEIO, "bytes": 1.5}),
+    _ok({**FILEIO, "surprise": True}),
+    _ok({k: v for k, v in FILEIO.items() if k != "direct_effective"}),
+    {**VALID_RESPONSES[4], "error": {"type": "Timeout", "message": "x"}},
+]
+
+
+@pytest.mark.parametrize("request_", VALID_REQUESTS)
+def test_valid_requests(request_):
+    REQUEST.validate(request_)
+
+
+@pytest.mark.parametrize("request_", INVALID_REQUESTS)
+def test_invalid_requests(request_):
+    assert not REQUEST.is_valid(request_), request_
+
+
+@pytest.mark.parametrize("response", VALID_RESPONSES)
+def test_valid_responses(response):
+    RESPONSE.validate(response)
+
+
+@pytest.mark.parametrize("response", INVALID_RESPONSES)
+def test_invalid_responses(response):
+    assert not RESPONSE.is_valid(response), response
+
+
+# --- a real agent in HTTP mode -------------------------------------------------------------
+
+def _agent_binary(tmp_dir: Path) -> Path:
+    """Build the agent from source when Go is available (so the test sees the current code),
+    else use the binary the package build installed."""
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if go:
+        out = tmp_dir / "faascope-agent"
+        env = dict(os.environ, CGO_ENABLED="0")
+        subprocess.run([go, "build", "-o", str(out), "./cmd/faascope-agent"], cwd=ROOT / "agent",
+                       env=env, check=True, capture_output=True, timeout=300)
+        return out
+    built = ROOT / "src" / "faascope" / "_bin" / f"faascope-agent-{HOST_ARCH.get(platform.machine(), 'amd64')}"
+    if built.exists():
+        return built
+    pytest.skip("neither Go nor a built agent binary is available")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("agent")
+    binary = _agent_binary(tmp)
+    work = tmp / "tmp"
+    work.mkdir()
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_LAMBDA")}
+    env.update(PORT=str(port), TMPDIR=str(work))
+    proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"agent did not start: {proc.stderr.read().decode()}")
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _invoke(url: str, payload: dict | str) -> tuple[int, dict]:
+    body = payload if isinstance(payload, str) else json.dumps(payload)
+    req = urllib.request.Request(url + "/", data=body.encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+AGENT_CASES = [
+    ({"workload": {"kind": "noop"}}, 200),
+    ({"workload": {"kind": "spin", "iterations": 1_000_000}}, 200),
+    ({"workload": {"kind": "fileio", "op": "write", "file_size": 1 << 20, "io_size": 128 << 10,
+                   "direct": True, "fsync": "end", "source": "urandom"}}, 200),
+    ({"workload": {"kind": "fileio", "op": "read", "file_size": 1 << 20, "io_size": 128 << 10,
+                   "direct": True, "prepare": False}}, 200),
+    ({"workload": {"kind": "fileio", "op": "read", "pattern": "random", "file_size": 1 << 20,
+                   "io_size": 4096, "seed": 1}}, 200),
+    ({"workload": {"kind": "fileio", "engine": "dd", "op": "write", "file_size": 1 << 20,
+                   "io_size": 128 << 10, "direct": True}}, 200),
+    ({"workload": {"kind": "fileio", "engine": "dd", "op": "read", "file_size": 1 << 20,
+                   "io_size": 128 << 10, "direct": True, "prepare": False, "drop": True}}, 200),
+    ({"workload": {"kind": "fileio", "op": "read", "file_size": 4096, "io_size": 512,
+                   "prepare": False, "path": "absent.dat"}}, 500),
+    ({"workload": {"kind": "fileio", "op": "write", "file_size": 512, "io_size": 1024}}, 400),
+    ({"workload": {"kind": "fileio", "op": "write", "file_size": 512, "io_size": 512,
+                   "path": "../escape"}}, 400),
+    ('{"workload": ', 400),
+]
+
+
+def test_agent_responses_match_schema(agent):
+    seen_cold = []
+    for payload, status in AGENT_CASES:
+        got_status, response = _invoke(agent, payload)
+        errors = sorted(RESPONSE.iter_errors(response), key=str)
+        assert not errors, f"{payload}: {errors[0].message} in {response}"
+        assert got_status == status, (payload, response)
+        assert response["ok"] == (status == 200)
+        if isinstance(payload, dict):
+            if status == 200:
+                REQUEST.validate(payload)
+                assert response["workload"]["kind"] == payload["workload"]["kind"]
+            elif status == 400 and ".." in json.dumps(payload):
+                assert not REQUEST.is_valid(payload)
+        seen_cold.append(response["cold"])
+    assert seen_cold[0] and not any(seen_cold[1:])
+
+
+def test_agent_fileio_figures(agent):
+    size = 1 << 20
+    _, w = _invoke(agent, {"workload": {"kind": "fileio", "op": "write", "file_size": size,
+                                        "io_size": 64 << 10, "path": "fig.dat"}})
+    wl = w["workload"]
+    assert wl["bytes"] == size and wl["ops"] == 16 and wl["latency"]["count"] == 16
+    assert wl["throughput_bytes_per_s"] == pytest.approx(size / wl["elapsed_s"])
+    assert wl["latency"]["min_s"] <= wl["latency"]["p50_s"] <= wl["latency"]["p99_s"] <= wl["latency"]["max_s"]
+    _, s = _invoke(agent, {"workload": {"kind": "spin", "iterations": 1000}})
+    _, s2 = _invoke(agent, {"workload": {"kind": "spin", "iterations": 1000}})
+    assert s["workload"]["checksum"] == s2["workload"]["checksum"]
+    assert s["instance"]["id"] == s2["instance"]["id"]
