@@ -6,22 +6,24 @@ predict a measurement. Per invocation:
     t = overhead + [forced cold start] + workload
 
 - overhead: the client/platform round trip of a warm invocation (local 5 ms, cloud 60 ms);
-- forced cold start: UpdateFunctionConfiguration plus a fresh instance (local 0.4 s, cloud 1.5 s);
+- forced cold start (and the first invocation of every function): local 0.3 s, cloud 1.5 s;
 - workload:
   - noop: 0; spin: iterations x 4 ns / cpu;
-  - fileio: ops = ceil(file_size / io_size) operations moving file_size bytes:
-      ops x per-op cost / cpu  +  bytes / bandwidth  (+ producing urandom data / cpu)
-      (+ fsync: bytes / disk bandwidth at the end, or 1 ms per op with fsync every)
-      (+ for reads, preparing the file the same way as a buffered write, outside the timed region
-        but inside the invocation);
-    per-op cost: 2 us buffered, 60 us O_DIRECT on a disk (on the gcf profile /tmp is tmpfs, where
-    O_DIRECT does not apply); bandwidth: 1.5 GB/s buffered write, 3 GB/s buffered read,
-    0.5 GB/s direct read from disk, 0.6 GB/s fsync;
+  - fileio with ops = ceil(file_size / io_size):
+      buffered write: ops x 3 us / cpu + bytes / 0.3 GB/s (+ fsync end: bytes / 150 MB/s on a
+        disk; fsync every: 1 ms per op);
+      buffered read (also "direct" on the gcf profile, whose tmpfs /tmp has no O_DIRECT):
+        ops x 1 us / cpu + bytes / 3 GB/s;
+      O_DIRECT read from disk: ops x 42 us + bytes / 1.5 GB/s;
+      a read's preparation (inside the invocation, outside the timed region): bytes / 0.4 GB/s
+        + fsync to disk at 150 MB/s (lambda profile; none on tmpfs);
+      dd with source urandom also reads /dev/urandom inside its timing: bytes / 0.5 GB/s / cpu;
   - cpu: the share of a CPU the function gets (lambda: memory/1769 MB; gcf: the tier table;
     capped at 1 for this single-threaded work).
 Plus one deployment per distinct function configuration (local 1 s, cloud 10 s) and the waits
 between time blocks. The constants were calibrated on the development machine's local platform
-(see docs/specs.md); on other disks and clouds expect a factor of two either way.
+(one replication of examples/thesis-local-fileio.yaml: 150 s measured; see docs/specs.md); on other
+disks and on clouds expect a factor of two either way.
 """
 from __future__ import annotations
 
@@ -34,16 +36,18 @@ GCF_TIERS = [(128, 0.083), (256, 0.167), (512, 0.333), (1024, 0.583), (2048, 1.0
              (8192, 2.0), (16384, 4.0), (32768, 8.0)]
 
 OVERHEAD_S = {"local": 0.005, "cloud": 0.06}
-COLD_S = {"local": 0.4, "cloud": 1.5}
+COLD_S = {"local": 0.3, "cloud": 1.5}
 DEPLOY_S = {"local": 1.0, "cloud": 10.0}
 SPIN_UNIT_S = 4e-9
-PER_OP_BUFFERED_S = 2e-6
-PER_OP_DIRECT_S = 60e-6
-BW_WRITE = 1.5e9
+PER_OP_WRITE_S = 3e-6
+PER_OP_READ_S = 1e-6
+PER_OP_DIRECT_S = 42e-6
+BW_WRITE = 0.3e9
 BW_READ = 3.0e9
-BW_DIRECT_READ = 0.5e9
-BW_FSYNC = 0.6e9
-BW_URANDOM = 0.5e9  # getrandom() per second of one CPU
+BW_DIRECT_READ = 1.5e9
+BW_PREPARE = 0.4e9
+BW_FSYNC = 0.15e9
+BW_URANDOM = 0.5e9  # dd reading /dev/urandom, per second of one CPU
 FSYNC_EVERY_S = 1e-3
 
 
@@ -69,18 +73,19 @@ def workload_seconds(cell: Cell) -> float:
     ops = math.ceil(size / io)
     tmpfs = cell.function.profile == "gcf"
     direct = w.get("direct") and not tmpfs
-    urandom = w.get("source") == "urandom"
+    dd_urandom = w.get("engine") == "dd" and w.get("source") == "urandom"
+    read = w.get("op") == "read"
     t = 0.0
-    if w.get("op") == "read":
+    if read:
         if direct:
-            t += ops * PER_OP_DIRECT_S / max(cpu, 0.25) + size / BW_DIRECT_READ
+            t += ops * PER_OP_DIRECT_S + size / BW_DIRECT_READ
         else:
-            t += ops * PER_OP_BUFFERED_S / cpu + size / BW_READ
+            t += ops * PER_OP_READ_S / cpu + size / BW_READ
         if w.get("prepare", True):
-            t += size / BW_WRITE + (size / BW_URANDOM / cpu if urandom else 0.0)
+            t += size / BW_PREPARE + (0.0 if tmpfs else size / BW_FSYNC)
     else:
-        t += ops * PER_OP_BUFFERED_S / cpu + size / BW_WRITE
-        if urandom:
+        t += ops * PER_OP_WRITE_S / cpu + size / BW_WRITE
+        if dd_urandom:
             t += size / BW_URANDOM / cpu
         fsync = w.get("fsync", "none")
         if fsync == "end" and not tmpfs:
@@ -97,7 +102,7 @@ def estimate(plan: Plan) -> dict[str, Any]:
     for r in plan.runs:
         total += per_cell[r.cell_key] + (COLD_S[where] if r.force_cold else 0.0)
     configs = {tuple(sorted(c.config.items(), key=lambda kv: kv[0])) for c in plan.cells}
-    total += len(configs) * DEPLOY_S[where]
+    total += len(configs) * (DEPLOY_S[where] + COLD_S[where])
     waits = (plan.blocks - 1) * (plan.block_interval_s or 0.0)
     return {
         "seconds": round(max(total, waits + total / max(plan.blocks, 1)), 3),

@@ -1,0 +1,93 @@
+"""A FAKE, in-process provider for driver tests: no platform, no agent, no network.
+
+It answers like the agent (DESIGN.md response shape) after a short sleep, tracks warm/cold
+instances per function like a platform would, and can be told to fail some invocations. Tests that
+use it say so in their names (``..._with_in_process_fake_provider``).
+
+Run as a script it runs a campaign with this fake provider, so a test can SIGKILL it:
+    python driver_fakes.py SPEC RESULTS [--resume] [--delay-ms N]
+"""
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import sys
+import time
+
+from faascope.providers.base import FunctionConfig, InvokeResult, Provider, classify
+
+
+class InProcessFakeProvider(Provider):
+    kind = "fake"
+
+    def __init__(self, delay_s: float = 0.002, fail_every: int = 0, seed: int = 0):
+        self.delay_s = delay_s
+        self.fail_every = fail_every
+        self.rng = random.Random(seed)
+        self.functions: dict[str, FunctionConfig] = {}
+        self.instance: dict[str, str | None] = {}
+        self.calls: list[tuple[str, str]] = []
+        self.invocations = 0
+
+    def deploy(self, name, config):
+        self.calls.append(("deploy", name))
+        self.functions[name] = config
+        self.instance[name] = None
+
+    def update_configuration(self, name, config):
+        self.calls.append(("update", name))
+        self.functions[name] = config
+        self.instance[name] = None
+
+    def force_cold(self, name):
+        self.calls.append(("force_cold", name))
+        self.instance[name] = None
+
+    def invoke(self, name, payload):
+        self.calls.append(("invoke", name))
+        self.invocations += 1
+        send = time.time_ns()
+        cold = self.instance.get(name) is None
+        if cold:
+            self.instance[name] = secrets.token_hex(8)
+        elapsed = self.delay_s * (0.5 + self.rng.random())
+        time.sleep(elapsed)
+        end = time.time_ns()
+        if self.fail_every and self.invocations % self.fail_every == 0:
+            body = json.dumps({"errorType": "Runtime.ExitError", "errorMessage": "fake crash"}).encode()
+            fields = classify(body, "Unhandled")
+        else:
+            w = payload["workload"]
+            body = json.dumps({
+                "ok": True, "cold": cold,
+                "instance": {"id": self.instance[name], "started_at": "", "sandbox": f"/fake/{name}",
+                             "boot_id": "fake", "cpu_quota": None, "memory_limit_bytes": None},
+                "timings": {"received_ns": send, "workload_start_ns": send, "workload_end_ns": end},
+                "workload": {"kind": w["kind"], "elapsed_s": elapsed,
+                             "bytes": w.get("file_size", 0), "ops": 1},
+                "error": None}).encode()
+            fields = classify(body, None)
+        return InvokeResult(**fields, send_ns=send, headers_ns=end, end_ns=time.time_ns(),
+                            attempts=1, retries=0, request_id=secrets.token_hex(4))
+
+    def teardown(self, name):
+        self.calls.append(("teardown", name))
+        self.functions.pop(name, None)
+
+
+def main(argv: list[str]) -> None:
+    from faascope.driver.runner import run_campaign
+
+    spec, results = argv[0], argv[1]
+    resume = "--resume" in argv
+    delay_ms = 2.0
+    if "--delay-ms" in argv:
+        delay_ms = float(argv[argv.index("--delay-ms") + 1])
+    s = run_campaign(spec, results, resume=resume, progress=False,
+                     provider_factory=lambda loaded: InProcessFakeProvider(delay_s=delay_ms / 1000))
+    print(json.dumps({"recorded": s.recorded, "planned": s.planned, "ran_now": s.ran_now}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
