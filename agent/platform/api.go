@@ -93,6 +93,8 @@ func (p *Platform) health(w http.ResponseWriter, r *http.Request) {
 		"cgroup_version": CgroupVersion(), "keep_alive_s": p.cfg.KeepAlive.Seconds(),
 		"concurrency": p.cfg.Concurrency, "instances": n, "in_flight": inflight,
 		"data_dir": p.cfg.DataDir, "arch": hostArch(), "pid": pid(),
+		"host_network": p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", "expose": p.cfg.Expose,
+		"net_shape": p.cfg.NetShape, "shared_dir": p.cfg.SharedDir,
 	})
 }
 
@@ -205,6 +207,16 @@ func (p *Platform) checkTags(f *Function) error {
 	if v, ok := f.Tags[TagKeepAlive]; ok {
 		if s, err := strconv.ParseFloat(v, 64); err != nil || s < 0 {
 			return errInvalid("Tags[%s] must be a number of seconds ≥ 0, got %q", TagKeepAlive, v)
+		}
+	}
+	if v, ok := f.Tags[TagExpose]; ok {
+		if _, err := ParsePorts(v); err != nil {
+			return errInvalid("Tags[%s]: %v", TagExpose, err)
+		}
+	}
+	if v, ok := f.Tags[TagNetShape]; ok {
+		if _, err := ParseNetShape(v); err != nil {
+			return errInvalid("Tags[%s]: %v", TagNetShape, err)
 		}
 	}
 	if _, err := LimitsFor(p.profileOf(f), f.Config.MemorySize, f.Config.EphemeralStorage.Size); err != nil {

@@ -55,6 +55,8 @@ type Function struct {
 const (
 	TagProfile   = "faascope:profile"
 	TagKeepAlive = "faascope:keep-alive" // seconds an idle instance stays warm
+	TagExpose    = "faascope:expose"     // host loopback ports the function may reach, e.g. "9000,6379"
+	TagNetShape  = "faascope:net-shape"  // "none", "lambda" or "size=…,refill_ms=…[,one_time_burst=…][,peak=…]"
 )
 
 // Lambda's limits for the fields this platform honours.

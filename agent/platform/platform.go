@@ -26,6 +26,10 @@ type Config struct {
 	Concurrency    int           // account-wide concurrent executions before throttling
 	Isolation      string        // "namespaces" (real limits) or "none" (plain processes)
 	InitTimeout    time.Duration // Lambda allows 10 s for a runtime to initialise
+	HostNetwork    bool          // share the host's network instead of a namespace per sandbox
+	Expose         []int         // host loopback ports every sandbox may reach
+	NetShape       string        // default network shaping (see ParseNetShape)
+	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
 }
 
 // Platform is the running local FaaS platform.
@@ -71,6 +75,17 @@ func New(cfg Config) (*Platform, error) {
 	}
 	if _, err := LimitsFor(cfg.DefaultProfile, defaultMemoryMB, minEphemeralMB); err != nil {
 		return nil, err
+	}
+	if _, err := ParseNetShape(cfg.NetShape); err != nil {
+		return nil, fmt.Errorf("net shape: %w", err)
+	}
+	if cfg.SharedDir != "" {
+		if cfg.SharedDir, err = filepath.Abs(cfg.SharedDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(cfg.SharedDir, 0o1777); err != nil {
+			return nil, err
+		}
 	}
 	for _, d := range []string{p.store.dir, p.sandboxRoot(), p.logDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -277,10 +292,20 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 	if logFile != nil {
 		out = io.MultiWriter(in.Logs, logFile)
 	}
+	isolate := p.cfg.Isolation == "namespaces"
+	netOpts, err := p.networkFor(f, in, isolate)
+	if err != nil {
+		in.server.Close()
+		return nil, err
+	}
+	runtimeAPI := in.RuntimeAPIAddr()
+	if netOpts != nil {
+		runtimeAPI = "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
+	}
 	sb, err := StartSandbox(SandboxOptions{
 		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: p.store.codePath(cfg.FunctionName),
-		Limits: limits, Env: p.sandboxEnv(cfg, in, limits), CgroupGroup: p.cgroupDir,
-		Isolate: p.cfg.Isolation == "namespaces", Stdout: out,
+		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
+		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
 	})
 	in.Sandbox = sb
 	if err != nil {
@@ -313,7 +338,41 @@ func (p *Platform) profileOf(f *Function) string {
 	return p.cfg.DefaultProfile
 }
 
-func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits) []string {
+// networkFor gives a sandbox its own network namespace, reaching only the Runtime API and the
+// exposed ports (the platform's and the function's), shaped by the function's or the
+// platform's token buckets. Nil means the host's network.
+func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOptions, error) {
+	if !isolate || p.cfg.HostNetwork {
+		return nil, nil
+	}
+	shapeSpec := p.cfg.NetShape
+	if v, ok := f.Tags[TagNetShape]; ok {
+		shapeSpec = v
+	}
+	shape, err := ParseNetShape(shapeSpec)
+	if err != nil {
+		return nil, err
+	}
+	ports := append([]int{}, p.cfg.Expose...)
+	if v, ok := f.Tags[TagExpose]; ok {
+		extra, err := ParsePorts(v)
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, extra...)
+	}
+	maps := []portMap{{Inside: RuntimeAPIPort, Target: in.RuntimeAPIAddr()}}
+	seen := map[int]bool{}
+	for _, port := range ports {
+		if !seen[port] {
+			seen[port] = true
+			maps = append(maps, portMap{Inside: port, Target: "127.0.0.1:" + strconv.Itoa(port), Shaped: true})
+		}
+	}
+	return &NetOptions{Maps: maps, Shape: shape}, nil
+}
+
+func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits, runtimeAPI string) []string {
 	env := []string{}
 	if cfg.Environment != nil {
 		keys := make([]string, 0, len(cfg.Environment.Variables))
@@ -327,7 +386,7 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 	}
 	// Lambda's reserved variables come last so a user's value cannot shadow them.
 	return append(env,
-		"AWS_LAMBDA_RUNTIME_API="+in.RuntimeAPIAddr(),
+		"AWS_LAMBDA_RUNTIME_API="+runtimeAPI,
 		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(cfg.MemorySize),
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -392,5 +393,144 @@ func TestUnzipRefusesEscapingPaths(t *testing.T) {
 	os.WriteFile(zipPath, zipOf(nil, map[string][]byte{"../escape": []byte("x")}), 0o644)
 	if err := unzip(zipPath, filepath.Join(dir, "out")); err == nil || !strings.Contains(err.Error(), "escapes") {
 		t.Fatalf("want an escape error, got %v", err)
+	}
+}
+
+// An HTTP workload stands in for the agent's network workloads: a tiny bootstrap is not needed,
+// the agent's fileio cannot reach sockets, so these tests look at the relay directly.
+
+func TestSandboxNetworkReachesOnlyExposedPorts(t *testing.T) {
+	needSandboxes(t)
+	// A service on the host's loopback, and the platform's own API, which must stay out of reach.
+	svc, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	go func() {
+		for {
+			c, err := svc.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello from the host"))
+			c.Close()
+		}
+	}()
+	port := svc.Addr().(*net.TCPAddr).Port
+	tp := startPlatform(t, Config{})
+	tp.create("net", map[string]any{"Tags": map[string]string{TagExpose: strconv.Itoa(port)}})
+	if _, r, body := tp.invoke("net", `{"workload":{"kind":"noop"}}`); !r.OK {
+		t.Fatalf("the Runtime API must work through the sandbox's network: %s", body)
+	}
+	pid := tp.Instances()[0].Pid
+	var got []byte
+	err = inNetns(pid, func() error {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		got, err = io.ReadAll(c)
+		return err
+	})
+	if err != nil || string(got) != "hello from the host" {
+		t.Fatalf("exposed port from inside the sandbox: %q, %v", got, err)
+	}
+	apiPort := strings.Split(tp.url, ":")[2]
+	err = inNetns(pid, func() error {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+apiPort, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("the platform's control API must not be reachable from a sandbox")
+	}
+}
+
+func TestSandboxNetworkShapingFollowsTokenBucket(t *testing.T) {
+	needSandboxes(t)
+	// A source on the host that sends 18 MiB; the sandbox times what arrives (the receiver's
+	// clock is the honest one: a sender's writes return once socket buffers take them).
+	src, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer src.Close()
+	go func() {
+		for {
+			c, err := src.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				chunk := make([]byte, 1<<20)
+				for i := 0; i < 18; i++ {
+					if _, err := c.Write(chunk); err != nil {
+						break
+					}
+				}
+				c.Close()
+			}()
+		}
+	}()
+	port := src.Addr().(*net.TCPAddr).Port
+	// 4 MiB bucket refilling in 200 ms (20 MiB/s) plus a 4 MiB one-time burst.
+	tp := startPlatform(t, Config{})
+	tp.create("shaped", map[string]any{"Tags": map[string]string{TagExpose: strconv.Itoa(port),
+		TagNetShape: fmt.Sprintf("size=%d,refill_ms=200,one_time_burst=%d", 4<<20, 4<<20)}})
+	tp.invoke("shaped", `{"workload":{"kind":"noop"}}`)
+	pid := tp.Instances()[0].Pid
+	var budgetAt, endAt time.Duration
+	err := inNetns(pid, func() error {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		buf := make([]byte, 64<<10)
+		var got int64
+		t0 := time.Now()
+		for {
+			n, err := c.Read(buf)
+			got += int64(n)
+			if budgetAt == 0 && got >= 8<<20 {
+				budgetAt = time.Since(t0)
+			}
+			if err != nil {
+				break
+			}
+		}
+		endAt = time.Since(t0)
+		if got != 18<<20 {
+			return fmt.Errorf("received %d bytes, want %d", got, 18<<20)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if budgetAt > 150*time.Millisecond {
+		t.Errorf("the first 8 MiB (bucket + one-time burst) should pass at line rate, took %s", budgetAt)
+	}
+	if steady := endAt - budgetAt; steady < 450*time.Millisecond || steady > 600*time.Millisecond {
+		t.Errorf("the next 10 MiB at a 20 MiB/s refill should take ~500 ms, took %s", steady)
+	}
+}
+
+func TestSharedDirectoryIsVisibleToAllSandboxes(t *testing.T) {
+	needSandboxes(t)
+	shared := t.TempDir()
+	os.Chmod(shared, 0o1777)
+	tp := startPlatform(t, Config{SharedDir: shared})
+	tp.create("w", nil)
+	_, r, body := tp.invoke("w", `{"workload":{"kind":"noop"}}`)
+	if !r.OK {
+		t.Fatal(string(body))
+	}
+	// The sandbox sees the host directory at /mnt/shared: check through its mount namespace.
+	pid := tp.Instances()[0].Pid
+	os.WriteFile(filepath.Join(shared, "from-host"), []byte("x"), 0o644)
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/root/mnt/shared/from-host", pid)); err != nil {
+		t.Fatalf("shared directory not mounted in the sandbox: %v", err)
 	}
 }

@@ -30,7 +30,11 @@ type SandboxSpec struct {
 	Entrypoint string            `json:"entrypoint"` // path inside the sandbox
 	UID        int               `json:"uid"`
 	Isolate    bool              `json:"isolate"`
+	SharedDir  string            `json:"shared_dir"` // mounted read-write at /mnt/shared in every sandbox (EFS stand-in)
 }
+
+// SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
+const SharedMount = "/mnt/shared"
 
 // Sandbox is one running function instance's process tree with its limits.
 type Sandbox struct {
@@ -39,9 +43,16 @@ type Sandbox struct {
 	Cgroup   *Cgroup
 	Cmd      *exec.Cmd
 	Setup    time.Duration // unpack + file system + cgroup, before the process starts
+	Net      *sandboxNet // nil when the sandbox shares the host's network
 	exited   chan struct{}
 	exitErr  error
 	isolated bool
+}
+
+// NetOptions give a sandbox its own network namespace with these relayed ports and limits.
+type NetOptions struct {
+	Maps  []portMap
+	Shape NetShape
 }
 
 // SandboxOptions are the pieces of a function a sandbox needs.
@@ -53,6 +64,8 @@ type SandboxOptions struct {
 	Env         []string
 	CgroupGroup string // parent cgroup, e.g. "faascope/<platform id>"
 	Isolate     bool   // namespaces, cgroups, private /tmp; false = a plain process (no root)
+	Network     *NetOptions // nil = the host's network
+	SharedDir   string
 	Stdout      io.Writer
 }
 
@@ -82,7 +95,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	spec := SandboxSpec{
 		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
 		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: "/var/task/bootstrap",
-		UID: SandboxUID, Isolate: true,
+		UID: SandboxUID, Isolate: true, SharedDir: o.SharedDir,
 	}
 	switch o.Limits.TmpKind {
 	case TmpExt4:
@@ -119,11 +132,11 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	cmd.Env = []string{}
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
 	cmd.ExtraFiles = []*os.File{goR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
-		Pdeathsig:  syscall.SIGKILL,
-		Setpgid:    true,
+	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
+	if o.Network != nil {
+		flags |= syscall.CLONE_NEWNET
 	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err = cmd.Start(); err != nil {
 		goW.Close()
 		return sb, fmt.Errorf("start sandbox: %w", err)
@@ -133,6 +146,12 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	if err = sb.Cgroup.Add(cmd.Process.Pid); err != nil {
 		goW.Close()
 		return sb, err
+	}
+	if o.Network != nil {
+		if sb.Net, err = setupSandboxNet(cmd.Process.Pid, o.Network.Maps, o.Network.Shape); err != nil {
+			goW.Close()
+			return sb, err
+		}
 	}
 	sb.Setup = time.Since(t0)
 	_, err = goW.Write([]byte{1})
@@ -187,6 +206,7 @@ func (sb *Sandbox) PeakMemory() int64 {
 // sandbox's own mount namespace, so they vanish with its last process (loop devices are
 // set to auto-clear).
 func (sb *Sandbox) Destroy() {
+	sb.Net.Close()
 	if sb.Cmd != nil && sb.Cmd.Process != nil {
 		_ = syscall.Kill(-sb.Cmd.Process.Pid, syscall.SIGKILL)
 		_ = sb.Cmd.Process.Kill()

@@ -96,6 +96,15 @@ func buildRoot(s *SandboxSpec) error {
 	if err := mountTmp(s, filepath.Join(root, "tmp")); err != nil {
 		return err
 	}
+	if s.SharedDir != "" {
+		dst := filepath.Join(root, SharedMount)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount(s.SharedDir, dst, "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("bind the shared directory: %w", err)
+		}
+	}
 	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}

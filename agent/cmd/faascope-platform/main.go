@@ -38,6 +38,10 @@ func run() int {
 	concurrency := fs.Int("concurrency", 1000, "account concurrency limit; beyond it invocations are throttled (HTTP 429)")
 	isolation := fs.String("isolation", "auto", "namespaces (real limits, needs root), none (plain processes), or auto")
 	readyFile := fs.String("ready-file", "", "write {\"endpoint\",\"pid\"} here once serving")
+	network := fs.String("network", "isolated", "isolated (a network namespace per sandbox) or host")
+	expose := fs.String("expose", "", "comma-separated host loopback ports every sandbox may reach (e.g. 9000,6379)")
+	netShape := fs.String("net-shape", "none", "default token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
+	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -46,8 +50,22 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "--isolation:", err)
 		return 2
 	}
+	if *network != "isolated" && *network != "host" {
+		fmt.Fprintf(os.Stderr, "--network: %q is not one of isolated, host\n", *network)
+		return 2
+	}
+	ports, err := platform.ParsePorts(*expose)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--expose:", err)
+		return 2
+	}
+	if _, err := platform.ParseNetShape(*netShape); err != nil {
+		fmt.Fprintln(os.Stderr, "--net-shape:", err)
+		return 2
+	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
-		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso})
+		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
+		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2

@@ -1,0 +1,227 @@
+package platform
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// RuntimeAPIPort is where the Runtime API appears inside a sandbox, as on Lambda.
+const RuntimeAPIPort = 9001
+
+// portMap exposes Target (an address in the host's network) at 127.0.0.1:Inside in a sandbox.
+type portMap struct {
+	Inside int
+	Target string
+	Shaped bool
+}
+
+// sandboxNet is a sandbox's private network: a namespace with only loopback, in which the
+// platform listens for the few services the function may reach and relays them to the host.
+// Services keep their loopback addresses, nothing else is reachable (the platform's control
+// API included), and every byte passes a token bucket, as a Firecracker VM's device does.
+type sandboxNet struct {
+	listeners []net.Listener
+	in, out   *limiter
+	mu        sync.Mutex
+	conns     map[net.Conn]struct{}
+	closed    bool
+	BytesIn   int64
+	BytesOut  int64
+}
+
+func setupSandboxNet(pid int, maps []portMap, shape NetShape) (*sandboxNet, error) {
+	sn := &sandboxNet{in: newLimiter(shape.In), out: newLimiter(shape.Out), conns: map[net.Conn]struct{}{}}
+	var lns []net.Listener
+	err := inNetns(pid, func() error {
+		if err := loopbackUp(); err != nil {
+			return err
+		}
+		for _, m := range maps {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(m.Inside))
+			if err != nil {
+				return fmt.Errorf("listen on port %d in the sandbox: %w", m.Inside, err)
+			}
+			lns = append(lns, ln)
+		}
+		return nil
+	})
+	sn.listeners = lns
+	if err != nil {
+		sn.Close()
+		return nil, err
+	}
+	for i, m := range maps {
+		go sn.serve(lns[i], m)
+	}
+	return sn, nil
+}
+
+// inNetns runs fn on a thread that has joined pid's network namespace. Sockets fn creates stay
+// in that namespace. If the thread cannot return to ours it is left locked, so Go retires it.
+func inNetns(pid int, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		target, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("enter the sandbox's network: %w", err)
+			return
+		}
+		ferr := fn()
+		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("leave the sandbox's network: %w", err)
+			return // thread stays locked and dies with this goroutine
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("read lo flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring lo up: %w", err)
+	}
+	return nil
+}
+
+func (sn *sandboxNet) serve(ln net.Listener, m portMap) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go sn.relay(c, m)
+	}
+}
+
+func (sn *sandboxNet) track(c net.Conn, add bool) bool {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if add {
+		if sn.closed {
+			return false
+		}
+		sn.conns[c] = struct{}{}
+	} else {
+		delete(sn.conns, c)
+	}
+	return true
+}
+
+func (sn *sandboxNet) relay(inside net.Conn, m portMap) {
+	defer inside.Close()
+	outside, err := net.Dial("tcp", m.Target)
+	if err != nil {
+		return
+	}
+	defer outside.Close()
+	if !sn.track(inside, true) || !sn.track(outside, true) {
+		return
+	}
+	defer sn.track(inside, false)
+	defer sn.track(outside, false)
+	var out, in *limiter
+	if m.Shaped {
+		out, in = sn.out, sn.in
+	}
+	done := make(chan struct{}, 2)
+	go func() { sn.copy(outside, inside, out, &sn.BytesOut); closeWrite(outside); done <- struct{}{} }()
+	go func() { sn.copy(inside, outside, in, &sn.BytesIn); closeWrite(inside); done <- struct{}{} }()
+	<-done
+	<-done
+}
+
+// copy moves bytes through the direction's limiter. Chunks are small (16 KiB) so that a
+// blocked bucket delays traffic smoothly rather than in large steps.
+func (sn *sandboxNet) copy(dst io.Writer, src io.Reader, l *limiter, count *int64) {
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if l != nil {
+				l.take(int64(n))
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+			sn.mu.Lock()
+			*count += int64(n)
+			sn.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+}
+
+// Close stops the listeners and cuts every relayed connection.
+func (sn *sandboxNet) Close() {
+	if sn == nil {
+		return
+	}
+	for _, ln := range sn.listeners {
+		ln.Close()
+	}
+	sn.mu.Lock()
+	sn.closed = true
+	for c := range sn.conns {
+		c.Close()
+	}
+	sn.mu.Unlock()
+}
+
+// ParsePorts reads a comma-separated list of TCP ports.
+func ParsePorts(s string) ([]int, error) {
+	var ports []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := strconv.Atoi(f)
+		if err != nil || p < 1 || p > 65535 || p == RuntimeAPIPort {
+			return nil, fmt.Errorf("%q is not a port between 1 and 65535 (other than %d, the Runtime API's)", f, RuntimeAPIPort)
+		}
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
