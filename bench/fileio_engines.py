@@ -10,7 +10,8 @@ Rounds interleave the engines (fio, native, dd; then native, dd, fio; ...) so dr
 machine hits all alike; the table shows medians over --repeat rounds. Throughput is in MiB/s
 (1 MiB = 1,048,576 bytes): fio's bw_bytes, the agent's throughput_bytes_per_s (native: its timed
 region; dd: dd's own summary line). p50 columns are the median per-operation completion latency
-(fio's clat, the agent's latency.p50_s), in microseconds. The native engine is the agent binary run as
+(fio's clat, the agent's latency.p50_s), in microseconds; on a noisy disk they are the steadier
+comparison. The last column is the range of native/fio throughput ratios within a round. The native engine is the agent binary run as
 `faascope-agent --once PAYLOAD` with TMPDIR=--dir. Raw runs go to bench/out/fileio_engines.json.
 
     python bench/fileio_engines.py [--dir D] [--size 256MiB] [--small-size 16MiB] [--repeat 3]
@@ -176,8 +177,11 @@ def main() -> None:
                for e in engines}
         p50 = {e: statistics.median(r["p50_s"] for r in runs if r["case"] == name and r["engine"] == e)
                for e in ("fio", "native")}
+        by_round = {(r["engine"], r["round"]): r["bytes_per_s"] for r in runs if r["case"] == name}
+        paired = sorted(by_round[("native", k)] / by_round[("fio", k)] for k in range(args.repeat))
         row = {"case": name, "size_bytes": sizes[which], **{f"{e}_mib_s": med[e] / MIB for e in engines},
                "native_over_fio": med["native"] / med["fio"],
+               "native_over_fio_per_round": paired,
                "fio_p50_us": p50["fio"] * 1e6, "native_p50_us": p50["native"] * 1e6}
         if "dd" in med:
             row["native_over_dd"] = med["native"] / med["dd"]
@@ -186,13 +190,14 @@ def main() -> None:
     print(f"\n{directory} ({fstype}), medians of {args.repeat} interleaved rounds, "
           f"MiB/s (1 MiB = 1,048,576 bytes), O_DIRECT:")
     print(f"{'case':18} {'size':>10} {'fio':>9} {'native':>9} {'dd':>9} {'native/fio':>11} {'native/dd':>10}"
-          f" {'p50 fio':>9} {'p50 native':>11}")
+          f" {'p50 fio':>9} {'p50 native':>11}  {'native/fio per round':>20}")
     for row in table:
         dd = f"{row['dd_mib_s']:9.1f}" if "dd_mib_s" in row else f"{'-':>9}"
         nd = f"{row['native_over_dd']:10.3f}" if "native_over_dd" in row else f"{'-':>10}"
         print(f"{row['case']:18} {row['size_bytes'] // MIB:>6} MiB {row['fio_mib_s']:9.1f} "
               f"{row['native_mib_s']:9.1f} {dd} {row['native_over_fio']:11.3f} {nd}"
-              f" {row['fio_p50_us']:7.0f}us {row['native_p50_us']:9.0f}us")
+              f" {row['fio_p50_us']:7.0f}us {row['native_p50_us']:9.0f}us"
+              f"  {min(row['native_over_fio_per_round']):9.2f}–{max(row['native_over_fio_per_round']):.2f}")
 
     OUT.mkdir(parents=True, exist_ok=True)
     result = {
