@@ -176,3 +176,18 @@ def test_predictability_and_decisions():
     res2 = analyze(df2[df2.tier == "T1"].assign(tier2=lambda d: np.where(np.arange(len(d)) % 2, "u", "v")),
                    "lat", ["platform", "tier2"], n_boot=300, robust=False)
     assert res2["decisions"][0]["predictability"] == "-"
+
+
+def test_midranks_and_kruskal_match_scipy():
+    from faascope.analysis.diagnostics import kruskal_by_factor, midranks
+
+    rng = np.random.default_rng(2)
+    x = np.round(rng.lognormal(0, 1, 500), 1)  # many ties
+    assert np.array_equal(midranks(x), stats.rankdata(x))
+    df = pd.DataFrame({"A": rng.choice(["a", "b", "c"], 500), "B": rng.choice(["u", "v"], 500), "y": x})
+    data, lv = prepare(df, "y", ["A", "B"])
+    d = build_design(data, "y", ["A", "B"], lv)
+    for row in kruskal_by_factor(d, 0.05):
+        ref = stats.kruskal(*[df.loc[df[row["source"]] == v, "y"] for v in lv[row["source"]]])
+        assert math.isclose(row["H"], ref.statistic, rel_tol=1e-10)
+        assert math.isclose(row["p_value"], ref.pvalue, rel_tol=1e-8)

@@ -74,7 +74,11 @@ def build_design(data: pd.DataFrame, response: str, factors: list[str],
                  levels: dict[str, list[str]]) -> Design:
     codes = np.empty((len(data), len(factors)), dtype=np.int64)
     for j, f in enumerate(factors):
-        cat = pd.Categorical(data[f].to_numpy(), categories=levels[f])
+        col = data[f]
+        if isinstance(col.dtype, pd.CategoricalDtype) and list(col.cat.categories) == list(levels[f]):
+            codes[:, j] = col.cat.codes.to_numpy()  # prepare() output: no re-hashing
+            continue
+        cat = pd.Categorical(col.astype(str).to_numpy(), categories=levels[f])
         if (cat.codes < 0).any():
             raise ValueError(f"factor {f} has values outside its levels")
         codes[:, j] = cat.codes

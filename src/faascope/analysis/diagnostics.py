@@ -74,6 +74,23 @@ def check_assumptions(design: Design, alpha: float) -> tuple[dict, list[dict], l
     return summary, per_cell, warnings
 
 
+def midranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank (= scipy.stats.rankdata(x, "average")),
+    with an unstable quicksort, which is several times faster than rankdata on 1M values."""
+    n = len(x)
+    order = np.argsort(x)
+    xs = x[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, n))
+    avg = starts + (counts + 1) / 2.0
+    ranks = np.empty(n)
+    ranks[order] = np.repeat(avg, counts)
+    return ranks
+
+
 def _marginal_means(design: Design, subset: tuple[int, ...]) -> np.ndarray:
     """Per-cell value of the raw marginal mean of `subset`'s level combination."""
     if not subset:
@@ -98,7 +115,7 @@ def art_anova(design: Design, model: str, alpha: float, ss_type: str) -> list[di
             for sub in itertools.combinations(t, r):
                 effect += (-1) ** (len(t) - r) * _marginal_means(design, sub)
         aligned = resid + effect[design.row_cell]
-        ranks = stats.rankdata(aligned)
+        ranks = midranks(aligned)
         fit = fit_anova(design.with_response(ranks), "full", ss_type, alpha, terms=full_terms)
         row = next(r for r in fit.rows if r["source"] == term_name(design, t))
         rows.append({"source": row["source"], "df": row["df"], "df_resid": fit.df_resid,
@@ -107,14 +124,23 @@ def art_anova(design: Design, model: str, alpha: float, ss_type: str) -> list[di
 
 
 def kruskal_by_factor(design: Design, alpha: float) -> list[dict]:
+    """Kruskal-Wallis H per factor, from one ranking of the response (textbook formula with the
+    tie correction; the tests check it against scipy.stats.kruskal)."""
+    if np.ptp(design.y) == 0:
+        return []
+    n = design.n
+    ranks = midranks(design.y)
+    xs = np.sort(design.y)
+    _, ties = np.unique(xs, return_counts=True)
+    tie_corr = 1.0 - float(np.sum(ties.astype(float) ** 3 - ties)) / (float(n) ** 3 - n)
     out = []
     for j, f in enumerate(design.factors):
-        groups = [design.y[design.codes[:, j] == k] for k in range(len(design.levels[f]))]
-        if np.ptp(design.y) == 0:
-            continue
-        r = stats.kruskal(*groups)
-        out.append({"source": f, "H": float(r.statistic), "df": len(groups) - 1,
-                    "p_value": float(r.pvalue), "significant": bool(r.pvalue < alpha)})
+        k = len(design.levels[f])
+        r_sum = np.bincount(design.codes[:, j], weights=ranks, minlength=k)
+        n_g = np.bincount(design.codes[:, j], minlength=k).astype(float)
+        h = (12.0 / (n * (n + 1.0)) * float(np.sum(r_sum ** 2 / n_g)) - 3.0 * (n + 1.0)) / tie_corr
+        p = float(stats.chi2.sf(h, k - 1))
+        out.append({"source": f, "H": h, "df": k - 1, "p_value": p, "significant": bool(p < alpha)})
     return out
 
 

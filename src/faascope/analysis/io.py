@@ -74,16 +74,38 @@ def _load_store(p: Path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------ string handling
+def level_codes(s: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(codes, labels): each value's index into `labels`, the distinct values as strings the way
+    they appear in the input (missing values become ""). Factorises first and formats only the
+    distinct values, so a million rows cost a hash pass, not a million Python calls."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    labels = [_fmt_value(u) for u in uniques]
+    if (codes < 0).any():
+        labels.append("")
+        codes = np.where(codes < 0, len(labels) - 1, codes)
+    distinct = list(dict.fromkeys(labels))
+    if len(distinct) != len(labels):  # e.g. 1 and 1.0 in an object column: one level "1"
+        remap = np.array([distinct.index(v) for v in labels])
+        codes = remap[codes]
+    return np.asarray(codes, dtype=np.int64), distinct
+
+
 def as_level_strings(s: pd.Series) -> pd.Series:
     """A column as strings the way they appear in the input (missing values become "")."""
-    if s.dtype == object or pd.api.types.is_string_dtype(s):
-        return s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else
-                     (_fmt_number(v) if isinstance(v, (int, float, np.number)) else str(v)))
-    if pd.api.types.is_bool_dtype(s):
-        return s.map(lambda v: "true" if v else "false")
-    if pd.api.types.is_numeric_dtype(s):
-        return s.map(_fmt_number)
-    return s.astype(str).where(s.notna(), "")
+    codes, labels = level_codes(s)
+    return pd.Series(np.array(labels, dtype=object)[codes], index=s.index, name=s.name)
+
+
+def _fmt_value(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, float, np.number)):
+        return _fmt_number(v)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return str(v)
 
 
 def _fmt_number(v) -> str:
@@ -117,16 +139,18 @@ def apply_filters(df: pd.DataFrame, filters: list[str] | tuple[str, ...]) -> pd.
     for expr in filters:
         col, op, value = parse_filter(expr)
         _require_columns(df, [col], "--filter")
-        s = as_level_strings(df[col])
+        codes, labels = level_codes(df[col])
         if op in ("=", "!="):
-            values = {value} if value in set(s) else set(value.split(","))
-            m = s.isin(values).to_numpy()
+            values = {value} if value in labels else set(value.split(","))
+            hit = [i for i, v in enumerate(labels) if v in values]
+            m = np.isin(codes, hit)
             if op == "=" and not m.any():
-                shown = sorted(set(s))[:12]
+                shown = sorted(labels)[:12]
                 raise BadInput(f"no row has {col}={value!r}; values of {col}: {', '.join(map(repr, shown))}"
-                               + (" …" if s.nunique() > 12 else ""), field="--filter")
+                               + (" …" if len(labels) > 12 else ""), field="--filter")
             mask &= m if op == "=" else ~m
         else:
+            s = pd.Series(np.array(labels, dtype=object)[codes])
             num = pd.to_numeric(s, errors="coerce")
             try:
                 v = float(value)
@@ -207,7 +231,8 @@ def natural_levels(values) -> list[str]:
 def prepare(df: pd.DataFrame, response: str, factors: list[str],
             level_order: dict[str, list[str]] | None = None,
             min_rows: int = 2) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """Validate and return (data with factor columns as str and the response as float, levels).
+    """Validate and return (data, levels): the factor columns as pandas Categoricals whose
+    categories are the level strings in order, and the response as float.
 
     Errors (exit 2) for: missing columns, repeated factors, a non-numeric or missing response, a
     factor with missing values or with one level, and any cell of the full crossing with fewer
@@ -225,7 +250,7 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
     if len(df) == 0:
         raise BadInput("no rows left (check --filter)", field="INPUT")
 
-    out = pd.DataFrame({f: as_level_strings(df[f]).to_numpy() for f in factors})
+    coded = {f: level_codes(df[f]) for f in factors}
     y_raw = df[response]
     if pd.api.types.is_bool_dtype(y_raw):
         raise BadInput(f"column {response!r} is boolean, not a number", field="--response")
@@ -236,14 +261,15 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
         raise BadInput(f"column {response!r} has {int(bad.sum())} non-numeric, missing or infinite "
                        f"value(s), e.g. {y_raw.iloc[i]!r} in row {i + 1} of the selected data",
                        field="--response")
-    out[response] = y
 
     levels: dict[str, list[str]] = {}
     level_order = level_order or {}
     for f in factors:
-        present = set(out[f])
+        codes_f, labels = coded[f]
+        present = set(labels)
         if "" in present:
-            raise BadInput(f"factor {f!r} is empty in {int((out[f] == '').sum())} row(s); drop them "
+            n_empty = int((codes_f == labels.index("")).sum())
+            raise BadInput(f"factor {f!r} is empty in {n_empty} row(s); drop them "
                            f"with --filter '{f}!='", field=f)
         if f in level_order:
             order = [str(v) for v in level_order[f]]
@@ -252,7 +278,7 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
                 raise BadInput(f"--levels for {f!r} does not list {', '.join(sorted(unknown))}", field="--levels")
             order = [v for v in order if v in present]
         else:
-            order = natural_levels(out[f])
+            order = natural_levels(labels)
         if len(order) < 2:
             raise BadInput(f"factor {f!r} has one level ({order[0]!r}) in the selected data; an effect "
                            "needs at least two levels: drop it from --factors or widen --filter", field=f)
@@ -261,10 +287,17 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
         if f not in factors:
             raise BadInput(f"--levels names {f!r}, which is not a factor", field="--levels")
 
-    counts = out.groupby(factors, sort=False).size()
-    for combo in itertools.product(*(levels[f] for f in factors)):
-        key = combo if len(factors) > 1 else combo[0]
-        k = int(counts.get(key, 0))
+    shape = tuple(len(levels[f]) for f in factors)
+    codes = []
+    for f in factors:
+        codes_f, labels = coded[f]
+        position = {v: i for i, v in enumerate(levels[f])}
+        codes.append(np.array([position[v] for v in labels], dtype=np.int64)[codes_f])
+    out = pd.DataFrame({f: pd.Categorical.from_codes(c, categories=levels[f]) for f, c in zip(factors, codes)})
+    out[response] = y
+    counts = np.bincount(np.ravel_multi_index(codes, shape), minlength=int(np.prod(shape)))
+    for i, combo in enumerate(itertools.product(*(levels[f] for f in factors))):
+        k = int(counts[i])
         if k < min_rows:
             raise BadInput(f"cell {_cell_label(factors, combo)} has {k} row(s); every combination of "
                            f"factor levels needs at least {min_rows} (narrow --filter, analyse subsets with --scenario, "
