@@ -367,6 +367,7 @@ def _record(cid: int, run: dict, cell: Cell, name: str, cfg: FunctionConfig, res
         "error_message": (res.error_message or res.raw_payload),
         "log_tail": res.log_tail,
         "request_id": res.request_id,
+        "platform_json": json.dumps(res.platform) if res.platform else None,
         "started_at": iso_utc_from_ns(t0),
         "ended_at": iso_utc_from_ns(t1),
         "started_at_local": iso_local_from_ns(t0),

@@ -73,6 +73,8 @@ class InvokeResult:
     retries: int = 0
     request_id: Optional[str] = None
     log_tail: Optional[str] = None
+    #: what the platform says beyond AWS (the local platform's X-Faascope-* reply headers)
+    platform: Optional[dict] = None
 
     @property
     def client_latency_s(self) -> Optional[float]:

@@ -262,11 +262,14 @@ class LambdaAPIProvider(Provider):
                 tail = base64.b64decode(tail).decode("utf-8", errors="replace")
             except ValueError:
                 pass
+        extra = {k[len("x-faascope-"):].replace("-", "_"): v
+                 for k, v in (meta.get("HTTPHeaders") or {}).items()
+                 if k.lower().startswith("x-faascope-")}
         return InvokeResult(
             **fields, send_ns=wall(self._send_pc), headers_ns=wall(headers_pc), end_ns=wall(end_pc),
             attempts=max(self._attempts, 1),
             retries=max(self._attempts - 1, meta.get("RetryAttempts", 0) or 0),
-            request_id=meta.get("RequestId"), log_tail=tail)
+            request_id=meta.get("RequestId"), log_tail=tail, platform=extra or None)
 
     def close(self) -> None:
         if self._zipdir is not None:

@@ -96,6 +96,7 @@ CREATE TABLE IF NOT EXISTS invocations (
     error_message TEXT,
     log_tail TEXT,
     request_id TEXT,
+    platform_json TEXT,
     started_at TEXT NOT NULL,
     ended_at TEXT NOT NULL,
     started_at_local TEXT NOT NULL,
@@ -118,7 +119,8 @@ FLAT_FIXED = [
     "started_at", "ended_at", "started_at_local", "time_of_day", "hour", "day_of_week",
     "client_send_ns", "client_headers_ns", "client_end_ns", "agent_received_ns",
     "agent_workload_start_ns", "agent_workload_end_ns", "ok", "status", "error_type",
-    "error_message", "retries", "function_name", "request_id",
+    "error_message", "retries", "function_name", "request_id", "platform_cold",
+    "platform_setup_ms", "platform_init_ms", "platform_duration_ms",
 ]
 
 INVOCATION_COLUMNS = [
@@ -126,7 +128,7 @@ INVOCATION_COLUMNS = [
     "block", "status", "function_name", "config_json", "cold_forced", "client_send_ns",
     "client_headers_ns", "client_end_ns", "client_latency_s", "client_headers_s", "attempts",
     "retries", "response_json", "function_error", "error_type", "error_message", "log_tail",
-    "request_id", "started_at", "ended_at", "started_at_local",
+    "request_id", "platform_json", "started_at", "ended_at", "started_at_local",
 ]
 
 
@@ -368,7 +370,11 @@ SELECT
     i.error_message,
     i.retries,
     i.function_name,
-    i.request_id
+    i.request_id,
+    json_extract(i.platform_json, '$.cold') AS platform_cold,
+    CAST(json_extract(i.platform_json, '$.setup_ms') AS REAL) AS platform_setup_ms,
+    CAST(json_extract(i.platform_json, '$.init_ms') AS REAL) AS platform_init_ms,
+    CAST(json_extract(i.platform_json, '$.duration_ms') AS REAL) AS platform_duration_ms
 FROM invocations i JOIN campaign c ON c.id = i.campaign_id
 ORDER BY i.order_index""")
 
