@@ -70,7 +70,8 @@ def _port_free(port: int) -> bool:
 
 def start(profile: str = "lambda", data_dir: Path | None = None, port: int | None = None,
           keep_alive: str = "5m", concurrency: int = 1000, isolation: str = "auto",
-          listen_host: str = "127.0.0.1", wait_s: float = 15.0) -> dict:
+          listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
+          net_shape: str = "none", shared_dir: Path | None = None, network: str = "isolated") -> dict:
     """Start a detached platform and wait until it serves; returns its state."""
     if profile not in PROFILES:
         raise BadInput(f"{profile!r} is not one of {', '.join(PROFILES)}", field="--profile")
@@ -83,7 +84,10 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     log = open(data_dir / "platform.log", "ab")
     cmd = [str(platform_binary()), "--listen", f"{listen_host}:{port}", "--profile", profile,
            "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
-           "--concurrency", str(concurrency), "--isolation", isolation, "--ready-file", str(ready)]
+           "--concurrency", str(concurrency), "--isolation", isolation, "--ready-file", str(ready),
+           "--network", network, "--expose", expose, "--net-shape", net_shape]
+    if shared_dir:
+        cmd += ["--shared-dir", str(shared_dir)]
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + wait_s
@@ -166,7 +170,15 @@ def platform_group():
 @click.option("--concurrency", type=click.IntRange(1), default=1000, show_default=True, help="Account concurrency limit (throttles beyond).")
 @click.option("--isolation", type=click.Choice(["auto", "namespaces", "none"]), default="auto", show_default=True,
               help="namespaces = real CPU/memory//tmp limits (root); none = plain processes.")
-def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isolation):
+@click.option("--network", type=click.Choice(["isolated", "host"]), default="isolated", show_default=True,
+              help="isolated = a network namespace per sandbox reaching only exposed ports.")
+@click.option("--expose", default="", help="Host loopback ports every sandbox may reach, e.g. 9000,6379.")
+@click.option("--net-shape", default="none", show_default=True,
+              help="Token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s].")
+@click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in).")
+def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isolation, network, expose,
+                  net_shape, shared_dir):
     """Start the local platform."""
     data_dir = Path(data_dir or default_data_dir())
     current = running(data_dir)
@@ -174,7 +186,8 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
         raise BadInput(f"a platform already runs at {current['endpoint']} (pid {current['pid']}); "
                        "stop it first with `faascope platform stop`", field="--data-dir")
     if detach:
-        state = start(profile, data_dir, port, keep_alive, concurrency, isolation)
+        state = start(profile, data_dir, port, keep_alive, concurrency, isolation, expose=expose,
+                      net_shape=net_shape, shared_dir=shared_dir, network=network)
         click.echo(f"local platform running at {state['endpoint']} (pid {state['pid']}, "
                    f"profile {state['profile']}, isolation {state['isolation']})")
         click.echo(f"  aws lambda list-functions --endpoint-url {state['endpoint']}")
@@ -184,7 +197,8 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
     cmd = [str(platform_binary()), "--listen", f"127.0.0.1:{DEFAULT_PORT if port is None else port}",
            "--profile", profile, "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
            "--concurrency", str(concurrency), "--isolation", isolation,
-           "--ready-file", str(data_dir / "platform.ready")]
+           "--ready-file", str(data_dir / "platform.ready"), "--network", network, "--expose", expose,
+           "--net-shape", net_shape] + (["--shared-dir", str(shared_dir)] if shared_dir else [])
     sys.stdout.flush()
     os.execv(cmd[0], cmd)
 
