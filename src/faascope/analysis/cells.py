@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import stats
@@ -70,9 +71,11 @@ def cv_ci(x: np.ndarray, alpha: float, n_boot: int, seed: int, bootstrap_max_n: 
     if n < 3 or m == 0 or np.ptp(x) == 0:
         return None, None, None
     if n_boot > 0 and n <= bootstrap_max_n:
-        res = stats.bootstrap((x,), _cv, n_resamples=n_boot, confidence_level=1 - alpha,
-                              method="BCa", vectorized=True, batch=max(1, 2_000_000 // n),
-                              random_state=np.random.default_rng(seed))
+        with warnings.catch_warnings():  # degenerate resamples: fall back to the delta method below
+            warnings.simplefilter("ignore")
+            res = stats.bootstrap((x,), _cv, n_resamples=n_boot, confidence_level=1 - alpha,
+                                  method="BCa", vectorized=True, batch=max(1, 2_000_000 // n),
+                                  random_state=np.random.default_rng(seed))
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(lo) and math.isfinite(hi):
             return lo, hi, f"bootstrap-BCa({n_boot})"

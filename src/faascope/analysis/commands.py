@@ -69,7 +69,7 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
                     target_rel_halfwidth, n_boot, seed, robust):
     """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results store, CSV or Parquet)."""
     from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
-    from faascope.analysis.io import apply_filters, latest_per_cell, load_table
+    from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell, load_table
     from faascope.analysis.render import print_tables, to_markdown
 
     factor_list = _split(factors, "--factors")
@@ -82,6 +82,7 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
         if missing:
             raise BadInput(f"no column {missing[0]!r}; available columns: {', '.join(map(str, df.columns))}",
                            field="--factors")
+        order_by = order_by or default_order_column(df)
         df, notes = latest_per_cell(df, scenario_cols + factor_list, latest, order_by)
     elif order_by is not None:
         raise BadInput("--order-by only applies with --latest N", field="--order-by")

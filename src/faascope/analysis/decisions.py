@@ -47,7 +47,13 @@ def decide(fit: ModelFit, tukey_rows: list[dict], cell_cv: np.ndarray, draws: np
             lower, higher = (a, b) if r["meandiff"] > 0 else (b, a)  # meandiff = mean(b) - mean(a)
             sig[(lower, higher)] = True
     cv, dr = level_cvs(d, cell_cv, draws, compare)
-    rows.append(_row(f, {d.factors[j]: "all" for j in others}, mean_by_level, sig, cv, dr, alpha, threshold_pp))
+    w = d.counts.astype(float)
+    raw_by_level = {}
+    for k, lvl in enumerate(levels):
+        sel = d.cell_codes[:, compare] == k
+        raw_by_level[lvl] = float(np.dot(w[sel], raw_means[sel]) / w[sel].sum())
+    rows.append(_row(f, {d.factors[j]: "all" for j in others}, mean_by_level, sig, cv, dr, alpha, threshold_pp,
+                     raw_by_level))
 
     # ---- within each combination of the other factors (full model only)
     top = tuple(range(len(d.factors)))
@@ -73,21 +79,23 @@ def decide(fit: ModelFit, tukey_rows: list[dict], cell_cv: np.ndarray, draws: np
                     codes[j] = k
                 return tuple(codes), ":".join(d.levels[d.factors[j]][codes[j]] for j in range(len(d.factors)))
 
-            means_w, sig_w = {}, {}
+            means_w, sig_w, raw_w = {}, {}, {}
             names = {}
             for li, lvl in enumerate(levels):
                 codes, name = label(li)
                 means_w[lvl] = tmean[codes]
                 names[lvl] = name
+                raw_w[lvl] = float(raw_means[d.cell_of(codes)])
             for a, b in itertools.permutations(levels, 2):
                 if sig_cells.get((names[a], names[b])):
                     sig_w[(a, b)] = True
             cv_w, dr_w = level_cvs(d, cell_cv, draws, compare, cells)
-            rows.append(_row(f, within, means_w, sig_w, cv_w, dr_w, alpha, threshold_pp))
+            rows.append(_row(f, within, means_w, sig_w, cv_w, dr_w, alpha, threshold_pp, raw_w))
     return rows
 
 
-def _row(factor, within, means, sig, cv, dr, alpha, threshold_pp) -> dict:
+def _row(factor, within, means, sig, cv, dr, alpha, threshold_pp, raw_means) -> dict:
+    """`means` are on the tested scale (they pick the candidate); `raw_means` are reported."""
     perf = _winner(means, sig)
     comps = {}
     for a, b in itertools.permutations(cv, 2):
@@ -98,7 +106,7 @@ def _row(factor, within, means, sig, cv, dr, alpha, threshold_pp) -> dict:
     runner = min((lvl for lvl in cv if lvl != best_cv), key=cv.get, default=None)
     detail = comps.get((best_cv, runner)) if runner else None
     return {"compare": factor, "within": within, "performance": perf, "predictability": pred,
-            "mean": means, "cv": cv,
+            "mean": raw_means, "cv": cv,
             "cv_diff_pp": detail["cv_diff_pp"] if detail else None,
             "cv_diff_ci_pp": detail["cv_diff_ci_pp"] if detail else None,
             "cv_comparison": [best_cv, runner] if runner else None}

@@ -28,7 +28,7 @@ class Design:
     levels: dict[str, list[str]]
     y: np.ndarray            # (N,) response
     codes: np.ndarray        # (N, k) level index per factor
-    row_cell: np.ndarray     # (N,) cell index; cells in itertools.product order (first factor slowest)
+    row_cell: np.ndarray     # (N,) cell index; cells with data, in itertools.product order (first factor slowest)
     cell_codes: np.ndarray   # (C, k) level index per factor for each cell
     counts: np.ndarray       # (C,) rows per cell
     means: np.ndarray        # (C,) cell means
@@ -54,7 +54,17 @@ class Design:
 
     @property
     def balanced(self) -> bool:
-        return bool(np.all(self.counts == self.counts[0]))
+        return self.complete and bool(np.all(self.counts == self.counts[0]))
+
+    @property
+    def complete(self) -> bool:
+        """Every combination of levels has data."""
+        return len(self.counts) == int(np.prod(self.shape))
+
+    def cell_of(self, codes: tuple[int, ...]) -> int | None:
+        """Index of the cell with these level codes, or None when it has no data."""
+        hit = np.flatnonzero((self.cell_codes == np.asarray(codes)).all(axis=1))
+        return int(hit[0]) if len(hit) else None
 
     def cell_label(self, c: int) -> dict[str, str]:
         return {f: self.levels[f][self.cell_codes[c, j]] for j, f in enumerate(self.factors)}
@@ -86,20 +96,24 @@ def build_design(data: pd.DataFrame, response: str, factors: list[str],
 
 
 def build_design_from_codes(factors, levels, y, codes) -> Design:
+    """Cells are the level combinations present in the data, in itertools.product order."""
     shape = tuple(len(levels[f]) for f in factors)
-    row_cell = np.ravel_multi_index(tuple(codes.T), shape) if len(factors) else np.zeros(len(y), int)
-    n_cells = int(np.prod(shape))
-    counts = np.bincount(row_cell, minlength=n_cells)
-    if (counts == 0).any():
-        raise ValueError("empty cell")
+    full_index = np.ravel_multi_index(tuple(codes.T), shape)
+    n_full = int(np.prod(shape))
+    present_counts = np.bincount(full_index, minlength=n_full)
+    present = np.flatnonzero(present_counts)
+    compact = np.full(n_full, -1, dtype=np.int64)
+    compact[present] = np.arange(len(present))
+    row_cell = compact[full_index]
+    n_cells = len(present)
+    counts = present_counts[present]
     means = np.bincount(row_cell, weights=y, minlength=n_cells) / counts
     dev = y - means[row_cell]
     # second pass: correct the mean for rounding, then sum squares about it
     means = means + np.bincount(row_cell, weights=dev, minlength=n_cells) / counts
     dev = y - means[row_cell]
     ss_within = np.bincount(row_cell, weights=dev * dev, minlength=n_cells)
-    cell_codes = np.array(list(itertools.product(*(range(s) for s in shape))), dtype=np.int64)
-    cell_codes = cell_codes.reshape(n_cells, len(factors))
+    cell_codes = np.stack(np.unravel_index(present, shape), axis=1).astype(np.int64).reshape(n_cells, len(factors))
     return Design(list(factors), {f: list(levels[f]) for f in factors}, y, codes, row_cell,
                   cell_codes, counts, means, ss_within)
 

@@ -156,8 +156,8 @@ def robust_checks(design: Design, model: str, alpha: float, ss_type: str, plain_
                                 for r in fit.rows]
         else:
             out["log_anova"] = None
-    art = art_anova(design, model, alpha, ss_type)
-    out["art_anova"] = art
+    art = art_anova(design, model, alpha, ss_type) if design.complete else []
+    out["art_anova"] = art if design.complete else None
     out["kruskal_wallis"] = kruskal_by_factor(design, alpha)
     primary = {r["source"]: r for r in plain_rows if r["source"] != "Residual"}
     alternatives = []

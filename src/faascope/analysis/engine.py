@@ -76,7 +76,7 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     compare = factors[0] if compare is None else compare
     if compare not in factors:
         raise BadInput(f"{compare!r} is not one of the factors ({', '.join(factors)})", field="--compare")
-    data, lv = prepare(df, response, factors, levels)
+    data, lv = prepare(df, response, factors, levels, allow_empty_cells=(model == "additive"))
     raw = build_design(data, response, factors, lv)
     if transform == "log":
         if not np.all(raw.y > 0):
@@ -90,8 +90,9 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     cells = cells_mod.cell_stats_design(raw, alpha, n_boot, seed, target_rel_halfwidth, bootstrap_max_n)
     try:
         fit = fit_anova(primary, model, ss_key, alpha)
-    except ValueError as exc:  # cannot happen after prepare(); keep the message if it does
-        raise BadInput(str(exc), field="--factors") from exc
+    except ValueError as exc:  # an additive model on a design that is not connected
+        raise BadInput(f"the {model} model cannot be fitted: {exc}; some effects are confounded "
+                       "by the missing cells", field="--factors") from exc
     tukey = tukey_all(fit, alpha, tukey_ordered)
 
     diag_summary, normal_cells, warnings = check_assumptions(primary, alpha)
@@ -124,6 +125,13 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
          "pct_variation need not sum to 100. Tukey uses R's TukeyHSD conventions (model.tables "
          "means, Tukey-Kramer standard errors)."),
     ]
+    if not raw.complete:
+        missing = [", ".join(f"{f}={v}" for f, v in zip(factors, combo))
+                   for combo in itertools.product(*(lv[f] for f in factors))
+                   if raw.cell_of(tuple(lv[f].index(v) for f, v in zip(factors, combo))) is None]
+        notes.append(f"{len(missing)} level combination(s) have no data ({'; '.join(missing[:5])}"
+                     f"{'; …' if len(missing) > 5 else ''}); the additive model is fitted to the cells "
+                     "present, and the aligned-rank test, which needs every cell, is skipped.")
     if transform == "log":
         notes.append("ANOVA and Tukey are on log(response): Tukey differences are log ratios "
                      "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale.")
@@ -178,7 +186,10 @@ def analyze_scenarios(df: pd.DataFrame, response: str, factors: list[str], scena
         try:
             res = analyze(sub, response, present, compare=compare, **kw_s)
         except BadInput as exc:
-            raise BadInput(f"scenario {where}: {exc.message}", field=exc.field) from exc
+            msg = exc.message
+            if exc.field and msg.startswith(f"{exc.field}: "):
+                msg = msg[len(exc.field) + 2:]
+            raise BadInput(f"scenario {where}: {msg}", field=exc.field) from exc
         res = {"scenario": label, "dropped_factors": dropped, **res}
         if dropped:
             res["notes"].insert(0, f"Dropped factor(s) with a single level in this scenario: "

@@ -230,13 +230,14 @@ def natural_levels(values) -> list[str]:
 
 def prepare(df: pd.DataFrame, response: str, factors: list[str],
             level_order: dict[str, list[str]] | None = None,
-            min_rows: int = 2) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+            min_rows: int = 2, allow_empty_cells: bool = False) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     """Validate and return (data, levels): the factor columns as pandas Categoricals whose
     categories are the level strings in order, and the response as float.
 
     Errors (exit 2) for: missing columns, repeated factors, a non-numeric or missing response, a
     factor with missing values or with one level, and any cell of the full crossing with fewer
-    than `min_rows` rows (an empty crossing cell included), naming the cell.
+    than `min_rows` rows (an empty crossing cell included unless `allow_empty_cells`), naming the
+    cell.
     """
     if not factors:
         raise BadInput("give at least one factor", field="--factors")
@@ -298,6 +299,8 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
     counts = np.bincount(np.ravel_multi_index(codes, shape), minlength=int(np.prod(shape)))
     for i, combo in enumerate(itertools.product(*(levels[f] for f in factors))):
         k = int(counts[i])
+        if k == 0 and allow_empty_cells:
+            continue
         if k < min_rows:
             raise BadInput(f"cell {_cell_label(factors, combo)} has {k} row(s); every combination of "
                            f"factor levels needs at least {min_rows} (narrow --filter, analyse subsets with --scenario, "

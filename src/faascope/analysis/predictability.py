@@ -24,14 +24,15 @@ from faascope.analysis.design import Design
 
 
 def cv_draws(design: Design, n_boot: int, seed: int, bootstrap_max_n: int = 5000) -> np.ndarray:
-    """(C, B) bootstrap draws of every cell's CV."""
-    B = max(n_boot, 200)
+    """(C, B) bootstrap draws of every cell's CV (n_boot = 0: 2000 draws from the delta-method
+    normal approximation for every cell)."""
+    B = n_boot if n_boot > 0 else 2000
     out = np.empty((len(design.counts), B))
     for c, idx in enumerate(design.rows_of_cells()):
         x = design.y[idx]
         n = len(x)
         rng = np.random.default_rng([seed, c])
-        if n <= bootstrap_max_n:
+        if n_boot > 0 and n <= bootstrap_max_n:
             chunk = max(1, 4_000_000 // n)
             for s in range(0, B, chunk):
                 e = min(B, s + chunk)

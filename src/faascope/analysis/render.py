@@ -38,6 +38,12 @@ def fmt_p(p) -> str:
     return f"{p:.2e}" if p < 1e-3 else f"{p:.4f}"
 
 
+def p_eq(p) -> str:
+    """'p = 0.0123' or 'p < 1e-16'."""
+    text = fmt_p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def pct(v) -> str:
     return "–" if v is None else f"{100 * v:.1f}"
 
@@ -113,7 +119,7 @@ def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
         ev = d.get("equal_variance", {})
         nm = d.get("normality", {})
         text = [f"Normality: {nm.get('cells_non_normal')} of {nm.get('cells_tested')} cells reject normality "
-                f"({', '.join(nm.get('tests', []))}); equal variances: Brown-Forsythe p = {fmt_p(ev.get('p_value'))}, "
+                f"({', '.join(nm.get('tests', []))}); equal variances: Brown-Forsythe {p_eq(ev.get('p_value'))}, "
                 f"largest/smallest SD = {g4(ev.get('sd_ratio_max_min'))}."]
         out.append(Section("Checks", [], [], text + [f"⚠ {w}" for w in res.get("warnings", [])], level=sub))
 

@@ -28,6 +28,8 @@ def q_crit(conf: float, k: int, df: float) -> float:
     statsmodels' table-based approximation (3-4 evaluations of scipy's cdf instead of the ~15
     that its generic ppf needs; each costs an adaptive 2-D integral). Falls back to scipy's
     ppf if the secant steps do not converge."""
+    if k == 2:  # the range of two means is sqrt(2)|t|: exact
+        return float(math.sqrt(2.0) * stats.t.ppf(0.5 + conf / 2.0, df))
     target = 1.0 - conf
     try:
         from statsmodels.stats.libqsturng import qsturng
@@ -52,10 +54,28 @@ def q_crit(conf: float, k: int, df: float) -> float:
     return float(stats.studentized_range.ppf(conf, k, df))
 
 
+#: below this, scipy's studentized-range sf (1 - an integrated cdf, absolute error ~1e-12) has
+#: lost its relative accuracy; such p-values are replaced by the Bonferroni upper bound.
+P_FLOOR = 1e-9
+
+
 def _p_values(q: np.ndarray, k: int, df: float) -> np.ndarray:
-    """ptukey(q, k, df, lower.tail = FALSE), computed once per distinct |q|."""
+    """ptukey(q, k, df, lower.tail = FALSE), computed once per distinct |q|.
+
+    k = 2: exact, the range of two means is sqrt(2)|t|, so p = 2 P(T_df > q/sqrt(2)).
+    k > 2: scipy's studentized_range; where that falls below P_FLOOR it is replaced by
+    min(1, C(k,2) * 2 P(T_df > q/sqrt(2))), an upper bound (the union over the pairs) that is
+    accurate to within the factor C(k,2) in that far tail, rather than a number at the
+    integrator's noise floor.
+    """
     uq, inv = np.unique(np.round(np.abs(q), 12), return_inverse=True)
-    p = np.array([float(stats.studentized_range.sf(v, k, df)) if v > 0 else 1.0 for v in uq])
+    t_two_sided = 2.0 * stats.t.sf(uq / math.sqrt(2.0), df)
+    if k == 2:
+        p = t_two_sided
+    else:
+        p = np.array([float(stats.studentized_range.sf(v, k, df)) if v > 0 else 1.0 for v in uq])
+        bound = np.minimum(1.0, k * (k - 1) / 2.0 * t_two_sided)
+        p = np.where(p < P_FLOOR, np.minimum(bound, P_FLOOR), p)
     return np.clip(p[inv], 0.0, 1.0)
 
 
