@@ -225,3 +225,20 @@ def test_studentized_range_helpers_match_scipy():
     # far tail: never the integrator's noise floor, always at most the floor
     p = _p_values(np.array([40.0]), 3, 48.0)[0]
     assert 0 < p <= P_FLOOR
+
+
+def test_additive_model_with_a_missing_cell_matches_statsmodels(warpbreaks):
+    """Like the thesis' time-of-day data (no business hours at weekends): one empty cell, the
+    additive model is still estimable; the full model is an error naming the cell."""
+    d = warpbreaks[~((warpbreaks.wool == "B") & (warpbreaks.tension == "H"))].reset_index(drop=True)
+    res = analyze(d, "breaks", ["wool", "tension"], model="additive", levels=WB_LEVELS, n_boot=0)
+    assert len(res["cells"]) == 5 and res["balanced"] is False
+    assert res["robust"]["art_anova"] is None and any("no data" in n for n in res["notes"])
+    tab, _ = _sm(d, "y ~ C(wool) + C(tension)", 2)
+    ours = {r["source"]: r for r in res["anova"]}
+    assert close(ours["wool"]["sum_sq"], tab.loc["C(wool)", "sum_sq"], rel=1e-8)
+    assert close(ours["tension"]["sum_sq"], tab.loc["C(tension)", "sum_sq"], rel=1e-8)
+    assert close(ours["Residual"]["sum_sq"], tab.loc["Residual", "sum_sq"], rel=1e-8)
+    from faascope.errors import BadInput
+    with pytest.raises(BadInput, match="cell wool=B, tension=H has 0 row"):
+        analyze(d, "breaks", ["wool", "tension"], model="full", levels=WB_LEVELS)
