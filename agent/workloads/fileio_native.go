@@ -195,7 +195,7 @@ func clearDirect(fd int) error {
 func pwriteFull(fd int, b []byte, off int64) (int64, error) {
 	var done int64
 	for len(b) > 0 {
-		n, err := unix.Pwrite(fd, b, off)
+		n, err := rawPwrite(fd, b, off)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -214,7 +214,7 @@ func pwriteFull(fd int, b []byte, off int64) (int64, error) {
 func preadFull(fd int, b []byte, off int64) (int64, error) {
 	var done int64
 	for len(b) > 0 {
-		n, err := unix.Pread(fd, b, off)
+		n, err := rawPread(fd, b, off)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
