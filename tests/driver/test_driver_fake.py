@@ -299,3 +299,22 @@ design: {replications: 4, blocking: {blocks: 2, interval: 1.5s}, seed: 3}
     first_b1 = min(t for b, _, t in rows if b == 1)
     last_b0 = max(t for b, _, t in rows if b == 0)
     assert first_b1 > last_b0
+
+
+def test_shared_function_changes_memory_in_place_with_in_process_fake_provider(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("""
+name: shared
+provider: {kind: local, settings: {functions: shared}}
+workload: {kind: noop}
+factors: {memory: [128, 256, 512]}
+design: {replications: 4, seed: 2}
+""")
+    fake = InProcessFakeProvider()
+    s = run_campaign(spec, tmp_path / "r.db", provider_factory=lambda _: fake, progress=False)
+    assert s.recorded == 12
+    assert sum(1 for c, _ in fake.calls if c == "deploy") == 1
+    updates = sum(1 for c, _ in fake.calls if c == "update")
+    with sqlite3.connect(tmp_path / "r.db") as c:
+        mems = [m for (m,) in c.execute("SELECT memory FROM invocations_flat ORDER BY order_index")]
+    assert updates == sum(1 for a, b in zip(mems, mems[1:]) if a != b)
