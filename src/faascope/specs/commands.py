@@ -42,8 +42,12 @@ def plan_command(spec, fmt, replications, seed):
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)
     est = estimate(plan)
+    from faascope.cost.estimate import estimate_plan_cost, summary_line
+    cost = estimate_plan_cost(plan, loaded.spec.provider.parsed_settings())
     if fmt == "json":
-        json.dump(plan.to_json(estimate=est), sys.stdout, indent=2)
+        out = plan.to_json(estimate=est)
+        out["cost_estimate"] = cost
+        json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
 
@@ -83,5 +87,6 @@ def plan_command(spec, fmt, replications, seed):
                  if plan.blocks > 1 else ""))
     con.print(f"Estimated duration: ≈ {human_duration(est['seconds'])} "
               "(rough model; see docs/specs.md)")
+    con.print(summary_line(cost))
     for note in plan.notes:
         con.print(f"note: {note}")

@@ -57,6 +57,22 @@ class CommonProviderSettings(Strict):
     #: changed with UpdateFunctionConfiguration whenever the next run needs another one (each
     #: change retires warm instances, as on AWS).
     functions: Literal["per_config", "shared"] = "per_config"
+    #: price-table overrides for the cost estimate: {versions: {table: version}, <table>: {<price>:
+    #: number}} (see docs/cost.md)
+    pricing: Optional[dict[str, Any]] = None
+
+    @field_validator("pricing")
+    @classmethod
+    def _pricing(cls, v: Optional[dict]) -> Optional[dict]:
+        if v is not None:
+            from faascope.cost.pricing import Pricing
+            from faascope.errors import BadInput
+
+            try:
+                Pricing(v, field_prefix="pricing")
+            except BadInput as exc:
+                raise ValueError(exc.message) from None
+        return v
 
 
 class LocalProviderSettings(CommonProviderSettings):
@@ -68,6 +84,30 @@ class LocalProviderSettings(CommonProviderSettings):
     keep_alive_s: Optional[int] = Field(None, ge=0)
 
 
+class AWSStorageSettings(Strict):
+    #: S3 bucket for object workloads; created (tagged) when create_bucket is true
+    s3_bucket: Optional[str] = Field(None, pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+    s3_prefix: str = "faascope/"
+    create_bucket: bool = False
+    #: S3-compatible endpoint for the storage clients (e.g. a local server); default: AWS
+    s3_endpoint_url: Optional[str] = None
+    #: DynamoDB table for key-value workloads (key attribute "pk", string); created when create_table
+    dynamodb_table: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
+    create_table: bool = False
+    #: EFS access point mounted at efs_mount_path; needs the function in a VPC (subnets, groups)
+    efs_access_point_arn: Optional[str] = Field(None, pattern=r"^arn:aws[a-zA-Z-]*:elasticfilesystem:.+$")
+    efs_mount_path: str = Field("/mnt/efs", pattern=r"^/mnt/[A-Za-z0-9_.-]+$")
+    subnet_ids: list[str] = Field(default_factory=list)
+    security_group_ids: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _efs_needs_vpc(self) -> "AWSStorageSettings":
+        if self.efs_access_point_arn and not (self.subnet_ids and self.security_group_ids):
+            raise ValueError("efs_access_point_arn needs subnet_ids and security_group_ids (a "
+                             "Lambda function reaches EFS only from a VPC)")
+        return self
+
+
 class AWSProviderSettings(CommonProviderSettings):
     region: str = "us-east-1"
     #: the execution role's ARN (required to create functions)
@@ -75,13 +115,66 @@ class AWSProviderSettings(CommonProviderSettings):
     #: a named AWS credentials profile (default: the standard credential chain)
     credentials_profile: Optional[str] = None
     endpoint_url: Optional[str] = None
+    #: S3, DynamoDB and EFS for the storage workloads (passed to the function; see docs/providers.md)
+    storage: AWSStorageSettings = Field(default_factory=AWSStorageSettings)
+    #: extra tags on everything faascope creates (faascope:* tags are its own)
+    tags: dict[str, str] = Field(default_factory=dict)
+    #: read the log tail (REPORT line: billed duration, init duration, max memory used)
+    log_tail: bool = True
+
+
+class GCPStorageSettings(Strict):
+    gcs_bucket: Optional[str] = Field(None, pattern=r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+    gcs_prefix: str = "faascope/"
+
+
+class GCPProviderSettings(CommonProviderSettings):
+    #: the Google Cloud project id
+    project: str = Field(..., pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+    region: str = "us-central1"
+    #: cloud_run: a Cloud Run service from ``image``; cloud_functions: a 2nd gen function from
+    #: ``source`` (a zip in GCS you prepared)
+    service: Literal["cloud_run", "cloud_functions"] = "cloud_run"
+    #: container image with the agent as its entrypoint (Cloud Run), e.g. REGION-docker.pkg.dev/P/R/agent:tag
+    image: Optional[str] = None
+    #: Cloud Functions source: {bucket, object}, with entry_point and runtime
+    source: Optional[dict[str, str]] = None
+    entry_point: str = "Faascope"
+    runtime: str = "go122"
+    #: endpoints you deployed yourself: one URL, or {"<memory_mb>": URL}; nothing is deployed then
+    urls: Optional[Union[str, dict[str, str]]] = None
+    #: CPU per memory: "gcf" (the GCF 2nd gen tier table), "match_lambda" (closest to MB/1769 that
+    #: Cloud Run allows), or a number of vCPUs
+    cpu: Union[Literal["gcf", "match_lambda"], float] = "gcf"
+    #: runtime service account of the function (default: the project's default)
+    service_account: Optional[str] = None
+    #: id_token: an ID token for the service URL from google-auth (the standard credential chain)
+    auth: Literal["id_token", "none"] = "id_token"
+    max_instances: int = Field(100, ge=1, le=1000)
+    #: default: gen1 below 512 MiB (gen2 needs 512 MiB), gen2 otherwise
+    execution_environment: Optional[Literal["gen1", "gen2"]] = None
+    storage: GCPStorageSettings = Field(default_factory=GCPStorageSettings)
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class HTTPProviderSettings(CommonProviderSettings):
+    #: the agents' URLs: strings, or {url, memory_mb?, name?} (Knative, OpenFaaS, self-hosted …)
+    endpoints: list[Union[str, dict[str, Any]]] = Field(..., min_length=1)
+    #: round_robin: every invocation the next endpoint; per_cell: each cell keeps one endpoint
+    #: (the one whose memory_mb matches, else the cells take turns); per_function: likewise per
+    #: function configuration
+    routing: Literal["round_robin", "per_cell", "per_function"] = "round_robin"
+    #: request headers; values may name environment variables as ${VAR} (never recorded)
+    headers: dict[str, str] = Field(default_factory=dict)
+    #: price the runs as this platform (aws_lambda, gcf, cloudrun) in cost estimates
+    price_as: Optional[Literal["aws_lambda", "gcf", "cloudrun"]] = None
 
 
 PROVIDER_SETTINGS: dict[str, type[BaseModel] | None] = {
     "local": LocalProviderSettings,
     "aws": AWSProviderSettings,
-    "gcp": None,  # not validated here (see the gcp/http providers)
-    "http": None,
+    "gcp": GCPProviderSettings,
+    "http": HTTPProviderSettings,
 }
 
 
