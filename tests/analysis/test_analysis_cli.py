@@ -192,3 +192,18 @@ def test_thesis_per_operation_and_file_size():
              "--no-robust", "--format", "markdown")
     assert md.exit_code == 0
     assert md.stdout.count("### ANOVA") == 4 and "## Decision table" in md.stdout
+
+
+def test_store_input_leaves_out_warmups_and_failures(tmp_path):
+    df = pd.read_csv(DATA / "toothgrowth.csv")
+    df["warmup"] = [1 if i < 3 else 0 for i in range(len(df))]
+    df["ok"] = [0 if i in (10, 11) else 1 for i in range(len(df))]
+    db = tmp_path / "results.db"
+    con = sqlite3.connect(db)
+    df.to_sql("invocations", con, index=False)
+    con.execute("CREATE VIEW invocations_flat AS SELECT * FROM invocations")
+    con.commit()
+    con.close()
+    res = run_json(db, "--response", "len", "--factors", "supp,dose", "--no-robust")
+    assert res["n"] == 60 - 3 - 2
+    assert any("5 warm-up or failed" in n for n in res["selection"]["notes"])

@@ -75,15 +75,16 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     factor_list = _split(factors, "--factors")
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
     df = load_table(input_path)
+    notes = list(df.attrs.get("notes", []))
     df = apply_filters(df, filters)
-    notes = []
     if latest is not None:
         missing = [c for c in scenario_cols + factor_list if c not in df.columns]
         if missing:
             raise BadInput(f"no column {missing[0]!r}; available columns: {', '.join(map(str, df.columns))}",
                            field="--factors")
         order_by = order_by or default_order_column(df)
-        df, notes = latest_per_cell(df, scenario_cols + factor_list, latest, order_by)
+        df, latest_notes = latest_per_cell(df, scenario_cols + factor_list, latest, order_by)
+        notes += latest_notes
     elif order_by is not None:
         raise BadInput("--order-by only applies with --latest N", field="--order-by")
     kwargs = dict(model=model, alpha=alpha, ss_type=ss_type, transform=transform, levels=_levels(level_specs),

@@ -68,9 +68,20 @@ def _load_store(p: Path) -> pd.DataFrame:
                 f"{p.name} has no table or view {STORE_VIEW!r} (found: {', '.join(sorted(names)) or 'none'}); "
                 "export the results with `faascope export RESULTS --format csv` and analyse the CSV",
                 field="INPUT")
-        return pd.read_sql_query(f"SELECT * FROM {STORE_VIEW}", con)
+        df = pd.read_sql_query(f"SELECT * FROM {STORE_VIEW}", con)
     finally:
         con.close()
+    # Warm-ups and failed invocations have no latency to compare: leave them out, and say so.
+    keep = pd.Series(True, index=df.index)
+    if "warmup" in df.columns:
+        keep &= df["warmup"].astype(str) == "0"
+    if "ok" in df.columns:
+        keep &= df["ok"].astype(str) == "1"
+    dropped = int((~keep).sum())
+    df = df[keep].reset_index(drop=True)
+    df.attrs["notes"] = ([f"{dropped} warm-up or failed invocation(s) of the results store left out"]
+                         if dropped else [])
+    return df
 
 
 # ------------------------------------------------------------------------------ string handling
