@@ -1,0 +1,141 @@
+"""`build_report()`: input -> data -> scenarios (with the engine's analyses) -> sections ->
+report.html, figures/, summary.md."""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faascope import __version__
+from faascope.errors import BadInput, Failure
+from faascope.report.data import build_data
+from faascope.report.figures import Fig, save_all
+from faascope.report.items import Block, Text
+from faascope.report.page import page
+from faascope.report.scenarios import build_scenarios
+from faascope.report.sections import SECTIONS, Ctx
+from faascope.report.summary import summary
+
+FORMATS = ("png", "pdf", "svg")
+
+
+@dataclass
+class ReportResult:
+    out: Path
+    html: Path
+    summary: Path
+    figures: list[Fig]
+    scenarios: int
+    rows: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def files(self) -> list[Path]:
+        return [self.out / "figures" / n for f in self.figures for n in f.files]
+
+
+def _unique_names(figs: list[Fig]) -> None:
+    seen: dict[str, int] = {}
+    for f in figs:
+        k = seen.get(f.name, 0)
+        seen[f.name] = k + 1
+        if k:
+            f.name = f"{f.name}_{k + 1}"
+
+
+def _clean_old_figures(fig_dir: Path, out: Path) -> None:
+    """Remove figures of an earlier report in the same --out (only if that was a faascope report)."""
+    if not (out / "report.html").exists() or not fig_dir.is_dir():
+        return
+    for p in fig_dir.iterdir():
+        if p.suffix.lower().lstrip(".") in FORMATS and p.is_file():
+            p.unlink()
+
+
+def build_report(input_path: str | Path, out: str | Path, *, response: str | None = None,
+                 factors: list[str] | None = None, scenario: list[str] | None = None,
+                 mapping: dict[str, str] | None = None, filters: list[str] | tuple[str, ...] = (),
+                 latest: int | None = None, log_x: bool | None = None, alpha: float = 0.05,
+                 formats: tuple[str, ...] = ("png", "pdf"), time_col: str | None = None, jobs: int = 1,
+                 n_boot: int = 2000, seed: int = 0) -> ReportResult:
+    if not (0 < alpha < 1):
+        raise BadInput(f"alpha must be between 0 and 1, got {alpha}", field="--alpha")
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise BadInput(f"unknown figure format {bad[0]!r}; use {', '.join(FORMATS)} or none", field="--formats")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out} exists and is not a directory", field="--out")
+    secs: dict[str, float] = {}
+    t = time.perf_counter()
+    data = build_data(input_path, response=response, factors=factors, scenario=scenario, mapping=mapping,
+                      filters=filters, latest=latest, time_col=time_col)
+    secs["load"] = time.perf_counter() - t
+    t = time.perf_counter()
+    scenarios = build_scenarios(data, alpha=alpha, n_boot=n_boot, seed=seed)
+    secs["analysis"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    ctx = Ctx(data, scenarios, alpha=alpha, log_x=log_x)
+    report_blocks = [b for s in SECTIONS if s.scope == "report" for b in [s.build(ctx)] if b is not None]
+    scenario_blocks = []
+    for sc in scenarios:
+        blocks = [b for s in SECTIONS if s.scope == "scenario" for b in [s.build(ctx, sc)] if b is not None]
+        meta = f"{len(sc.rows):,} invocations in {len(sc.cells)} cell(s)"
+        if sc.factors:
+            meta += f"; factors {', '.join(f'`{f}`' for f in sc.factors)}"
+        if sc.dropped:
+            meta += "; single level here: " + ", ".join(f"{f} = {data.info[f].label(v)}" for f, v in sc.dropped.items())
+        meta += "."
+        if sc.error:
+            blocks.insert(0, Block("not-analysed", "Not analysed", [Text(
+                f"The statistics engine could not analyse this scenario: {sc.error}. The figures below are descriptive "
+                "only.", "warn")], level=3))
+        head = f"Scenario {sc.index + 1}: {sc.title(data)}" if data.scenario_cols else "All data"
+        scenario_blocks.append((f"scenario-{sc.index + 1}", head, meta, blocks))
+    secs["figures (plotly)"] = time.perf_counter() - t
+
+    figs = [i for b in report_blocks for i in b.figures]
+    figs += [i for _, _, _, bl in scenario_blocks for b in bl for i in b.figures]
+    _unique_names(figs)
+    fig_dir = out / "figures"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _clean_old_figures(fig_dir, out)
+        if formats:
+            fig_dir.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise Failure(f"cannot create {out}: {exc}") from None
+
+    t = time.perf_counter()
+    save_all(figs, fig_dir, tuple(formats), jobs=jobs)
+    secs["figures (matplotlib)"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    src = data.source
+    name = src.name
+    title = f"faascope report: {name}"
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    subtitle = (f"{'Results store' if src.kind == 'store' else 'Table'} `{src.path.name}`; response "
+                f"`{data.response}`; compared factor `{data.compare}`; {data.counts['analysed']:,} rows analysed. "
+                f"Generated {now} by faascope {__version__}.")
+    html_path = out / "report.html"
+    md_path = out / "summary.md"
+    try:
+        tmp = html_path.with_name(".report.html.tmp")
+        tmp.write_text(page(title, subtitle, report_blocks, scenario_blocks), encoding="utf-8")
+        tmp.replace(html_path)
+        tmp = md_path.with_name(".summary.md.tmp")
+        tmp.write_text(summary(title, subtitle, report_blocks, scenario_blocks), encoding="utf-8")
+        tmp.replace(md_path)
+    except OSError as exc:
+        raise Failure(f"cannot write the report to {out}: {exc}") from None
+    secs["write"] = time.perf_counter() - t
+    return ReportResult(out, html_path, md_path, figs, len(scenarios), data.counts["analysed"], secs)
+
+
+def default_jobs() -> int:
+    n = os.cpu_count() or 1
+    return max(1, min(4, n))

@@ -1,0 +1,73 @@
+"""`faascope report INPUT --out DIR`: report.html (interactive, offline), figures/ (publication
+figures) and summary.md from a results store or a foreign CSV/Parquet file."""
+from __future__ import annotations
+
+import click
+
+from faascope.errors import BadInput
+
+
+@click.command("report")
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Directory for report.html, figures/ and summary.md (created if needed).")
+@click.option("--response", default=None, metavar="COL",
+              help="Response column (default: latency_seconds).")
+@click.option("--factors", default=None, metavar="A,B",
+              help="Factor columns; the first is the one the decision table compares. Default for a results "
+                   "store: the spec's factors. Required for a CSV/Parquet file.")
+@click.option("--scenario", default=None, metavar="C,D",
+              help="Analyse separately per combination of these columns (e.g. operation_type,file_size_bytes). "
+                   "Default: none when every combination of the factors was run, else the fewest factors that "
+                   "make each part complete; 'none' to force one analysis.")
+@click.option("--map", "maps", multiple=True, metavar="OLD=NEW",
+              help="Rename an input column before anything else (repeatable, or comma-separated), so foreign data "
+                   "can name its response and factors: --map latency=latency_seconds.")
+@click.option("--filter", "filters", multiple=True, metavar="COL=VALUE",
+              help="Keep matching rows (as in `faascope analyze`: =, !=, <, <=, >, >=; COL=V1,V2 = any of).")
+@click.option("--latest", type=int, default=None, metavar="N",
+              help="Keep only the N most recent rows of every cell (by the timestamp column).")
+@click.option("--time", "time_col", default=None, metavar="COL",
+              help="Timestamp column for the time series (default: started_at for a results store, else the "
+                   "first of occurred_at, collected_at, timestamp, time, …).")
+@click.option("--log-x/--linear-x", "log_x", default=None,
+              help="Latency axes on a log or linear scale (default: log when a scenario's values span more than "
+                   "50×). The interactive figures can switch either way.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level; CIs at 1-alpha.")
+@click.option("--formats", default="png,pdf", show_default=True, metavar="png,pdf,svg|none",
+              help="Publication figure formats under figures/ (PNG at 200 dpi).")
+@click.option("--jobs", type=int, default=None, metavar="N",
+              help="Processes drawing the publication figures (default: CPUs, at most 4).")
+@click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True,
+              help="Bootstrap resamples for CV intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
+def report_command(input_path, out, response, factors, scenario, maps, filters, latest, time_col, log_x, alpha,
+                   formats, jobs, n_boot, seed, quiet):
+    """Interactive HTML report, publication figures and a Markdown summary for INPUT (results store, CSV or
+    Parquet)."""
+    from faascope.report.build import build_report, default_jobs
+    from faascope.report.data import parse_mapping, split_columns
+
+    fmts = tuple(f.strip().lower() for f in formats.split(",") if f.strip())
+    if fmts == ("none",):
+        fmts = ()
+    if latest is not None and latest < 1:
+        raise BadInput("must be at least 1", field="--latest")
+    if jobs is not None and jobs < 1:
+        raise BadInput("must be at least 1", field="--jobs")
+    if n_boot < 0:
+        raise BadInput("must not be negative", field="--bootstrap")
+    scen = [] if scenario is not None and scenario.strip().lower() == "none" else split_columns(scenario, "--scenario")
+    res = build_report(input_path, out, response=response, factors=split_columns(factors, "--factors"),
+                       scenario=scen, mapping=parse_mapping(maps), filters=list(filters), latest=latest,
+                       log_x=log_x, alpha=alpha, formats=fmts, time_col=time_col,
+                       jobs=jobs or default_jobs(), n_boot=n_boot, seed=seed)
+    if quiet:
+        click.echo(str(res.html))
+        return
+    click.echo(f"wrote {res.html} ({len(res.figures)} figures, {res.scenarios} scenario(s), {res.rows:,} rows)")
+    click.echo(f"      {res.summary}")
+    if res.files:
+        click.echo(f"      {len(res.files)} publication figure files in {res.out / 'figures'}")
+    click.echo("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.seconds.items()), err=True)
