@@ -84,10 +84,11 @@ class Runner:
             raise RuntimeError(f"agent failed: {response['error']}")
         return response["workload"]
 
-    def prepare(self, name: str, size: int) -> None:
-        """Lay out a file to read (zeros, fsync'd, evicted from the page cache)."""
-        self.agent_once({"op": "write", "file_size": size, "io_size": min(size, 1 << 20),
-                         "path": name, "fsync": "end"})
+    def prepare(self, name: str, size: int) -> str:
+        """Lay out a file to read (zeros, fsync'd, evicted from the page cache); returns the
+        file system type as the agent sees it."""
+        return self.agent_once({"op": "write", "file_size": size, "io_size": min(size, 1 << 20),
+                         "path": name, "fsync": "end"})["fs_type"]
 
     def fio(self, op: str, pattern: str, io_size: int, size: int, name: str) -> dict:
         rw = {"sequential": op, "random": "rand" + op}[pattern]
@@ -127,11 +128,6 @@ class Runner:
         return self.native(op, pattern, io_size, size, name, engine=engine)
 
 
-def fs_type(directory: Path) -> str:
-    proc = subprocess.run(["stat", "-f", "-c", "%T", str(directory)], capture_output=True, text=True)
-    return proc.stdout.strip() or "unknown"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, help="directory to test (disk-backed; default: a new one under /var/tmp)")
@@ -149,9 +145,7 @@ def main() -> None:
     runner = Runner(directory.resolve(), agent_binary(args.agent, scratch))
     sizes = {"size": args.size, "small": args.small_size}
     for size in set(sizes.values()):
-        runner.prepare(f"bench-read-{size}.dat", size)
-
-    fstype = fs_type(directory)
+        fstype = runner.prepare(f"bench-read-{size}.dat", size)
     runs: list[dict] = []
     try:
         for rnd in range(args.repeat):
