@@ -17,6 +17,8 @@ COMMANDS = {
     "export": "faascope.store.commands:export_command",
     "analyze": "faascope.analysis.commands:analyze_command",
     "report": "faascope.report.commands:report_command",
+    "tiers": "faascope.tiers.commands:tiers_command",
+    "cleanup": "faascope.providers.cleanup:cleanup_command",
 }
 
 

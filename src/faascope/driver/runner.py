@@ -226,6 +226,8 @@ def _execute(loaded: LoadedSpec, plan: Plan, store: ResultsStore, campaign: dict
 
     provider = provider_factory(loaded) if provider_factory else make_provider(
         loaded.provider_kind, settings)
+    if hasattr(provider, "bind_campaign"):  # tags what it creates (faascope cleanup --campaign)
+        provider.bind_campaign(campaign["uid"], loaded.spec.name)
     deployed: dict[str, FunctionConfig] = {}
     failure: Optional[Failure] = None
     say = lambda msg: con.print(msg)  # noqa: E731

@@ -158,13 +158,17 @@ class Provider(abc.ABC):
         """What to record about the provider in the campaign (endpoint, region …)."""
         return {"kind": self.kind}
 
+    def bind_campaign(self, uid: str, name: str) -> None:
+        """Called by the runner before deploying: providers tag what they create with it
+        (``faascope:campaign``), so ``faascope cleanup --campaign`` finds it."""
+
     def close(self) -> None:
         pass
 
 
 PROVIDERS = {
     "local": "faascope.providers.local:LocalProvider",
-    "aws": "faascope.providers.lambda_api:LambdaAPIProvider",
+    "aws": "faascope.providers.aws:AWSProvider",
     "gcp": "faascope.providers.gcp:GCPProvider",
     "http": "faascope.providers.http:HTTPProvider",
 }

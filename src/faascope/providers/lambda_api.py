@@ -31,7 +31,44 @@ from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, InvokeResult
 
 PROFILE_TAG = "faascope:profile"
 KEEP_ALIVE_TAG = "faascope:keep-alive"
+CREATED_BY_TAG = "faascope:created-by"
+CAMPAIGN_TAG = "faascope:campaign"
+SPEC_TAG = "faascope:spec"
 RUNTIME = "provided.al2023"
+
+# REPORT RequestId: <id>\tDuration: 1.23 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\t
+# Max Memory Used: 20 MB\tInit Duration: 45.6 ms
+_REPORT_FIELDS = {"Duration": ("duration_ms", float), "Billed Duration": ("billed_duration_ms", int),
+                  "Memory Size": ("memory_size_mb", int), "Max Memory Used": ("max_memory_used_mb", int),
+                  "Init Duration": ("init_duration_ms", float),
+                  "Restore Duration": ("restore_duration_ms", float),
+                  "Billed Restore Duration": ("billed_restore_duration_ms", int)}
+
+
+def parse_report(log_tail: Optional[str]) -> Optional[dict]:
+    """The fields of the last ``REPORT`` line of a Lambda log tail (LogType=Tail), or None."""
+    if not log_tail:
+        return None
+    lines = [ln for ln in log_tail.splitlines() if ln.startswith("REPORT ")]
+    if not lines:
+        return None
+    out: dict[str, Any] = {}
+    for part in lines[-1].split("\t"):
+        key, sep, value = part.partition(":")
+        if not sep:
+            continue
+        key = key.strip()
+        if key.startswith("REPORT "):
+            continue
+        spec = _REPORT_FIELDS.get(key)
+        if spec is None:
+            continue
+        number = value.strip().split(" ")[0]
+        try:
+            out[spec[0]] = spec[1](float(number)) if spec[1] is int else float(number)
+        except ValueError:
+            continue
+    return out or None
 
 
 class LambdaAPIProvider(Provider):
@@ -77,6 +114,11 @@ class LambdaAPIProvider(Provider):
         self._zipdir: Optional[tempfile.TemporaryDirectory] = None
         self._env: dict[str, dict[str, str]] = {}
         self._config: dict[str, FunctionConfig] = {}
+        self.campaign_uid: Optional[str] = None
+        self.spec_name: Optional[str] = None
+
+    def bind_campaign(self, uid: str, name: str) -> None:
+        self.campaign_uid, self.spec_name = uid, name
 
     @classmethod
     def from_settings(cls, s: Any) -> "LambdaAPIProvider":
@@ -118,7 +160,11 @@ class LambdaAPIProvider(Provider):
         return base64.b64encode(hashlib.sha256(b).digest()).decode()
 
     def _tags(self, config: FunctionConfig) -> dict[str, str]:
-        tags = {"faascope": "1"}
+        tags = {"faascope": "1", CREATED_BY_TAG: "faascope"}
+        if self.campaign_uid:
+            tags[CAMPAIGN_TAG] = self.campaign_uid
+        if self.spec_name:
+            tags[SPEC_TAG] = self.spec_name
         if config.profile:
             tags[PROFILE_TAG] = config.profile
         if self.keep_alive_s is not None:
@@ -151,14 +197,9 @@ class LambdaAPIProvider(Provider):
                 self.teardown(name)
                 current = None
         if current is None:
-            env = {COLD_NONCE_VAR: secrets.token_hex(8)}
+            env = {**self._function_env(), COLD_NONCE_VAR: secrets.token_hex(8)}
             try:
-                self.control.create_function(
-                    FunctionName=name, Runtime=RUNTIME, Role=self.role, Handler="bootstrap",
-                    Code={"ZipFile": code}, MemorySize=config.memory_mb,
-                    EphemeralStorage={"Size": config.ephemeral_mb}, Timeout=config.timeout_s,
-                    Environment={"Variables": env}, Architectures=[config.arch],
-                    Tags=self._tags(config), Description="faascope measurement agent")
+                self.control.create_function(**self._create_kwargs(name, config, code, env))
             except ClientError as exc:
                 raise Failure(f"CreateFunction {name}: {exc}") from None
             self._wait("function_active_v2", name)
@@ -181,6 +222,19 @@ class LambdaAPIProvider(Provider):
         self._config[name] = have
         if have != config:
             self.update_configuration(name, config)
+
+    def _function_env(self) -> dict[str, str]:
+        """Environment variables every function gets (subclasses add storage settings)."""
+        return {}
+
+    def _create_kwargs(self, name: str, config: FunctionConfig, code: bytes,
+                       env: dict[str, str]) -> dict[str, Any]:
+        """The CreateFunction parameters (subclasses add VPC and file-system settings)."""
+        return dict(FunctionName=name, Runtime=RUNTIME, Role=self.role, Handler="bootstrap",
+                    Code={"ZipFile": code}, MemorySize=config.memory_mb,
+                    EphemeralStorage={"Size": config.ephemeral_mb}, Timeout=config.timeout_s,
+                    Environment={"Variables": env}, Architectures=[config.arch],
+                    Tags=self._tags(config), Description="faascope measurement agent")
 
     def update_configuration(self, name: str, config: FunctionConfig) -> None:
         from botocore.exceptions import ClientError
@@ -265,6 +319,9 @@ class LambdaAPIProvider(Provider):
         extra = {k[len("x-faascope-"):].replace("-", "_"): v
                  for k, v in (meta.get("HTTPHeaders") or {}).items()
                  if k.lower().startswith("x-faascope-")}
+        report = parse_report(tail) if isinstance(tail, str) else None
+        if report:
+            extra["report"] = report
         return InvokeResult(
             **fields, send_ns=wall(self._send_pc), headers_ns=wall(headers_pc), end_ns=wall(end_pc),
             attempts=max(self._attempts, 1),

@@ -120,7 +120,9 @@ FLAT_FIXED = [
     "client_send_ns", "client_headers_ns", "client_end_ns", "agent_received_ns",
     "agent_workload_start_ns", "agent_workload_end_ns", "ok", "status", "error_type",
     "error_message", "retries", "function_name", "request_id", "platform_cold",
-    "platform_setup_ms", "platform_init_ms", "platform_duration_ms",
+    "platform_setup_ms", "platform_init_ms", "platform_duration_ms", "report_duration_ms",
+    "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
+    "config_ephemeral_mb", "config_arch", "config_profile",
 ]
 
 INVOCATION_COLUMNS = [
@@ -374,7 +376,15 @@ SELECT
     json_extract(i.platform_json, '$.cold') AS platform_cold,
     CAST(json_extract(i.platform_json, '$.setup_ms') AS REAL) AS platform_setup_ms,
     CAST(json_extract(i.platform_json, '$.init_ms') AS REAL) AS platform_init_ms,
-    CAST(json_extract(i.platform_json, '$.duration_ms') AS REAL) AS platform_duration_ms
+    CAST(json_extract(i.platform_json, '$.duration_ms') AS REAL) AS platform_duration_ms,
+    CAST(json_extract(i.platform_json, '$.report.duration_ms') AS REAL) AS report_duration_ms,
+    CAST(json_extract(i.platform_json, '$.report.billed_duration_ms') AS REAL) AS billed_duration_ms,
+    CAST(json_extract(i.platform_json, '$.report.init_duration_ms') AS REAL) AS init_duration_ms,
+    json_extract(i.platform_json, '$.report.max_memory_used_mb') AS max_memory_used_mb,
+    json_extract(i.config_json, '$.memory_mb') AS config_memory_mb,
+    json_extract(i.config_json, '$.ephemeral_mb') AS config_ephemeral_mb,
+    json_extract(i.config_json, '$.arch') AS config_arch,
+    json_extract(i.config_json, '$.profile') AS config_profile
 FROM invocations i JOIN campaign c ON c.id = i.campaign_id
 ORDER BY i.order_index""")
 
