@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -62,6 +63,38 @@ const maxCodeRequest = 1 << 30
 
 // Handler is the Lambda REST API subset plus a few /faascope/ endpoints.
 func (p *Platform) Handler() http.Handler {
+	mux := p.routes()
+	if p.cfg.Token == "" {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(r, p.cfg.Token) {
+			writeAPIError(w, &apiError{http.StatusForbidden, "UnrecognizedClientException",
+				"The security token included in the request is invalid.", ""})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// authorized accepts the token as the access key id of an AWS SigV4 Authorization header (what
+// boto3 and the AWS CLI send: set aws_access_key_id to the token) or as a bearer token. The
+// signature itself is not checked: the token guards a loopback service against other local
+// users and processes, it is not AWS IAM.
+func authorized(r *http.Request, token string) bool {
+	auth := r.Header.Get("Authorization")
+	if b, ok := strings.CutPrefix(auth, "Bearer "); ok {
+		return subtle.ConstantTimeCompare([]byte(b), []byte(token)) == 1
+	}
+	_, cred, ok := strings.Cut(auth, "Credential=")
+	if !ok {
+		return false
+	}
+	key, _, _ := strings.Cut(cred, "/")
+	return subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1
+}
+
+func (p *Platform) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions", p.createFunction)
 	mux.HandleFunc("POST /2015-03-31/functions/", p.createFunction)

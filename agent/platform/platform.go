@@ -30,6 +30,7 @@ type Config struct {
 	Expose         []int         // host loopback ports every sandbox may reach
 	NetShape       string        // default network shaping (see ParseNetShape)
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
+	Token          string        // when set, API calls must present it (see authorized)
 }
 
 // Platform is the running local FaaS platform.

@@ -534,3 +534,21 @@ func TestSharedDirectoryIsVisibleToAllSandboxes(t *testing.T) {
 		t.Fatalf("shared directory not mounted in the sandbox: %v", err)
 	}
 }
+
+func TestTokenGuardsTheAPI(t *testing.T) {
+	tp := startPlatform(t, Config{Token: "s3cret"})
+	resp, _ := tp.call("GET", "/2015-03-31/functions/", nil, nil)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Amzn-ErrorType") != "UnrecognizedClientException" {
+		t.Fatalf("no token: %d", resp.StatusCode)
+	}
+	sigv4 := "AWS4-HMAC-SHA256 Credential=s3cret/20260101/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=00"
+	for _, auth := range []string{sigv4, "Bearer s3cret"} {
+		if resp, _ := tp.call("GET", "/2015-03-31/functions/", nil, map[string]string{"Authorization": auth}); resp.StatusCode != 200 {
+			t.Errorf("%q: %d", auth, resp.StatusCode)
+		}
+	}
+	wrong := strings.Replace(sigv4, "s3cret", "guess", 1)
+	if resp, _ := tp.call("GET", "/2015-03-31/functions/", nil, map[string]string{"Authorization": wrong}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("wrong token accepted: %d", resp.StatusCode)
+	}
+}

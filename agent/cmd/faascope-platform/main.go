@@ -41,9 +41,17 @@ func run() int {
 	network := fs.String("network", "isolated", "isolated (a network namespace per sandbox) or host")
 	expose := fs.String("expose", "", "comma-separated host loopback ports every sandbox may reach (e.g. 9000,6379)")
 	netShape := fs.String("net-shape", "none", "default token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
+	token := fs.Bool("require-token", false, "require the token in $FAASCOPE_PLATFORM_TOKEN on every API call (as the AWS access key id, or a bearer token)")
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
+	}
+	if *token && os.Getenv("FAASCOPE_PLATFORM_TOKEN") == "" {
+		fmt.Fprintln(os.Stderr, "--require-token: set FAASCOPE_PLATFORM_TOKEN (a token on the command line would show in ps)")
+		return 2
+	}
+	if !*token {
+		os.Unsetenv("FAASCOPE_PLATFORM_TOKEN")
 	}
 	iso, err := chooseIsolation(*isolation)
 	if err != nil {
@@ -65,7 +73,7 @@ func run() int {
 	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
 		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
-		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir})
+		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2

@@ -179,8 +179,9 @@ def _session(region: str, profile: Optional[str], local: bool):
 
     kw: dict[str, Any] = {"region_name": region}
     if local:
-        from faascope.providers.local import LOCAL_CREDENTIALS
-        kw.update(aws_access_key_id=LOCAL_CREDENTIALS[0], aws_secret_access_key=LOCAL_CREDENTIALS[1])
+        from faascope.providers.local import local_credentials
+        key, secret = local_credentials()
+        kw.update(aws_access_key_id=key, aws_secret_access_key=secret)
     elif profile:
         kw["profile_name"] = profile
     return boto3.session.Session(**kw)

@@ -9,6 +9,7 @@ be a factor within one campaign.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 from faascope.errors import Failure
@@ -16,6 +17,13 @@ from faascope.providers.lambda_api import LambdaAPIProvider
 
 LOCAL_ROLE = "arn:aws:iam::000000000000:role/faascope-local"
 LOCAL_CREDENTIALS = ("faascope-local", "faascope-local")
+
+
+def local_credentials() -> tuple[str, str]:
+    """Dummy credentials, or the platform's token (FAASCOPE_PLATFORM_TOKEN) as the access key id
+    when the platform was started with --require-token."""
+    token = os.environ.get("FAASCOPE_PLATFORM_TOKEN")
+    return (token, token) if token else LOCAL_CREDENTIALS
 
 
 def local_endpoint(data_dir: Optional[str] = None) -> str:
@@ -40,7 +48,7 @@ class LocalProvider(LambdaAPIProvider):
                  connect_timeout_s: float = 10.0, keep_alive_s: Optional[int] = None):
         endpoint = endpoint_url or local_endpoint(data_dir)
         super().__init__(region="us-east-1", endpoint_url=endpoint, role=LOCAL_ROLE,
-                         credentials=LOCAL_CREDENTIALS, max_attempts=max_attempts,
+                         credentials=local_credentials(), max_attempts=max_attempts,
                          read_timeout_s=read_timeout_s, connect_timeout_s=connect_timeout_s,
                          keep_alive_s=keep_alive_s, kind="local")
 

@@ -39,8 +39,11 @@ def _state_file(data_dir: Path) -> Path:
 
 def health(endpoint: str, timeout: float = 2.0) -> dict | None:
     """The platform's /faascope/health document, or None if nothing answers."""
+    req = urllib.request.Request(endpoint + "/faascope/health")
+    if token := os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
+        req.add_header("Authorization", "Bearer " + token)
     try:
-        with urllib.request.urlopen(endpoint + "/faascope/health", timeout=timeout) as r:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
             return json.load(r)
     except (urllib.error.URLError, OSError, ValueError):
         return None
@@ -86,6 +89,8 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
            "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
            "--concurrency", str(concurrency), "--isolation", isolation, "--ready-file", str(ready),
            "--network", network, "--expose", expose, "--net-shape", net_shape]
+    if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
+        cmd.append("--require-token")
     if shared_dir:
         cmd += ["--shared-dir", str(shared_dir)]
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
@@ -199,6 +204,8 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
            "--concurrency", str(concurrency), "--isolation", isolation,
            "--ready-file", str(data_dir / "platform.ready"), "--network", network, "--expose", expose,
            "--net-shape", net_shape] + (["--shared-dir", str(shared_dir)] if shared_dir else [])
+    if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
+        cmd.append("--require-token")
     sys.stdout.flush()
     os.execv(cmd[0], cmd)
 

@@ -1,0 +1,154 @@
+"""Soak the local platform and check that nothing leaks.
+
+Sustained invocations for a while (noop, small fileio writes and reads, spin, plus the unhappy
+paths: timeouts, out-of-memory kills, configuration updates that retire instances), from
+several client threads, on loopback only. Before and after (once idle instances have been
+evicted) it counts what the platform holds: its memory and file descriptors, processes in its
+sandboxes, cgroups, mounts, loop devices and disk under its data directory. Prints and writes
+JSON; exits 1 if anything grew.
+
+    python bench/soak.py [--seconds 300] [--threads 4] [--out bench/out/soak.json]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+from faascope.providers import local_platform
+from faascope.providers.packaging import build_zip
+
+WORKLOADS = [
+    (40, "ok", {"kind": "noop"}),
+    (20, "ok", {"kind": "fileio", "op": "write", "file_size": 4 << 20, "io_size": 128 << 10}),
+    (20, "ok", {"kind": "fileio", "op": "read", "file_size": 4 << 20, "io_size": 128 << 10, "direct": True}),
+    (15, "ok", {"kind": "spin", "iterations": 2_000_000}),
+]
+
+
+def platform_resources(pid: int, data_dir: Path, cgroup_parent: str | None) -> dict:
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss_kib = int(next(l for l in status.splitlines() if l.startswith("VmRSS:")).split()[1])
+    cgroups = glob.glob(f"/sys/fs/cgroup/memory/{cgroup_parent}/*/") if cgroup_parent else []
+    procs = sum(len(Path(c, "cgroup.procs").read_text().split()) for c in cgroups)
+    loops = [b for b in glob.glob("/sys/block/loop*/loop/backing_file")
+             if str(data_dir) in Path(b).read_text()]
+    du = sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file())
+    return {"rss_kib": rss_kib, "fds": len(os.listdir(f"/proc/{pid}/fd")),
+            "threads": int(next(l for l in status.splitlines() if l.startswith("Threads:")).split()[1]),
+            "sandbox_cgroups": len(cgroups), "sandbox_processes": procs,
+            "host_mounts": len(Path("/proc/self/mountinfo").read_text().splitlines()),
+            "loop_devices": len(loops),
+            "sandbox_dirs": len(list((data_dir / "platform" / "sandboxes").glob("*"))),
+            "data_dir_bytes": du}
+
+
+def cgroup_parent_of(data_dir: Path) -> str | None:
+    # The platform names its cgroup after a hash of its data directory; find the one it made.
+    import hashlib
+    h = hashlib.sha256(str((data_dir / "platform").resolve()).encode()).hexdigest()[:12]
+    return f"faascope/{h}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=300)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "soak.json"))
+    args = ap.parse_args()
+
+    data = Path(tempfile.mkdtemp(prefix="faascope-soak-"))
+    state = local_platform.start(profile="lambda", data_dir=data, port=0, keep_alive="1s", concurrency=16)
+    pid, endpoint = state["pid"], state["endpoint"]
+    cg = cgroup_parent_of(data)
+    client = boto3.client("lambda", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
+                          aws_secret_access_key="x",
+                          config=Config(retries={"max_attempts": 1}, read_timeout=60, max_pool_connections=args.threads * 2))
+    zip_bytes = build_zip(data / "fn.zip").read_bytes()
+    fns = {"lam": ("lambda", 256, 30), "gcf": ("gcf", 256, 30), "slow": ("lambda", 128, 1)}
+    for name, (profile, mem, timeout) in fns.items():
+        client.create_function(FunctionName=name, Runtime="provided.al2023", Role="r", Handler="bootstrap",
+                               Code={"ZipFile": zip_bytes}, MemorySize=mem, Timeout=timeout,
+                               Tags={"faascope:profile": profile})
+    client.invoke(FunctionName="lam", Payload=b'{"workload":{"kind":"noop"}}')
+    time.sleep(2)
+    before = platform_resources(pid, data, cg)
+
+    counts: dict[str, int] = {}
+    lock = threading.Lock()
+    stop = time.monotonic() + args.seconds
+
+    def count(key: str) -> None:
+        with lock:
+            counts[key] = counts.get(key, 0) + 1
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        weights = [w for w, _, _ in WORKLOADS] + [2, 2, 1]
+        while time.monotonic() < stop:
+            choice = rng.choices(range(len(weights)), weights=weights)[0]
+            try:
+                if choice < len(WORKLOADS):
+                    fn = rng.choice(["lam", "gcf"])
+                    r = client.invoke(FunctionName=fn, Payload=json.dumps({"workload": WORKLOADS[choice][2]}))
+                    body = json.loads(r["Payload"].read())
+                    count("ok" if body.get("ok") else "unexpected_failure")
+                elif choice == len(WORKLOADS):  # a timeout: the sandbox is killed
+                    r = client.invoke(FunctionName="slow", Payload=b'{"workload":{"kind":"spin","iterations":100000000000}}')
+                    body = json.loads(r["Payload"].read())
+                    count("timeout" if body.get("errorType") == "Sandbox.Timedout" else "unexpected_failure")
+                elif choice == len(WORKLOADS) + 1:  # an OOM kill on the gcf profile
+                    w = {"kind": "fileio", "op": "write", "file_size": 400 << 20, "io_size": 1 << 20}
+                    r = client.invoke(FunctionName="gcf", Payload=json.dumps({"workload": w}))
+                    body = json.loads(r["Payload"].read())
+                    count("oom" if body.get("errorType") == "Runtime.OutOfMemory" else "unexpected_failure")
+                else:  # retire all instances, as a deployment does
+                    client.update_function_configuration(FunctionName="lam",
+                                                         Environment={"Variables": {"N": str(rng.random())}})
+                    count("config_update")
+            except client.exceptions.TooManyRequestsException:
+                count("throttled")
+            except Exception as exc:  # noqa: BLE001 - anything else is a finding
+                count(f"client_error:{type(exc).__name__}")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    time.sleep(3)  # keep-alive is 1 s: every instance should be evicted by now
+    after = platform_resources(pid, data, cg)
+    local_platform.stop(data)
+    leftover_cgroups = glob.glob(f"/sys/fs/cgroup/memory/{cg}/*/")
+    shutil.rmtree(data, ignore_errors=True)
+
+    grew = {k: (before[k], after[k]) for k in before
+            if k not in ("rss_kib", "fds", "threads", "data_dir_bytes") and after[k] > before[k]}
+    if after["fds"] > before["fds"] + 8:
+        grew["fds"] = (before["fds"], after["fds"])
+    if after["rss_kib"] > before["rss_kib"] + 64 * 1024:
+        grew["rss_kib"] = (before["rss_kib"], after["rss_kib"])
+    if after["data_dir_bytes"] > before["data_dir_bytes"] + (1 << 20):
+        grew["data_dir_bytes"] = (before["data_dir_bytes"], after["data_dir_bytes"])
+    result = {"seconds": args.seconds, "threads": args.threads, "invocations": sum(counts.values()),
+              "counts": counts, "before": before, "after": after, "grew": grew,
+              "cgroups_left_after_stop": len(leftover_cgroups)}
+    print(json.dumps(result, indent=2))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    bad = grew or leftover_cgroups or any(k.startswith(("unexpected", "client_error")) for k in counts)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
