@@ -47,6 +47,17 @@ class Cell:
     function: FunctionSpec
     workload: BaseModel
     payload: dict
+    #: the cell's load section (bursts, staggering) as a dict; None without one
+    load: dict | None = None
+
+    @property
+    def burst_invocations(self) -> int:
+        """Invocations one planned run of this cell makes: its burst (and warm pool), else 1."""
+        if self.load is None:
+            return 1
+        n = int(self.load.get("burst_size", 1))
+        pool = self.load.get("warm_pool", 0)
+        return n + (n if pool == "burst" else int(pool or 0))
 
     @property
     def config(self) -> dict[str, Any]:
@@ -91,7 +102,18 @@ class Plan:
 
     @property
     def invocations(self) -> int:
+        if any(c.load is not None for c in self.cells):  # a planned run is a burst
+            by_key = self.cells_by_key
+            return sum(by_key[r.cell_key].burst_invocations for r in self.runs)
         return len(self.runs)
+
+    @property
+    def measured_invocations(self) -> int:
+        if any(c.load is not None for c in self.cells):
+            by_key = self.cells_by_key
+            return sum(int((by_key[r.cell_key].load or {}).get("burst_size", 1))
+                       for r in self.runs if r.kind == "measure")
+        return sum(1 for r in self.runs if r.kind == "measure")
 
     @property
     def cells_by_key(self) -> dict[str, Cell]:
@@ -114,7 +136,8 @@ class Plan:
         d: dict[str, Any] = {
             "cells": [
                 {"levels": c.levels, "replications": self.replications, "key": c.key,
-                 "function": c.function.model_dump(mode="json"), "workload": c.payload["workload"]}
+                 "function": c.function.model_dump(mode="json"), "workload": c.payload["workload"],
+                 **({"load": c.load} if c.load is not None else {})}
                 for c in self.cells
             ],
             "excluded": [{"levels": e.levels, "rule": e.rule, "rules": e.rules} for e in self.excluded],
@@ -124,8 +147,8 @@ class Plan:
             "factors": [f.name for f in self.spec.factors],
             "replications": self.replications,
             "warmup_per_cell": self.warmup,
-            "measured_invocations": sum(1 for r in self.runs if r.kind == "measure"),
-            "warmup_invocations": sum(1 for r in self.runs if r.kind == "warmup"),
+            "measured_invocations": self.measured_invocations,
+            "warmup_invocations": self.invocations - self.measured_invocations,
             "cold": self.cold_mode,
             "seed": self.seed,
             "randomize": self.spec.spec.design.randomize,
@@ -192,7 +215,8 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
         levels = dict(zip(names, combo))
         where = ", ".join(f"{k}={_show(v)}" for k, v in levels.items())
         fn, wl = spec.resolve(levels)
-        env = spec.env(fn, wl)
+        load = spec.resolve_load(levels)
+        env = spec.env(fn, wl, load)
         broken = []
         for i, rule in enumerate(spec.rules):
             try:
@@ -205,8 +229,10 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
             excluded.append(Excluded(levels=levels, rule=broken[0], rules=broken))
             continue
         func, work = spec.validate_cell(fn, wl, where)
+        if load is not None:
+            spec.validate_load(load, where)
         cells.append(Cell(index=len(cells), key=cell_key(levels), levels=levels, function=func,
-                          workload=work, payload=spec.payload(work)))
+                          workload=work, payload=spec.payload(work), load=load))
     if not cells:
         raise BadInput("every cell is excluded by the rules; nothing to run", field="design.rules")
 

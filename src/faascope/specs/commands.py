@@ -17,7 +17,7 @@ def _show(name: str, v) -> str:
                 "function.ephemeral_mb"):
         return f"{v} MB"
     if name in ("timeout", "timeout_s", "iterations") or v < 1000:
-        return f"{v}B" if name.endswith("size") else str(v)
+        return f"{v}B" if name.endswith("size") and name not in ("batch_size", "burst_size") else str(v)
     return format_size(v)
 
 
@@ -78,7 +78,7 @@ def plan_command(spec, fmt, replications, seed):
         for e in plan.excluded:
             x.add_row(*[_show(n, e.levels[n]) for n in names], e.rule)
         con.print(x)
-    measured = sum(1 for r in plan.runs if r.kind == "measure")
+    measured = plan.measured_invocations
     warm = plan.invocations - measured
     con.print(f"Invocations: [bold]{plan.invocations}[/bold] ({measured} measured"
               f"{f' + {warm} warm-up' if warm else ''}), {est['functions']} function "

@@ -22,8 +22,11 @@ from faascope.designs.rules import Rule, RuleError
 from faascope.errors import BadInput
 from faascope.specs.model import (
     PROVIDER_SETTINGS,
+    ArrivalSpec,
     FunctionSpec,
+    LoadSpec,
     Spec,
+    StaggerSpec,
     WORKLOAD_MODELS,
     agent_request,
 )
@@ -42,6 +45,19 @@ FUNCTION_ALIASES: dict[str, str] = {
     "arch": "arch",
     "image_size": "image_size",
 }
+# short factor names for the load section (bursts, arrival, staggering; docs/concurrency.md)
+LOAD_ALIASES: dict[str, str] = {
+    "burst_size": "burst_size",
+    "batch_size": "stagger.batch_size",
+    "delay": "stagger.delay",
+    "interval": "arrival.interval",
+    "shift": "arrival.shift",
+    "functions": "functions",
+    "warm_pool": "warm_pool",
+    "start": "start",
+    "pause": "pause",
+}
+LOAD_SUBMODELS: dict[str, type[BaseModel]] = {"stagger": StaggerSpec, "arrival": ArrivalSpec}
 # names that are bytes in rules although the spec field is in Lambda MB (MiB)
 MB_AS_BYTES = {"memory": "memory_mb", "ephemeral": "ephemeral_mb"}
 
@@ -56,7 +72,22 @@ def workload_fields() -> dict[str, list[str]]:
 
 
 def allowed_factor_names() -> list[str]:
-    return sorted(set(FUNCTION_ALIASES) | set(workload_fields()))
+    return sorted(set(FUNCTION_ALIASES) | set(workload_fields()) | set(LOAD_ALIASES))
+
+
+def load_field_model(fname: str) -> tuple[type[BaseModel], str]:
+    """The model and leaf field of a load field path: ``stagger.delay`` -> (StaggerSpec, delay)."""
+    if "." in fname:
+        sub, _, leaf = fname.partition(".")
+        return LOAD_SUBMODELS[sub], leaf
+    return LoadSpec, fname
+
+
+def _load_path_ok(fname: str) -> bool:
+    if "." in fname:
+        sub, _, leaf = fname.partition(".")
+        return sub in LOAD_SUBMODELS and leaf in LOAD_SUBMODELS[sub].model_fields
+    return fname in LoadSpec.model_fields and fname not in LOAD_SUBMODELS
 
 
 def resolve_name(name: str) -> tuple[str, str]:
@@ -67,12 +98,20 @@ def resolve_name(name: str) -> tuple[str, str]:
             return "function", fname
         if section == "workload" and fname in workload_fields():
             return "workload", fname
+        if section == "load" and _load_path_ok(fname):
+            return "load", fname
         raise ValueError(
             f"unknown field {name!r}; dotted names may be function.<{'|'.join(FunctionSpec.model_fields)}>"
-            f" or workload.<{'|'.join(sorted(workload_fields()))}>"
+            f", workload.<{'|'.join(sorted(workload_fields()))}>"
+            f" or load.<{'|'.join(sorted(set(LOAD_ALIASES.values())))}>"
         )
     if name in FUNCTION_ALIASES:
         return "function", FUNCTION_ALIASES[name]
+    if name in LOAD_ALIASES and name in workload_fields():
+        raise ValueError(f"{name!r} is both a workload field and a load field; write "
+                         f"workload.{name} or load.{LOAD_ALIASES[name]}")
+    if name in LOAD_ALIASES:
+        return "load", LOAD_ALIASES[name]
     if name in workload_fields():
         return "workload", name
     raise ValueError(f"unknown factor {name!r}; allowed: {', '.join(allowed_factor_names())} "
@@ -186,6 +225,8 @@ class LoadedSpec:
     def canonical(self) -> dict:
         """The validated spec, normalised; without replications and seed (they are the run's)."""
         d = self.spec.model_dump(mode="json")
+        if d.get("load") is None:
+            d.pop("load", None)  # specs without a load section keep their hash
         d["design"].pop("replications", None)
         d["design"].pop("seed", None)
         d["factors"] = {f.name: f.levels for f in self.factors}
@@ -208,6 +249,8 @@ class LoadedSpec:
         byname = {f.name: f for f in self.factors}
         for name, value in levels.items():
             f = byname[name]
+            if f.section == "load":
+                continue  # see resolve_load
             (fn if f.section == "function" else wl)[f.field] = value
         if self.provider_kind == "local" and fn.get("profile") is None:
             fn["profile"] = "lambda"
@@ -223,10 +266,35 @@ class LoadedSpec:
                         (fn if section == "function" else wl)[fname] = value
         return fn, wl
 
-    def env(self, fn: dict, wl: dict) -> dict[str, Any]:
+    def resolve_load(self, levels: dict[str, Any]) -> dict | None:
+        """The cell's load section (base ``load`` + its load-factor levels), as a plain dict;
+        None when the spec has no load section and no load factor."""
+        load_factors = [f for f in self.factors if f.section == "load"]
+        if self.spec.load is None and not load_factors:
+            return None
+        ld = (self.spec.load.model_dump(mode="json", exclude_none=True)
+              if self.spec.load is not None else {})
+        for f in load_factors:
+            if f.name not in levels:
+                continue
+            if "." in f.field:
+                sub, _, leaf = f.field.partition(".")
+                ld.setdefault(sub, {})
+                ld[sub] = dict(ld[sub] or {}, **{leaf: levels[f.name]})
+            else:
+                ld[f.field] = levels[f.name]
+        return ld
+
+    def env(self, fn: dict, wl: dict, load: dict | None = None) -> dict[str, Any]:
         """The names a rule can use for a cell. Sizes are bytes; ``memory`` and ``ephemeral`` are
-        bytes too (Lambda MB x 2**20), ``memory_mb``/``ephemeral_mb`` the plain MB numbers."""
+        bytes too (Lambda MB x 2**20), ``memory_mb``/``ephemeral_mb`` the plain MB numbers; the
+        load names (burst_size, batch_size, delay …) when the cell has a load section."""
         env: dict[str, Any] = {}
+        if load is not None:
+            for alias, path in LOAD_ALIASES.items():
+                sub, _, leaf = path.rpartition(".")
+                src = (load.get(sub) or {}) if sub else load
+                env[alias] = src.get(leaf)
         for alias, fname in FUNCTION_ALIASES.items():
             env[alias] = fn.get(fname)
         for alias, fname in MB_AS_BYTES.items():
@@ -244,6 +312,10 @@ class LoadedSpec:
             if kind == "fileio" and env.get("drop") is None:
                 env["drop"] = bool(env["prepare"]) and env.get("op") == "read"
         for f in self.factors:  # the user's own factor names (aliases keep their meaning)
+            if f.section == "load":
+                if f.name.isidentifier() and f.name not in env:
+                    env[f.name] = env.get(LOAD_ALIASES.get(f.name, ""), None)
+                continue
             if f.name.isidentifier() and f.name not in env:
                 env[f.name] = env.get(f.field, (fn if f.section == "function" else wl).get(f.field))
         return env
@@ -276,6 +348,17 @@ class LoadedSpec:
                 problems = [(p, f"{m} [in cell {where}]") for p, m in problems]
             raise_errors(problems, self.source)
         return func, work  # type: ignore[return-value]
+
+    def validate_load(self, load: dict, where: str = "") -> LoadSpec:
+        """The cell's load section, validated (an error names the field and the cell)."""
+        try:
+            return LoadSpec.model_validate(load)
+        except ValidationError as exc:
+            problems = format_errors(exc, ("load",), LoadSpec)
+            if where:
+                problems = [(p, f"{m} [in cell {where}]") for p, m in problems]
+            raise_errors(problems, self.source)
+            raise  # pragma: no cover - raise_errors always raises here
 
     def payload(self, work: BaseModel) -> dict:
         return agent_request(work)
@@ -362,12 +445,16 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
         if not raw_levels:
             problems.append((f"factors.{name}", "needs at least one level"))
             continue
+        if section == "load":
+            model, fname_leaf = load_field_model(fname)
         if section == "function":
             model: type[BaseModel] = FunctionSpec
             if fname == "profile" and spec.provider.kind != "local":
                 problems.append((f"factors.{name}", "only the local provider has sandbox profiles "
                                  f"(provider.kind is {spec.provider.kind!r})"))
                 continue
+        elif section == "load":
+            pass
         elif fname == "kind":
             model = None  # type: ignore[assignment]
         else:
@@ -386,7 +473,7 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                 levels.append(raw)
                 continue
             try:
-                value = _adapter(model, fname).validate_python(raw)
+                value = _adapter(model, fname_leaf if section == "load" else fname).validate_python(raw)
             except ValidationError as exc:
                 problems += format_errors(exc, ("factors", name, i))
                 continue
@@ -438,6 +525,10 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
             except ValueError as exc:
                 problems.append((f"overrides[{i}].set.{key}", str(exc)))
                 continue
+            if section == "load":
+                problems.append((f"overrides[{i}].set.{key}", "an override cannot set a load "
+                                 "field; make it a factor or set it in load:"))
+                continue
             if (section, fname) in factor_fields:
                 problems.append((f"overrides[{i}].set.{key}", "is a factor; an override cannot change "
                                  "a factor's level"))
@@ -475,6 +566,8 @@ def _safe_resolve(name: str) -> tuple[str, str] | None:
 
 def _known_names(loaded: LoadedSpec, kinds: list[str]) -> set[str]:
     names = set(FUNCTION_ALIASES) | set(MB_AS_BYTES) | {"kind"}
+    if loaded.spec.load is not None or any(f.section == "load" for f in loaded.factors):
+        names |= set(LOAD_ALIASES)
     for k in kinds:
         names |= set(WORKLOAD_MODELS[k].model_fields)
     names |= {f.name for f in loaded.factors if f.name.isidentifier()}

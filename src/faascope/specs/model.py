@@ -313,6 +313,85 @@ class DesignSpec(Strict):
         return {False: "none", True: "cell", "every": "every"}[self.cold]
 
 
+# --------------------------------------------------------------------------------------------
+# load: bursts, arrival processes and staggering (docs/concurrency.md)
+# --------------------------------------------------------------------------------------------
+class StaggerSpec(Strict):
+    #: invocations launched together in one batch
+    batch_size: int = Field(..., ge=1, le=1_000_000)
+    #: time between the starts of consecutive batches (0 = all at once)
+    delay: Duration = Field(..., ge=0, le=86400)
+
+
+class ArrivalSpec(Strict):
+    #: ``burst``: every member as close together as the client allows (or as ``stagger`` says);
+    #: ``fixed``: member i at i * interval; ``exponential``: gaps of shift + Exp(mean = interval),
+    #: seeded; ``trace``: offsets (or gaps) in seconds from a file, one number a line
+    process: Literal["burst", "fixed", "exponential", "trace"] = "burst"
+    interval: Optional[Duration] = Field(None, ge=0, le=86400)
+    #: the constant part of a shifted exponential gap
+    shift: Duration = Field(0.0, ge=0, le=86400)
+    #: seed of the exponential gaps (burst k draws with seed + k); drawn and recorded when absent
+    seed: Optional[int] = Field(None, ge=0, lt=2**63)
+    #: trace file (relative to the spec file): one number a line, '#' comments
+    trace: Optional[str] = None
+    trace_format: Literal["offsets", "gaps"] = "offsets"
+
+    @model_validator(mode="after")
+    def _needs(self) -> "ArrivalSpec":
+        if self.process in ("fixed", "exponential") and self.interval is None:
+            raise ValueError(f"process {self.process} needs interval (the "
+                             f"{'gap' if self.process == 'fixed' else 'mean of the exponential part'})")
+        if self.process == "trace" and not self.trace:
+            raise ValueError("process trace needs trace: a file with one offset a line")
+        return self
+
+
+class ErrorBudgetSpec(Strict):
+    #: stop the campaign when more than this fraction of a burst fails (throttles count)
+    max_failed_fraction: float = Field(0.5, ge=0, le=1)
+    #: a staggered or spaced burst stops sending once the failures already exceed the budget
+    stop_sending: bool = True
+
+
+class LoadSpec(Strict):
+    #: invocations per burst (each replication of a cell is one burst)
+    burst_size: int = Field(1, ge=1, le=100_000)
+    arrival: ArrivalSpec = Field(default_factory=ArrivalSpec)
+    #: launch the burst in batches of batch_size with delay between batch starts
+    stagger: Optional[StaggerSpec] = None
+    #: copies of the function, invoked side by side (members go round robin): parallel endpoints
+    functions: int = Field(1, ge=1, le=1000)
+    #: how each burst starts: ``warm`` (as the platform has it, after the warm pool if any),
+    #: ``cold`` (retire warm instances before each burst: environment change, AWS-portable),
+    #: ``fresh`` (a newly created function for each burst), ``expire`` (wait for the keep-alive,
+    #: provider.settings.keep_alive_s, to evict instances before each burst)
+    start: Literal["warm", "cold", "fresh", "expire"] = "warm"
+    #: warm-up invocations sent together before each burst (recorded as warm-ups), to have this
+    #: many warm instances; "burst" = burst_size
+    warm_pool: Union[int, Literal["burst"]] = 0
+    #: pause between consecutive bursts
+    pause: Duration = Field(0.0, ge=0, le=86400)
+    error_budget: ErrorBudgetSpec = Field(default_factory=ErrorBudgetSpec)
+    #: open this many connections before the first burst (DryRun invokes), so connection set-up
+    #: is not in the dispatch spread; "burst" = burst_size
+    preconnect: Union[int, Literal["burst"]] = "burst"
+
+    @field_validator("warm_pool", "preconnect")
+    @classmethod
+    def _nonneg(cls, v: Any) -> Any:
+        if isinstance(v, int) and not 0 <= v <= 100_000:
+            raise ValueError(f"must be between 0 and 100000 or 'burst' (got {v})")
+        return v
+
+    @model_validator(mode="after")
+    def _combos(self) -> "LoadSpec":
+        if self.stagger is not None and self.arrival.process != "burst":
+            raise ValueError("stagger needs arrival.process: burst (the batches are the arrival "
+                             "process)")
+        return self
+
+
 class Override(Strict):
     #: a rule-style condition over the cell's values, e.g. "op == 'read'"
     when: str
@@ -329,3 +408,5 @@ class Spec(Strict):
     factors: dict[str, list[Any]] = Field(default_factory=dict)
     overrides: list[Override] = Field(default_factory=list)
     design: DesignSpec = Field(default_factory=DesignSpec)
+    #: bursts, arrival process and staggering; absent = one invocation at a time
+    load: Optional[LoadSpec] = None
