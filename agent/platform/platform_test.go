@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -550,5 +551,52 @@ func TestTokenGuardsTheAPI(t *testing.T) {
 	wrong := strings.Replace(sigv4, "s3cret", "guess", 1)
 	if resp, _ := tp.call("GET", "/2015-03-31/functions/", nil, map[string]string{"Authorization": wrong}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("wrong token accepted: %d", resp.StatusCode)
+	}
+}
+
+// crashingRuntime is a Lambda custom runtime that takes an invocation and dies, as a function
+// that segfaults would.
+const crashingRuntime = `#!/bin/sh
+curl -s -o /dev/null "http://$AWS_LAMBDA_RUNTIME_API/2018-06-01/runtime/invocation/next"
+kill -SEGV $$
+`
+
+func TestRuntimeCrashMidInvocationIsAFunctionError(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("needs curl in the sandbox's /usr")
+	}
+	tp := startPlatform(t, Config{})
+	req := map[string]any{"FunctionName": "crash", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+		"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(zipOf(nil, map[string][]byte{"bootstrap": []byte(crashingRuntime)}))}}
+	if resp, body := tp.call("POST", "/2015-03-31/functions", req, nil); resp.StatusCode != 201 {
+		t.Fatal(string(body))
+	}
+	for i := 0; i < 2; i++ { // and again: the platform recovers with a fresh instance
+		resp, _, body := tp.invoke("crash", `{}`)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Amz-Function-Error") != "Unhandled" || !strings.Contains(string(body), "Runtime.ExitError") {
+			t.Fatalf("crash %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	if n := len(tp.Instances()); n != 0 {
+		t.Fatalf("crashed instances must be gone, %d left", n)
+	}
+}
+
+func TestSandboxKilledFromOutsideDuringInvocation(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	tp.create("victim", nil)
+	tp.invoke("victim", `{"workload":{"kind":"noop"}}`)
+	pid := tp.Instances()[0].Pid
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		syscall.Kill(pid, syscall.SIGKILL) // an operator, or the kernel, kills the sandbox
+	}()
+	resp, _, body := tp.invoke("victim", `{"workload":{"kind":"spin","iterations":100000000000}}`)
+	if resp.Header.Get("X-Amz-Function-Error") != "Unhandled" || !strings.Contains(string(body), "Runtime.ExitError") {
+		t.Fatalf("killed sandbox: %s", body)
+	}
+	if _, r, _ := tp.invoke("victim", `{"workload":{"kind":"noop"}}`); !r.OK || !r.Cold {
+		t.Fatal("the next invocation should get a fresh instance")
 	}
 }
