@@ -54,6 +54,15 @@ def records(db: Path) -> list[tuple]:
                          "ORDER BY order_index").fetchall()
 
 
+def _count_so_far(db: Path) -> int:
+    """Records written so far by a runner in another process; 0 while it has not yet created
+    the file or its schema."""
+    try:
+        return len(records(db)) if db.exists() else 0
+    except sqlite3.OperationalError:
+        return 0
+
+
 def planned(db: Path) -> list[tuple]:
     with sqlite3.connect(db) as c:
         return c.execute("SELECT cell_key, replication, kind, order_index FROM planned_runs "
@@ -211,7 +220,7 @@ def test_sigint_stops_cleanly_after_the_invocation_in_flight_with_in_process_fak
     db = tmp_path / "r.db"
     proc = _run_fake(spec, db, "--delay-ms", "20")
     deadline = time.time() + 20
-    while time.time() < deadline and (not db.exists() or len(records(db)) < 5):
+    while time.time() < deadline and _count_so_far(db) < 5:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
