@@ -118,6 +118,11 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
     loaded = load_spec(spec_path)          # BadInput (exit 2) before anything is written
     spec_text = spec_path.read_text()
     settings = loaded.spec.provider.parsed_settings()
+    from faascope.driver import bursts  # a spec with a load section runs bursts
+    burst_spec = bursts.is_burst_spec(loaded)
+    if burst_spec:
+        bursts.check_burst_spec(loaded)
+    run_rows = bursts.expand_runs if burst_spec else (lambda p: [r.as_dict() for r in p.runs])
     results = Path(results) if results else default_results_path(loaded)
 
     existing = None
@@ -151,7 +156,7 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
             spec_path=str(spec_path), spec_hash=loaded.spec_hash, seed=plan.seed,
             replications=plan.replications, plan_json=plan.to_json(estimate=estimate(plan)),
             factors=_factor_meta(loaded), provider=loaded.provider_kind, version=__version__,
-            cells=_cells_rows(plan), runs=[r.as_dict() for r in plan.runs])
+            cells=_cells_rows(plan), runs=run_rows(plan))
         campaign = store.campaign()
     else:
         campaign = existing
@@ -177,15 +182,16 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
             store.replace_plan(cid, spec_json=loaded.canonical(), spec_text=spec_text,
                                spec_hash=loaded.spec_hash, plan_json=plan.to_json(estimate=estimate(plan)),
                                factors=_factor_meta(loaded), cells=_cells_rows(plan),
-                               runs=[r.as_dict() for r in plan.runs],
+                               runs=run_rows(plan),
                                reason="resumed with --force after the spec changed")
             con.print("[yellow]warning[/yellow]: the spec changed; continuing with the new spec "
                       "(--force); earlier records are kept")
         store.event(cid, "resumed", {"pending": len(store.pending_runs(cid))})
 
     try:
-        return _execute(loaded, plan, store, campaign, settings, results, spec_path,
-                        provider_factory, progress, con)
+        execute = bursts.execute_bursts if burst_spec else _execute
+        return execute(loaded, plan, store, campaign, settings, results, spec_path,
+                       provider_factory, progress, con)
     finally:
         store.close()
 

@@ -548,6 +548,15 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                 problems += format_errors(exc, ("overrides", i, "set", key))
         loaded.overrides.append(OverrideRule(rule=rule, sets=sets))
 
+    # a burst spec warms up and goes cold through its load section
+    if spec.load is not None or any(f.section == "load" for f in factors):
+        if spec.design.warmup:
+            problems.append(("design.warmup", "with a load section, warm up with load.warm_pool "
+                             "(a warm pool sent together before each burst)"))
+        if spec.design.cold_mode != "none":
+            problems.append(("design.cold", "with a load section, choose cold or warm bursts with "
+                             "load.start (cold, fresh, expire or warm)"))
+
     # blocking needs at least as many replications as blocks
     b = spec.design.blocking
     if b is not None and b.blocks > spec.design.replications:
