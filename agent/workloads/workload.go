@@ -29,6 +29,7 @@ var registry = map[string]func() Workload{
 	"noop":   func() Workload { return &Noop{} },
 	"spin":   func() Workload { return &Spin{} },
 	"fileio": func() Workload { return &FileIO{} },
+	"object": func() Workload { return &Object{} },
 }
 
 // New returns an empty parameter value for kind, ready to be decoded into.

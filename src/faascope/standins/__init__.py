@@ -1,0 +1,355 @@
+"""Local stand-ins for cloud storage and network: real servers on 127.0.0.1, started and
+stopped by faascope (docs/storage.md).
+
+- ``s3``: VersityGW (Apache-2.0), a real S3-compatible gateway that stores objects as plain
+  files; built once with ``go install github.com/versity/versitygw/cmd/versitygw@v1.8.0`` and
+  cached under the faascope data directory (or taken from PATH / ``FAASCOPE_VERSITYGW``).
+- ``redis``: Debian's ``redis-server`` (stand-in for DynamoDB), no persistence.
+- ``sink``: faascope's network sink (:mod:`faascope.standins.sink`), for the network workload.
+- ``shared``: a directory, mode 1777, to hand to the local platform as ``--shared-dir``.
+
+Each server keeps its data in its own temporary directory. ``start`` returns a
+:class:`StandIns` record with endpoints, pids and the ``expose`` string for the platform
+(``faascope:expose`` tag or ``--expose``), and writes it to ``<data dir>/standins.json`` so
+``faascope standins stop`` finds detached servers again.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from faascope.errors import BadInput, Failure
+
+VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
+VERSITYGW_VERSION = "v1.8.0"
+KINDS = ("s3", "redis", "sink", "shared")
+DEFAULT_ACCESS_KEY = "faascope"
+DEFAULT_SECRET_KEY = "faascope-local-secret"
+DEFAULT_BUCKET = "faascope"
+DEFAULT_REGION = "us-east-1"
+
+
+def default_data_dir() -> Path:
+    from faascope.providers.local_platform import default_data_dir as d
+
+    return d()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, proc: subprocess.Popen, what: str, log: Path, wait_s: float = 20.0) -> None:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise Failure(f"{what} exited with status {proc.returncode}: {_tail(log)}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise Failure(f"{what} did not listen on 127.0.0.1:{port} within {wait_s:.0f} s: {_tail(log)}")
+
+
+def _tail(log: Path) -> str:
+    try:
+        return log.read_text(errors="replace")[-1500:]
+    except OSError:
+        return ""
+
+
+# ------------------------------------------------------------------------------ VersityGW
+def versitygw_binary(data_dir: Path | None = None, build: bool = True) -> Path:
+    """The VersityGW binary: $FAASCOPE_VERSITYGW, else `versitygw` on PATH, else the cached
+    build under the data directory, else built now with `go install` (a few minutes the first
+    time; needs Go and the Go module proxy)."""
+    env = os.environ.get("FAASCOPE_VERSITYGW")
+    if env:
+        if not Path(env).is_file():
+            raise BadInput(f"{env} is not a file", field="FAASCOPE_VERSITYGW")
+        return Path(env)
+    on_path = shutil.which("versitygw")
+    if on_path:
+        return Path(on_path)
+    cache = Path(data_dir or default_data_dir()) / "bin" / f"versitygw-{VERSITYGW_VERSION}"
+    target = cache / "versitygw"
+    if target.is_file():
+        return target
+    if not build:
+        raise Failure(f"VersityGW is not built yet ({target}); run `faascope standins start --s3` once")
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(go).exists():
+        raise Failure("building VersityGW needs Go (https://go.dev/dl)")
+    cache.mkdir(parents=True, exist_ok=True)
+    print(f"building VersityGW {VERSITYGW_VERSION} into {cache} (once)...", file=sys.stderr, flush=True)
+    env = dict(os.environ, GOBIN=str(cache), CGO_ENABLED="0")
+    r = subprocess.run([go, "install", f"{VERSITYGW_MODULE}@{VERSITYGW_VERSION}"], env=env,
+                       capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0 or not target.is_file():
+        raise Failure(f"go install {VERSITYGW_MODULE}@{VERSITYGW_VERSION} failed:\n{r.stderr[-2000:]}")
+    return target
+
+
+# ------------------------------------------------------------------------------ records
+@dataclass
+class Server:
+    kind: str
+    pid: int | None
+    port: int | None
+    endpoint: str
+    data: str
+    log: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class StandIns:
+    servers: dict[str, Server] = field(default_factory=dict)
+    owned_dirs: list[str] = field(default_factory=list)
+
+    @property
+    def ports(self) -> list[int]:
+        return [s.port for s in self.servers.values() if s.port]
+
+    @property
+    def expose(self) -> str:
+        """The ports a sandbox must reach: the local platform's --expose / faascope:expose."""
+        return ",".join(str(p) for p in self.ports)
+
+    def s3_settings(self) -> dict:
+        """Workload parameters for object/transfer/app against the local S3 stand-in."""
+        s = self.servers["s3"]
+        return {"endpoint": s.endpoint, "bucket": s.extra["bucket"], "region": s.extra["region"],
+                "access_key_id": s.extra["access_key"], "secret_access_key": s.extra["secret_key"]}
+
+    def function_env(self) -> dict[str, str]:
+        """Environment variables for a function that uses these stand-ins (no secrets)."""
+        env = {}
+        if "s3" in self.servers:
+            s = self.servers["s3"]
+            env.update(FAASCOPE_S3_ENDPOINT_URL=s.endpoint, FAASCOPE_S3_BUCKET=s.extra["bucket"])
+        if "redis" in self.servers:
+            env["FAASCOPE_REDIS_URL"] = self.servers["redis"].endpoint
+        if "sink" in self.servers:
+            env["FAASCOPE_NETWORK_SINK"] = self.servers["sink"].endpoint
+        if "shared" in self.servers:
+            env["FAASCOPE_SHARED_DIR"] = "/mnt/shared"
+        return env
+
+    def to_json(self) -> dict:
+        return {"servers": {k: asdict(v) for k, v in self.servers.items()}, "owned_dirs": self.owned_dirs,
+                "expose": self.expose}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "StandIns":
+        return cls(servers={k: Server(**v) for k, v in doc.get("servers", {}).items()},
+                   owned_dirs=list(doc.get("owned_dirs", [])))
+
+    def stop(self) -> None:
+        for s in self.servers.values():
+            if s.pid:
+                _terminate(s.pid)
+        for d in self.owned_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        self.servers.clear()
+        self.owned_dirs.clear()
+
+    def __enter__(self) -> "StandIns":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _terminate(pid: int, wait_s: float = 10.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            pass
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _spawn(cmd: list[str], log: Path) -> subprocess.Popen:
+    with open(log, "ab") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+# ------------------------------------------------------------------------------ servers
+def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
+             access_key: str = DEFAULT_ACCESS_KEY, secret_key: str = DEFAULT_SECRET_KEY,
+             region: str = DEFAULT_REGION, data_dir: Path | None = None) -> Server:
+    binary = versitygw_binary(data_dir)
+    root = work / "s3"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / bucket).mkdir(exist_ok=True)  # the posix backend: a bucket is a top-level directory
+    port = port or free_port()
+    log = work / "versitygw.log"
+    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--region", region, "--quiet", "posix",
+               "--sidecar", str(work / "sidecar"), str(root)]
+    (work / "sidecar").mkdir(exist_ok=True)
+    # Credentials through the environment, not argv (argv is world-readable in /proc).
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(env_cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True,
+                                env=dict(os.environ, ROOT_ACCESS_KEY_ID=access_key, ROOT_SECRET_ACCESS_KEY=secret_key))
+    _wait_port(port, proc, "VersityGW", log)
+    endpoint = f"http://127.0.0.1:{port}"
+    _ensure_bucket(endpoint, bucket, access_key, secret_key, region)
+    return Server("s3", proc.pid, port, endpoint, str(root), str(log),
+                  {"bucket": bucket, "region": region, "access_key": access_key, "secret_key": secret_key,
+                   "server": f"versitygw {VERSITYGW_VERSION}"})
+
+
+def _ensure_bucket(endpoint: str, bucket: str, access_key: str, secret_key: str, region: str) -> None:
+    import boto3
+    from botocore.config import Config
+
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+                      aws_secret_access_key=secret_key,
+                      config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 3}))
+    try:
+        s3.head_bucket(Bucket=bucket)
+    except Exception:  # noqa: BLE001 - any failure: try to create it
+        s3.create_bucket(Bucket=bucket)
+
+
+def start_redis(work: Path, port: int | None = None) -> Server:
+    binary = shutil.which("redis-server")
+    if not binary:
+        raise Failure("redis-server is not installed (Debian: apt-get install redis-server; scripts/setup.sh does it)")
+    d = work / "redis"
+    d.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    log = work / "redis.log"
+    proc = _spawn([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(d), "--save", "",
+                   "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
+                   "--logfile", str(log)], log)
+    _wait_port(port, proc, "redis-server", log)
+    return Server("redis", proc.pid, port, f"redis://127.0.0.1:{port}/0", str(d), str(log),
+                  {"server": "redis-server " + _redis_version(binary)})
+
+
+def _redis_version(binary: str) -> str:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+        return next((w[2:] for w in out.split() if w.startswith("v=")), "")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def start_sink(work: Path, port: int | None = None) -> Server:
+    port = port or free_port()
+    log = work / "sink.log"
+    proc = _spawn([sys.executable, "-m", "faascope.standins.sink", "--port", str(port)], log)
+    _wait_port(port, proc, "faascope sink", log)
+    return Server("sink", proc.pid, port, f"127.0.0.1:{port}", "", str(log), {"protocol": "faascope-sink/1"})
+
+
+def make_shared(path: Path | None, work: Path) -> Server:
+    p = Path(path) if path else work / "shared"
+    p.mkdir(parents=True, exist_ok=True)
+    os.chmod(p, 0o1777)  # functions run as uid 1051, like Lambda's sbx_user1051
+    return Server("shared", None, None, str(p), str(p))
+
+
+def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = None,
+          ports: dict[str, int] | None = None, shared_dir: Path | None = None,
+          bucket: str = DEFAULT_BUCKET) -> StandIns:
+    """Start the chosen stand-ins; on any failure the ones already started are stopped."""
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise BadInput(f"unknown stand-in {unknown[0]!r} (one of {', '.join(KINDS)})", field="kinds")
+    ports = ports or {}
+    st = StandIns()
+    if work_dir is None:
+        work = Path(tempfile.mkdtemp(prefix="faascope-standins-"))
+        st.owned_dirs.append(str(work))
+    else:
+        work = Path(work_dir)
+        work.mkdir(parents=True, exist_ok=True)
+    try:
+        if "s3" in kinds:
+            st.servers["s3"] = start_s3(work, ports.get("s3"), bucket=bucket, data_dir=data_dir)
+        if "redis" in kinds:
+            st.servers["redis"] = start_redis(work, ports.get("redis"))
+        if "sink" in kinds:
+            st.servers["sink"] = start_sink(work, ports.get("sink"))
+        if "shared" in kinds:
+            st.servers["shared"] = make_shared(shared_dir, work)
+    except BaseException:
+        st.stop()
+        raise
+    return st
+
+
+def _state_file(data_dir: Path | None) -> Path:
+    return Path(data_dir or default_data_dir()) / "standins.json"
+
+
+def save(st: StandIns, data_dir: Path | None = None) -> Path:
+    f = _state_file(data_dir)
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps(st.to_json(), indent=2))
+    os.chmod(f, 0o600)  # holds the local S3 stand-in's (made-up) keys
+    return f
+
+
+def load(data_dir: Path | None = None) -> StandIns | None:
+    try:
+        return StandIns.from_json(json.loads(_state_file(data_dir).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def stop_saved(data_dir: Path | None = None) -> bool:
+    st = load(data_dir)
+    if st is None:
+        return False
+    st.stop()
+    _state_file(data_dir).unlink(missing_ok=True)
+    return True
+
+
+def alive(server: Server) -> bool:
+    if server.port is None:
+        return Path(server.endpoint).is_dir()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=0.5):
+            return True
+    except OSError:
+        return False
