@@ -21,7 +21,7 @@ from faascope.report.data import ReportData
 from faascope.report.figures import MARKERS_MPL, MARKERS_PLOTLY, MPL_DASHES, PALETTE, PLOTLY_DASHES, figure_name
 
 #: above this many rows in a scenario the aligned-rank/Kruskal-Wallis robustness checks are skipped
-ROBUST_MAX_ROWS = 200_000
+ROBUST_MAX_ROWS = 5_000_000
 
 
 @dataclass

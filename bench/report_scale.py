@@ -1,0 +1,85 @@
+"""How long does `faascope report` take on a million rows?
+
+Synthetic invocations shaped like a results-store export: platform × memory tier × I/O size as
+factors, the operation as the scenario column (2 scenarios × 8 cells, ~62,500 rows per cell),
+log-normal latencies whose location and spread depend on the cell, ~1 % cold starts, timestamps
+over a week. Written to Parquet (and optionally CSV), then reported end to end: load, analysis,
+plotly figures, matplotlib figures (PNG + PDF), report.html and summary.md.
+
+    python bench/report_scale.py [--rows 1000000] [--csv] [--formats png,pdf] [--jobs N] [--keep DIR]
+
+Prints seconds per stage and in total, and the size of report.html.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def synthetic(n_rows: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    levels = {"platform": ["lambda", "gcf"], "memory_mb": [128, 2048], "io_size_bytes": [512, 131072],
+              "op": ["read", "write"]}
+    cells = list(itertools.product(*[range(len(v)) for v in levels.values()]))
+    codes = rng.integers(0, len(cells), n_rows)
+    c = np.array(cells)[codes]
+    mu = -4 + 0.7 * c[:, 0] - 1.2 * c[:, 1] - 0.9 * c[:, 2] + 0.5 * c[:, 3] + 0.3 * c[:, 0] * c[:, 1]
+    sigma = 0.25 + 0.35 * (c[:, 1] == 0) + 0.1 * c[:, 0]
+    cold = rng.random(n_rows) < 0.01
+    y = rng.lognormal(mu, sigma) * np.where(cold, 3.0, 1.0)
+    t0 = pd.Timestamp("2024-04-10T00:00:00Z").value
+    t = np.sort(rng.integers(t0, t0 + 7 * 86400 * 10**9, n_rows))
+    df = pd.DataFrame({name: np.array(v, dtype=object)[c[:, j]] for j, (name, v) in enumerate(levels.items())})
+    df["memory_mb"] = df["memory_mb"].astype(int)
+    df["io_size_bytes"] = df["io_size_bytes"].astype(int)
+    df["latency_seconds"] = y
+    df["cold"] = cold
+    df["started_at"] = pd.to_datetime(t, utc=True).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return df
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--csv", action="store_true", help="report from CSV instead of Parquet")
+    ap.add_argument("--formats", default="png,pdf")
+    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--keep", default=None, help="write the report here (default: a temporary directory)")
+    args = ap.parse_args()
+
+    from faascope.report.build import build_report, default_jobs
+
+    with tempfile.TemporaryDirectory(prefix="faascope-report-bench-") as tmp:
+        tmp = Path(tmp)
+        t = time.perf_counter()
+        df = synthetic(args.rows)
+        path = tmp / ("bench.csv" if args.csv else "bench.parquet")
+        if args.csv:
+            df.to_csv(path, index=False)
+        else:
+            df.to_parquet(path, index=False)
+        print(f"{'generate + write input':<28s} {time.perf_counter() - t:8.2f} s  ({args.rows:,} rows, "
+              f"{path.stat().st_size / 1e6:.1f} MB {path.suffix[1:]})", flush=True)
+        out = Path(args.keep) if args.keep else tmp / "report"
+        fmts = tuple(f for f in args.formats.split(",") if f and f != "none")
+        t = time.perf_counter()
+        res = build_report(path, out, factors=["platform", "memory_mb", "io_size_bytes"], scenario=["op"],
+                           formats=fmts, jobs=args.jobs or default_jobs())
+        total = time.perf_counter() - t
+        for k, v in res.seconds.items():
+            print(f"{k:<28s} {v:8.2f} s", flush=True)
+        print(f"{'total (faascope report)':<28s} {total:8.2f} s")
+        print(f"report.html {res.html.stat().st_size / 1e6:.1f} MB, {len(res.figures)} figures, "
+              f"{len(res.files)} figure files, {res.scenarios} scenarios")
+        notes = sorted({f.note.split(":")[0] for f in res.figures if f.note})
+        print(f"figures summarised or sampled: {sum(1 for f in res.figures if f.note)} ({', '.join(notes)})")
+
+
+if __name__ == "__main__":
+    main()

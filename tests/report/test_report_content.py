@@ -1,0 +1,101 @@
+"""What the report of a results store says, and the files it writes."""
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from faascope.cli import cli
+from faascope.report.sections import SECTIONS
+
+
+def png_info(path: Path) -> tuple[int, int, float]:
+    """(width, height, dpi) of a PNG, from its IHDR and pHYs chunks."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", data[16:24])
+    i = data.find(b"pHYs")
+    ppm = struct.unpack(">I", data[i + 4:i + 8])[0] if i > 0 else 0
+    return w, h, ppm * 0.0254
+
+
+def test_store_report_overview(store_report):
+    html = store_report.html.read_text()
+    md = store_report.summary.read_text()
+    for text in ("Campaign overview", "report-test", "two_level", "Excluded cells (16)", "io_size &lt;= file_size",
+                 "file_size &lt; memory", "Errors", "Runtime.ExitError", "retries", "warm-ups", "versions",
+                 "machine", "Spec as written", "seed 7"):
+        assert text in html, text
+    # exact size labels, one unit family per factor: the spec's 128KiB stays binary, 10KB decimal
+    assert "128 KiB" in html and "10 KB" in html and "1024 MB" in html
+    assert "automatically" in html  # the design is incomplete: scenarios per file_size chosen for the user
+    assert md.startswith("# faascope report: report-test")
+    assert "| profile | memory | file_size | io_size | op | excluded by rule |" in md
+
+
+def test_store_report_figures_are_files_named_after_what_they_show(store_report):
+    figdir = store_report.out / "figures"
+    names = sorted(p.name for p in figdir.iterdir())
+    assert len(names) == 2 * len(store_report.figures)
+    for f in store_report.figures:
+        assert f.files == [f"{f.name}.png", f"{f.name}.pdf"]
+        assert re.fullmatch(r"[a-z_]+_latency_seconds_file_size=(10000|1024000000)", f.name), f.name
+        assert (figdir / f"{f.name}.pdf").read_bytes()[:5] == b"%PDF-"
+        w, h, dpi = png_info(figdir / f"{f.name}.png")
+        assert round(dpi) == 200 and w > 800 and h > 300
+    kinds = {f.name.split("_latency_seconds")[0] for f in store_report.figures}
+    assert kinds == {"ecdf", "histogram", "mean_median_ci", "cv", "anova_variation", "tukey", "cold_warm",
+                     "timeseries", "time_of_day"}
+    # summary.md links every PNG, and the links resolve
+    md = store_report.summary.read_text()
+    links = re.findall(r"\]\((figures/[^)]+)\)", md)
+    assert {Path(x).name for x in links} >= {f"{f.name}.png" for f in store_report.figures}
+    assert all((store_report.out / x).exists() for x in links)
+
+
+def test_html_is_self_contained(store_report):
+    html = store_report.html.read_text()
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", html, flags=re.S)  # plotly.js holds URL strings it never loads
+    assert "<script src" not in html.replace(" ", "") and "<link" not in markup
+    assert not re.search(r"""(src|href)=["']https?://""", markup)
+    assert "@import" not in markup and "url(http" not in markup
+    assert html.count("</script>") >= len(store_report.figures) + 1
+    assert html.count("Plotly.newPlot(") == len(store_report.figures)
+    # plotly.js is inlined exactly once
+    assert len(re.findall(r"\* plotly\.js v\d", html)) == 1
+
+
+def test_every_axis_has_units(store_report):
+    for f in store_report.figures:
+        layout = f.plotly.layout
+        titles = [ax.title.text for k in dir(layout) if re.fullmatch(r"[xy]axis\d*", k)
+                  for ax in [getattr(layout, k)] if ax is not None and ax.title and ax.title.text]
+        assert any(("(s)" in t or "(%)" in t or "(UTC)" in t) for t in titles), (f.name, titles)
+
+
+def test_cold_and_warm_and_time_sections(store_report):
+    html = store_report.html.read_text()
+    assert "Cold and warm invocations per cell" in html
+    assert "hour of day (UTC)" in html
+    assert "Drift: median of the first and the last fifth" in html
+
+
+def test_section_registry_is_documented():
+    keys = [s.key for s in SECTIONS]
+    assert len(keys) == len(set(keys))
+    assert {s.scope for s in SECTIONS} == {"report", "scenario"}
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text()
+    for k in keys:
+        assert f"`{k}`" in doc, k
+
+
+def test_cli_on_a_store_with_defaults(fake_store, tmp_path):
+    r = CliRunner().invoke(cli, ["report", str(fake_store), "--out", str(tmp_path / "r"), "--formats", "none",
+                                 "--bootstrap", "100", "--log-x"])
+    assert r.exit_code == 0, r.output
+    assert "report.html" in r.output
+    assert not (tmp_path / "r" / "figures").exists()
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "log scale (--log-x)" in html
