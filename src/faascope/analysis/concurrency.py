@@ -1,0 +1,476 @@
+"""Bursts, co-residency and staggering: what a burst campaign's results say.
+
+Per invocation (the I/O-scalability study's metrics, BRIEF.md §2), from the client's send time
+and the agent's own timestamps:
+
+| column | from → to |
+|---|---|
+| ``delay_s`` | the burst's start → this member's send (what staggering or the arrival process adds) |
+| ``wait_s`` | send → the agent received the invocation (platform queueing, cold start, network) |
+| ``start_s`` | the burst's start → the agent received it (``delay_s + wait_s``) |
+| ``run_s`` | agent received → workload end |
+| ``service_s`` | send → workload end (``wait_s + run_s``) |
+| ``completion_s`` | the burst's start → workload end (``start_s + run_s``) |
+| ``read_s``, ``write_s`` | the workload's timed reads / writes (an app-shaped workload's ``read_s`` / ``write_s``; ``elapsed_s`` of a fileio/sharedfs/object/kv read or write) |
+| ``compute_s`` | the workload's compute part (``compute_s``; ``elapsed_s`` of spin) |
+| ``io_s`` | ``read_s + write_s`` |
+
+Clock domains: send times are the client's wall clock, ``received_ns`` and ``workload_end_ns``
+the function's. On the local platform both are this machine's clock. On a cloud they are two
+machines' NTP-disciplined clocks (typically within a few ms); ``wait_s`` then carries that
+offset, while ``run_s`` (one clock) and spreads (differences on one side) do not.
+
+Per burst: p50/p95/p99/max of each metric over its successful invocations, the statuses,
+throttles, the dispatch spread, and co-residency from the agent's identifiers (``instance.id``:
+one sandboxed process; ``instance.sandbox``: its cgroup; ``instance.boot_id``: the host or
+micro-VM): how many instances and hosts served the burst, how many invocations reused an
+instance, and how many ran at the same time on one host.
+
+Staggering: % improvement of a staggered cell over the all-at-once cell (same other levels;
+``delay == 0`` or ``batch_size >= burst_size``) per metric, ``100 * (base - staggered) / base`` of
+the mean over bursts of the per-burst statistic, with a bootstrap CI over bursts.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from faascope.errors import BadInput
+
+METRICS = ["delay_s", "wait_s", "start_s", "run_s", "service_s", "completion_s", "read_s",
+           "write_s", "io_s", "compute_s", "round_trip_s", "send_lag_s"]
+STATS = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
+#: (metric, statistic) pairs of the staggering heatmaps: median and tail write, tail read,
+#: wait, service time (the study's), and completion after the burst's start (what a user waits)
+STAGGER_METRICS = [("write_s", "p50"), ("write_s", "p95"), ("read_s", "p95"), ("wait_s", "p50"),
+                   ("service_s", "p50"), ("service_s", "p95"), ("start_s", "p50"),
+                   ("completion_s", "max")]
+READ_OPS = {"read", "get", "GET"}
+WRITE_OPS = {"write", "put", "PUT"}
+
+
+@dataclass
+class BurstData:
+    path: Path
+    invocations: pd.DataFrame   # one row per burst member (warm-ups included, flag ``warmup``)
+    bursts: pd.DataFrame        # one row per burst attempt (the bursts table)
+    factors: list[str]
+    campaign: dict = field(default_factory=dict)
+
+    @property
+    def measured(self) -> pd.DataFrame:
+        return self.invocations[self.invocations["warmup"] == 0]
+
+
+def is_burst_store(path: str | Path) -> bool:
+    p = Path(path)
+    if p.suffix.lower() not in (".db", ".sqlite", ".sqlite3") or not p.exists():
+        return False
+    try:
+        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT 1 FROM sqlite_master WHERE name='burst_invocations'"
+                               ).fetchone() is not None
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
+
+
+def _split_io(kind: Any, op: Any, w: dict) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    """(read_s, write_s, compute_s) of a workload result."""
+    if not isinstance(w, dict):
+        return None, None, None
+    r, wr, c = w.get("read_s"), w.get("write_s"), w.get("compute_s")
+    if r is not None or wr is not None or c is not None:
+        return r, wr, c
+    el = w.get("elapsed_s")
+    op = w.get("op", op)
+    k = w.get("kind", kind)
+    if k == "spin":
+        return None, None, el
+    if op in READ_OPS:
+        return el, None, None
+    if op in WRITE_OPS:
+        return None, el, None
+    return None, None, None
+
+
+def load_bursts(path: str | Path) -> BurstData:
+    """The burst members and bursts of a results store written by a burst campaign."""
+    p = Path(path)
+    if not is_burst_store(p):
+        raise BadInput(f"{p} is not the results store of a burst campaign (no burst_invocations "
+                       "view; run a spec with a load section)", field="INPUT")
+    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    try:
+        inv = pd.read_sql_query("SELECT * FROM burst_invocations", con)
+        raw = pd.read_sql_query(
+            "SELECT i.id AS invocation_id, json_extract(i.response_json, '$.workload') AS w, "
+            "json_extract(c.payload_json, '$.workload.op') AS payload_op, "
+            "json_extract(c.payload_json, '$.workload.kind') AS payload_kind "
+            "FROM invocations i JOIN cells c ON c.campaign_id = i.campaign_id AND "
+            "c.cell_key = i.cell_key", con)
+        bursts = pd.read_sql_query("SELECT * FROM bursts", con)
+        row = con.execute("SELECT * FROM campaign LIMIT 1").fetchone()
+        names = [d[0] for d in con.execute("SELECT * FROM campaign LIMIT 1").description]
+        campaign = dict(zip(names, row)) if row else {}
+    finally:
+        con.close()
+    factors = [f["name"] for f in json.loads(campaign.get("factors_json") or "[]")]
+    raw = raw.set_index("invocation_id")
+    rs, ws, cs = [], [], []
+    for iid in inv["invocation_id"]:
+        w = raw.at[iid, "w"] if iid in raw.index else None
+        w = json.loads(w) if isinstance(w, str) else None
+        r, wr, c = _split_io(raw.at[iid, "payload_kind"] if iid in raw.index else None,
+                             raw.at[iid, "payload_op"] if iid in raw.index else None, w or {})
+        rs.append(r)
+        ws.append(wr)
+        cs.append(c)
+    inv["read_s"] = pd.to_numeric(pd.Series(rs, index=inv.index), errors="coerce")
+    inv["write_s"] = pd.to_numeric(pd.Series(ws, index=inv.index), errors="coerce")
+    inv["compute_s"] = pd.to_numeric(pd.Series(cs, index=inv.index), errors="coerce")
+    both = inv[["read_s", "write_s"]]
+    inv["io_s"] = both.sum(axis=1, min_count=1)
+    # the burst's start: the attempt's schedule start (recorded per attempt)
+    starts = {}
+    for _, b in bursts.iterrows():
+        d = json.loads(b["detail_json"]) if isinstance(b["detail_json"], str) else {}
+        starts[(b["cell_key"], b["burst"], b["kind"], b["attempt"])] = d.get("schedule_start_ns",
+                                                                             b["start_ns"])
+    kind = np.where(inv["warmup"] == 1, "warmup", "measure")
+    t0 = [starts.get((ck, bu, k, a)) for ck, bu, k, a in
+          zip(inv["cell_key"], inv["burst"], kind, inv["attempt"])]
+    inv["burst_start_ns"] = pd.to_numeric(pd.Series(t0, index=inv.index), errors="coerce")
+    inv["delay_s"] = (inv["client_send_ns"] - inv["burst_start_ns"]) / 1e9
+    inv["start_s"] = (inv["agent_received_ns"] - inv["burst_start_ns"]) / 1e9
+    inv["completion_s"] = (inv["agent_workload_end_ns"] - inv["burst_start_ns"]) / 1e9
+    details = [json.loads(x) if isinstance(x, str) else {} for x in bursts["detail_json"]]
+    scheds = [json.loads(x) if isinstance(x, str) else {} for x in bursts["schedule_json"]]
+    bursts = bursts.assign(split=[bool(s.get("split")) for s in scheds],
+                           throttled=[d.get("throttled", 0) for d in details],
+                           failed=[d.get("failed", 0) for d in details],
+                           arrival_spread_est_s=[d.get("arrival_spread_est_s") for d in details],
+                           received_spread_s=[d.get("received_spread_s") for d in details],
+                           send_lag_max_s=[(d.get("send_lag_s") or {}).get("max") for d in details],
+                           error_budget_exceeded=[bool((d.get("error_budget") or {}).get("exceeded"))
+                                                  for d in details],
+                           stopped=[d.get("stopped") for d in details])
+    return BurstData(path=p, invocations=inv, bursts=bursts, factors=factors, campaign=campaign)
+
+
+# ------------------------------------------------------------------------------------ per burst
+def _coresidency(g: pd.DataFrame) -> dict[str, Any]:
+    ok = g[g["ok"] == 1]
+    out: dict[str, Any] = {}
+    ids = ok["instance_id"].dropna()
+    per_inst = ids.value_counts()
+    out["instances"] = int(per_inst.size)
+    out["max_per_instance"] = int(per_inst.max()) if per_inst.size else 0
+    out["reused_fraction"] = float((ids.map(per_inst) > 1).mean()) if ids.size else None
+    out["sandboxes"] = int(ok["sandbox"].dropna().nunique())
+    hosts = ok["boot_id"].dropna()
+    per_host = hosts.value_counts()
+    out["hosts"] = int(per_host.size)
+    out["max_per_host"] = int(per_host.max()) if per_host.size else 0
+    # the most invocations running at the same moment on one host (interval sweep)
+    peak = 0
+    for _, h in ok.dropna(subset=["boot_id", "agent_received_ns", "agent_workload_end_ns"]).groupby("boot_id"):
+        ev = np.concatenate([np.stack([h["agent_received_ns"].to_numpy(np.int64),
+                                       np.ones(len(h), np.int64)], 1),
+                             np.stack([h["agent_workload_end_ns"].to_numpy(np.int64),
+                                       -np.ones(len(h), np.int64)], 1)])
+        ev = ev[np.lexsort((ev[:, 1], ev[:, 0]))]  # ends before starts at the same instant
+        peak = max(peak, int(np.cumsum(ev[:, 1]).max()))
+    out["max_concurrent_per_host"] = peak
+    out["cold"] = int((ok["cold"] == 1).sum())
+    return out
+
+
+def burst_stats(data: BurstData, metrics: list[str] | None = None,
+                include_split: bool = False) -> pd.DataFrame:
+    """One row per measured burst: cell levels, counts, spread, co-residency and, per metric,
+    p50/p95/p99/max over the burst's successful invocations (columns ``<metric>_<stat>``)."""
+    metrics = metrics or METRICS
+    m = data.measured
+    rows = []
+    b = data.bursts[data.bursts["kind"] == "measure"]
+    split = b.groupby(["cell_key", "burst"])["attempt"].max() > 1
+    for (ck, burst), g in m.groupby(["cell_key", "burst"], sort=False):
+        is_split = bool(split.get((ck, burst), False))
+        if is_split and not include_split:
+            continue
+        bb = b[(b["cell_key"] == ck) & (b["burst"] == burst)]
+        row: dict[str, Any] = {"cell_key": ck, "burst": int(burst)}
+        for f in data.factors:
+            if f in g.columns:
+                row[f] = g[f].iloc[0]
+        ok = g[g["ok"] == 1]
+        row.update(planned=int(bb["planned"].sum()), sent=int(bb["sent"].fillna(0).sum()),
+                   recorded=len(g), ok=len(ok), failed=int((g["ok"] != 1).sum()),
+                   throttled=int(g["error_type"].isin(["TooManyRequestsException",
+                                                       "ThrottlingException"]).sum()),
+                   split=is_split,
+                   send_spread_s=float((g["client_send_ns"].max() - g["client_send_ns"].min()) / 1e9)
+                   if g["client_send_ns"].notna().any() else None,
+                   arrival_spread_est_s=(bb["arrival_spread_est_s"].iloc[0] if len(bb) else None),
+                   send_lag_max_s=(float(g["send_lag_s"].max()) if g["send_lag_s"].notna().any() else None),
+                   error_budget_exceeded=bool(bb["error_budget_exceeded"].any()) if len(bb) else False)
+        row.update(_coresidency(g))
+        for met in metrics:
+            v = ok[met].dropna().to_numpy(float) if met in ok.columns else np.array([])
+            for s, q in STATS.items():
+                row[f"{met}_{s}"] = float(np.quantile(v, q)) if v.size else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------ staggering
+def _stagger_cols(data: BurstData) -> tuple[str, str]:
+    fs = set(data.factors)
+    b = "batch_size" if "batch_size" in fs else next((f for f in data.factors if f.endswith("batch_size")), None)
+    d = "delay" if "delay" in fs else next((f for f in data.factors if f.endswith("stagger.delay")), None)
+    if b is None or d is None:
+        raise BadInput("the campaign has no batch_size and delay factors (a staggering grid)",
+                       field="factors")
+    return b, d
+
+
+def _burst_size_of(data: BurstData) -> dict[str, int]:
+    plan = json.loads(data.campaign.get("plan_json") or "{}")
+    return {c["key"]: int((c.get("load") or {}).get("burst_size", 1)) for c in plan.get("cells", [])}
+
+
+def _boot_ci(cand: np.ndarray, base: np.ndarray, n_boot: int, rng: np.random.Generator,
+             alpha: float) -> tuple[Optional[float], Optional[float]]:
+    if cand.size < 2 or base.size < 2:
+        return None, None
+    ci = rng.choice(cand, (n_boot, cand.size)).mean(1)
+    bi = rng.choice(base, (n_boot, base.size)).mean(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        imp = 100 * (bi - ci) / bi
+    imp = imp[np.isfinite(imp)]
+    if not imp.size:
+        return None, None
+    return float(np.quantile(imp, alpha / 2)), float(np.quantile(imp, 1 - alpha / 2))
+
+
+def improvement(cand: np.ndarray, base: np.ndarray, n_boot: int = 2000, seed: int = 0,
+                alpha: float = 0.05) -> dict[str, Any]:
+    """% improvement of ``cand`` over ``base`` (per-burst statistics; lower is better): the
+    point estimate from the means, a percentile bootstrap CI over bursts, and the counts."""
+    cand = np.asarray(cand, float)
+    base = np.asarray(base, float)
+    cand, base = cand[np.isfinite(cand)], base[np.isfinite(base)]
+    if not cand.size or not base.size or base.mean() == 0:
+        return {"improvement_pct": None, "ci_low": None, "ci_high": None,
+                "n_bursts": int(cand.size), "n_baseline": int(base.size)}
+    pt = 100 * (base.mean() - cand.mean()) / base.mean()
+    lo, hi = _boot_ci(cand, base, n_boot, np.random.default_rng(seed), alpha)
+    return {"improvement_pct": float(pt), "ci_low": lo, "ci_high": hi,
+            "n_bursts": int(cand.size), "n_baseline": int(base.size),
+            "staggered": float(cand.mean()), "all_at_once": float(base.mean())}
+
+
+def stagger_improvements(data: BurstData, metrics: list[tuple[str, str]] | None = None,
+                         alpha: float = 0.05) -> pd.DataFrame:
+    """% improvement over all-at-once, per group of other factors × batch size × delay × metric.
+
+    The all-at-once baseline of a group is its cell with ``delay == 0`` or ``batch_size >=
+    burst_size`` (a design can keep just one, e.g. with the rule ``delay > 0 or batch_size ==
+    burst_size``)."""
+    metrics = metrics or STAGGER_METRICS
+    bcol, dcol = _stagger_cols(data)
+    stats = burst_stats(data, sorted({m for m, _ in metrics}))
+    if stats.empty:
+        return pd.DataFrame()
+    sizes = _burst_size_of(data)
+    stats["burst_size_"] = stats["cell_key"].map(sizes).fillna(0).astype(int)
+    stats["is_baseline"] = (stats[dcol].astype(float) == 0) | (stats[bcol].astype(float) >= stats["burst_size_"])
+    others = [f for f in data.factors if f not in (bcol, dcol)]
+    rows = []
+    groups = stats.groupby(others, sort=False, dropna=False) if others else [((), stats)]
+    for gkey, g in groups:
+        gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+        base = g[g["is_baseline"]]
+        for (b, d), c in g[~g["is_baseline"]].groupby([bcol, dcol], sort=True):
+            for met, st in metrics:
+                col = f"{met}_{st}"
+                r = improvement(c[col].to_numpy(float), base[col].to_numpy(float), alpha=alpha)
+                rows.append({**dict(zip(others, gkey)), "batch_size": b, "delay": d,
+                             "metric": met, "stat": st, **r})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------ figures
+def _label(met: str, st: str) -> str:
+    names = {"write_s": "write time", "read_s": "read time", "wait_s": "wait time",
+             "service_s": "service time", "start_s": "start after burst start",
+             "completion_s": "completion after burst start", "io_s": "I/O time",
+             "run_s": "run time", "compute_s": "compute time"}
+    return f"{'median' if st == 'p50' else st} {names.get(met, met)}"
+
+
+def heatmap_panels(imp: pd.DataFrame) -> list[dict]:
+    """One panel per (group, metric, stat) with data: rows batch sizes, columns delays."""
+    if imp.empty:
+        return []
+    panels = []
+    others = [c for c in imp.columns if c not in ("batch_size", "delay", "metric", "stat",
+                                                  "improvement_pct", "ci_low", "ci_high",
+                                                  "n_bursts", "n_baseline", "staggered",
+                                                  "all_at_once")]
+    for key, g in imp.groupby(others + ["metric", "stat"], sort=False, dropna=False) if others else \
+            imp.groupby(["metric", "stat"], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        if g["improvement_pct"].notna().sum() == 0:
+            continue
+        bs = sorted(g["batch_size"].unique(), key=float)
+        ds = sorted(g["delay"].unique(), key=float)
+        z = np.full((len(bs), len(ds)), np.nan)
+        for _, r in g.iterrows():
+            if r["improvement_pct"] is not None and not pd.isna(r["improvement_pct"]):
+                z[bs.index(r["batch_size"]), ds.index(r["delay"])] = r["improvement_pct"]
+        group = dict(zip(others, key[:len(others)]))
+        met, st = key[len(others)], key[len(others) + 1]
+        panels.append({"group": group, "metric": met, "stat": st, "title": _label(met, st),
+                       "batch_sizes": bs, "delays": ds, "z": z})
+    return panels
+
+
+def _fmt_delay(d: Any) -> str:
+    d = float(d)
+    return f"{d * 1e3:g} ms" if d < 1 else f"{d:g} s"
+
+
+def draw_heatmaps(mf, panels: list[dict], title: str = "") -> None:
+    """Matplotlib: a grid of heatmaps (diverging, 0 = no change, blue = better)."""
+    k = len(panels)
+    cols = min(4, k)
+    rows = math.ceil(k / cols)
+    axes = np.atleast_1d(mf.subplots(rows, cols, squeeze=False)).ravel()
+    lim = max(10.0, float(np.nanmax([np.nanmax(np.abs(p["z"])) for p in panels])))
+    im = None
+    for ax, p in zip(axes, panels):
+        im = ax.imshow(p["z"], cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
+        ax.set_xticks(range(len(p["delays"])), [_fmt_delay(d) for d in p["delays"]], fontsize=7)
+        ax.set_yticks(range(len(p["batch_sizes"])), [str(b) for b in p["batch_sizes"]], fontsize=7)
+        for i in range(p["z"].shape[0]):
+            for j in range(p["z"].shape[1]):
+                v = p["z"][i, j]
+                if np.isfinite(v):
+                    ax.text(j, i, f"{v:+.0f}%", ha="center", va="center", fontsize=7,
+                            color="white" if abs(v) > lim * 0.6 else "black")
+        ax.set_title(p["title"], fontsize=8)
+        ax.set_xlabel("delay", fontsize=7)
+        ax.set_ylabel("batch size", fontsize=7)
+    for ax in axes[k:]:
+        ax.set_visible(False)
+    if not mf.get_constrained_layout():
+        mf.subplots_adjust(hspace=0.65, wspace=0.5, right=0.86)
+    if im is not None:
+        mf.colorbar(im, ax=list(axes[:k]), shrink=0.8, label="% improvement over all at once")
+    if title:
+        mf.suptitle(title, x=0.01, ha="left", fontsize=10)
+
+
+def plotly_heatmaps(panels: list[dict], title: str = ""):
+    """Plotly: the same grid, hover shows the value."""
+    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go
+
+    k = len(panels)
+    cols = min(4, k)
+    rows = math.ceil(k / cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p["title"] for p in panels],
+                        horizontal_spacing=0.06, vertical_spacing=0.16)
+    lim = max(10.0, float(np.nanmax([np.nanmax(np.abs(p["z"])) for p in panels])))
+    for i, p in enumerate(panels):
+        z = p["z"]
+        text = [[("" if not np.isfinite(v) else f"{v:+.0f}%") for v in row] for row in z]
+        fig.add_trace(go.Heatmap(
+            z=z, x=[_fmt_delay(d) for d in p["delays"]], y=[str(b) for b in p["batch_sizes"]],
+            text=text, texttemplate="%{text}", colorscale="RdBu", zmin=-lim, zmax=lim,
+            showscale=(i == 0), colorbar=dict(title="% better"),
+            hovertemplate="batch %{y}, delay %{x}: %{z:.1f}% better than all at once<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(title=title or None, height=260 * rows + 80)
+    return fig
+
+
+# ------------------------------------------------------------------------------------ report
+def burst_table_rows(stats: pd.DataFrame, factors: list[str]) -> tuple[list[str], list[list]]:
+    def f(v, ms=True):
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            return "–"
+        return f"{v * 1e3:.3g} ms" if ms and v < 1 else (f"{v:.3g} s" if ms else f"{v}")
+
+    headers = ["cell", "burst", "ok/planned", "throttled", "spread", "wait p50", "wait p99",
+               "run p50", "service p95", "service max", "cold", "instances", "max/host conc."]
+    rows = []
+    for _, r in stats.iterrows():
+        rows.append([r["cell_key"], r["burst"], f"{r['ok']}/{r['planned']}", r["throttled"],
+                     f(r["send_spread_s"]), f(r.get("wait_s_p50")), f(r.get("wait_s_p99")),
+                     f(r.get("run_s_p50")), f(r.get("service_s_p95")), f(r.get("service_s_max")),
+                     r["cold"], r["instances"], r["max_concurrent_per_host"]])
+    return headers, rows
+
+
+def concurrency_section(ctx) -> Any:
+    """Report section (report-level): bursts, co-residency and the staggering heatmaps.
+    Returns None when the input is not a burst campaign."""
+    src = getattr(getattr(ctx, "data", None), "source", None)
+    path = getattr(src, "path", None)
+    if path is None or not is_burst_store(path):
+        return None
+    from faascope.report.figures import Fig
+    from faascope.report.items import Block, Text, table
+
+    data = load_bursts(path)
+    stats = burst_stats(data, include_split=True)
+    b = Block("concurrency", "Bursts, co-residency and staggering")
+    if stats.empty:
+        b.items.append(Text("No measured burst is recorded yet.", "note"))
+        return b
+    headers, rows = burst_table_rows(stats, data.factors)
+    notes = ["wait = send → function start, run = start → workload end, service = wait + run; "
+             "spread = last send − first send of the burst (client side)"]
+    if stats["split"].any():
+        notes.append(f"{int(stats['split'].sum())} burst(s) were resumed after an interruption "
+                     "(split): they are left out of the staggering comparison")
+    b.items.append(table("Per burst", headers, rows, notes))
+    thr = int(stats["throttled"].sum())
+    if thr:
+        b.items.append(Text(f"{thr:,} invocation(s) were throttled (TooManyRequestsException); "
+                            "they are recorded as client errors, never retried.", "warn"))
+    try:
+        imp = stagger_improvements(data, alpha=getattr(ctx, "alpha", 0.05))
+    except BadInput:
+        imp = pd.DataFrame()
+    panels = heatmap_panels(imp)
+    if panels:
+        name = "stagger_improvement_heatmaps"
+        title = "% improvement over launching all at once (batch size × delay)"
+        b.items.append(Fig(name, title, plotly_heatmaps(panels),
+                           lambda mf: draw_heatmaps(mf, panels, title),
+                           caption="Blue: the staggered cell is better (lower) than the all-at-once "
+                                   "cell; red: worse. Each value compares the mean over bursts of "
+                                   "the per-burst statistic.",
+                           size=(3.2 * min(4, len(panels)), 2.8 * math.ceil(len(panels) / 4) + 0.6),
+                           height=260 * math.ceil(len(panels) / 4) + 80))
+        trows = [[r["batch_size"], _fmt_delay(r["delay"]), _label(r["metric"], r["stat"]),
+                  "–" if r["improvement_pct"] is None or pd.isna(r["improvement_pct"]) else f"{r['improvement_pct']:+.1f}%",
+                  "–" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]",
+                  r["n_bursts"], r["n_baseline"]] for _, r in imp.iterrows()]
+        b.items.append(table("Staggering vs all at once", ["batch size", "delay", "metric",
+                                                           "improvement", "95% CI", "bursts",
+                                                           "baseline bursts"], trows))
+    return b
