@@ -39,6 +39,13 @@ type FileIO struct {
 
 	// resolved is Path made absolute and confined to the temp directory by Validate.
 	resolved string
+	// Set by sharedfs: the directory paths are confined to ("" = the temp directory), and for
+	// one file shared by many invocations, the offset of this invocation's region (the file
+	// is then never truncated, laid out only in the region, nor deleted on error).
+	dir    string
+	dirFor string
+	base   int64
+	shared bool
 }
 
 // FileIOResult is the "workload" object of a fileio response.
@@ -117,7 +124,11 @@ func (f *FileIO) Validate() error {
 	if f.Path == "" {
 		f.Path = DefaultPath
 	}
-	resolved, err := confine(f.Path)
+	dir, what := os.TempDir(), "temp directory"
+	if f.dir != "" {
+		dir, what = f.dir, f.dirFor
+	}
+	resolved, err := confineIn(dir, what, f.Path)
 	if err != nil {
 		return err
 	}
@@ -142,6 +153,11 @@ func oneOf(field string, v *string, def string, allowed ...string) error {
 // rejected outright, and directories are resolved through symlinks and checked again. The final
 // component is opened with O_NOFOLLOW, so a symlink planted there later cannot redirect I/O.
 func confine(rel string) (string, error) {
+	return confineIn(os.TempDir(), "temp directory", rel)
+}
+
+// confineIn is confine for another directory (what names it in messages).
+func confineIn(dir, what, rel string) (string, error) {
 	const field = "workload.path"
 	if len(rel) > maxPath {
 		return "", Invalid(field, "longer than %d bytes", maxPath)
@@ -161,16 +177,16 @@ func confine(rel string) (string, error) {
 	if clean == "." {
 		return "", Invalid(field, "must name a file (got %q)", rel)
 	}
-	base, err := filepath.EvalSymlinks(os.TempDir())
+	base, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", &Error{Type: IOError, Message: "temp directory: " + err.Error()}
+		return "", &Error{Type: IOError, Message: what + ": " + err.Error()}
 	}
 	parent, err := filepath.EvalSymlinks(filepath.Dir(filepath.Join(base, clean)))
 	if err != nil {
-		return "", Invalid(field, "directory of %q does not exist in the temp directory", rel)
+		return "", Invalid(field, "directory of %q does not exist in the %s", rel, what)
 	}
 	if !within(base, parent) {
-		return "", Invalid(field, "%q escapes the temp directory through a symbolic link", rel)
+		return "", Invalid(field, "%q escapes the %s through a symbolic link", rel, what)
 	}
 	final := filepath.Join(parent, filepath.Base(clean))
 	if fi, err := os.Lstat(final); err == nil {

@@ -22,12 +22,12 @@ import (
 func (f *FileIO) runNative() (_ any, err error) {
 	res := f.result()
 	defer func() {
-		if err != nil {
+		if err != nil && !f.shared {
 			_ = os.Remove(f.resolved)
 		}
 	}()
 	if *f.Prepare {
-		if err := layOut(f.resolved, f.FileSize, f.Source); err != nil {
+		if err := layOutAt(f.resolved, f.base, f.FileSize, f.Source, f.shared); err != nil {
 			return nil, err
 		}
 		res.Prepared = true
@@ -37,7 +37,7 @@ func (f *FileIO) runNative() (_ any, err error) {
 	flags := unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_RDONLY
 	if write {
 		flags = unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_WRONLY | unix.O_CREAT
-		if !res.Prepared {
+		if !res.Prepared && !f.shared {
 			flags |= unix.O_TRUNC
 		}
 	}
@@ -63,9 +63,9 @@ func (f *FileIO) runNative() (_ any, err error) {
 		if err := unix.Fstat(fd, &st); err != nil {
 			return nil, ioFailure("stat", -1, err)
 		}
-		need := f.FileSize
+		need := f.base + f.FileSize
 		if perm != nil {
-			need = ops * f.IOSize
+			need = f.base + ops*f.IOSize
 		}
 		if st.Size < need {
 			return nil, &Error{Type: IOError, Message: fmt.Sprintf(
@@ -100,6 +100,7 @@ func (f *FileIO) runNative() (_ any, err error) {
 		if rem := f.FileSize - off; last && rem < size && !f.Direct {
 			size = rem
 		}
+		off += f.base
 		var n int64
 		var err error
 		for {
@@ -123,7 +124,7 @@ func (f *FileIO) runNative() (_ any, err error) {
 		if err != nil {
 			return nil, ioFailure(f.Op, off, err)
 		}
-		if !write && n < size && !(last && f.Direct && n >= f.FileSize-off) {
+		if !write && n < size && !(last && f.Direct && n >= f.base+f.FileSize-off) {
 			return nil, &Error{Type: IOError, Message: fmt.Sprintf("read at offset %d: file ended after %d of %d bytes", off, n, size)}
 		}
 		moved += n
@@ -233,7 +234,17 @@ func preadFull(fd int, b []byte, off int64) (int64, error) {
 // It ends with fsync and FADV_DONTNEED so that a buffered read starts from the device rather
 // than from the page cache this step just filled (a no-op on tmpfs, where memory is the device).
 func layOut(path string, size int64, source string) error {
-	fd, err := unix.Open(path, unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
+	return layOutAt(path, 0, size, source, false)
+}
+
+// layOutAt writes the region [base, base+size) of the file; shared leaves the rest of the file
+// (other invocations' regions) alone instead of truncating it.
+func layOutAt(path string, base, size int64, source string, shared bool) error {
+	flags := unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_WRONLY | unix.O_CREAT
+	if !shared {
+		flags |= unix.O_TRUNC
+	}
+	fd, err := unix.Open(path, flags, 0o644)
 	if err != nil {
 		return ioFailure("prepare: open "+path, -1, err)
 	}
@@ -246,7 +257,7 @@ func layOut(path string, size int64, source string) error {
 	}
 	for off := int64(0); off < size; {
 		n := min(int64(len(chunk)), size-off)
-		if _, err := pwriteFull(fd, chunk[:n], off); err != nil {
+		if _, err := pwriteFull(fd, chunk[:n], base+off); err != nil {
 			return ioFailure("prepare: write", off, err)
 		}
 		off += n
@@ -254,6 +265,6 @@ func layOut(path string, size int64, source string) error {
 	if err := unix.Fsync(fd); err != nil {
 		return ioFailure("prepare: fsync", -1, err)
 	}
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+	_ = unix.Fadvise(fd, base, size, unix.FADV_DONTNEED)
 	return nil
 }

@@ -26,10 +26,13 @@ type Common struct {
 }
 
 var registry = map[string]func() Workload{
-	"noop":   func() Workload { return &Noop{} },
-	"spin":   func() Workload { return &Spin{} },
-	"fileio": func() Workload { return &FileIO{} },
-	"object": func() Workload { return &Object{} },
+	"noop":     func() Workload { return &Noop{} },
+	"spin":     func() Workload { return &Spin{} },
+	"fileio":   func() Workload { return &FileIO{} },
+	"object":   func() Workload { return &Object{} },
+	"kv":       func() Workload { return &KV{} },
+	"sharedfs": func() Workload { return &SharedFS{} },
+	"network":  func() Workload { return &Network{} },
 }
 
 // New returns an empty parameter value for kind, ready to be decoded into.
