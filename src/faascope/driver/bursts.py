@@ -212,6 +212,7 @@ class Member:
     function: str
     scheduled_ns: int = 0
     prep: Any = None
+    index: int = 0  # burst * burst_size + member: distinct across the cell's bursts
 
 
 class Budget:
@@ -233,15 +234,27 @@ class Budget:
 async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
                    on_result: Callable[[Member, InvokeResult], None],
                    budget: Optional[Budget] = None, stop: Any = None,
-                   sign_ahead_s: float = 60.0) -> dict:
+                   sign_ahead_s: float = 60.0, member_field: Optional[str] = None) -> dict:
     """Send ``members`` on their schedule (offsets from a start ``lead_s`` from now); calls
     ``on_result`` as each reply arrives; returns {start_ns, sent, stopped}."""
     loop = asyncio.get_running_loop()
+
+    def member_payload(body: bytes, m: Member) -> bytes:
+        if member_field is not None:
+            d = json.loads(body)
+            d["workload"][member_field] = m.index
+            body = json.dumps(d).encode()
+        return body.replace(b"{index}", str(m.index).encode())
+
+    def prepare(m: Member):
+        return inv.factory.prepare(m.function, member_payload(payload, m) if per_member else payload)
+
     members = sorted(members, key=lambda m: (m.offset_s, m.member))
     # prepare (serialise + sign) what is due soon; the rest just before its time
     idx = 0
+    per_member = member_field is not None or b"{index}" in payload
     while idx < len(members) and members[idx].offset_s < sign_ahead_s:
-        members[idx].prep = inv.factory.prepare(members[idx].function, payload)
+        members[idx].prep = prepare(members[idx])
         idx += 1
     start_loop = loop.time() + lead_s
     start_ns = time.time_ns() + int(lead_s * 1e9)
@@ -266,11 +279,11 @@ async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
             stopped = "interrupted"
             break
         while idx < len(members) and members[idx].offset_s < offset + sign_ahead_s:
-            members[idx].prep = inv.factory.prepare(members[idx].function, payload)
+            members[idx].prep = prepare(members[idx])
             idx += 1
         for m in grp:
             if m.prep is None:
-                m.prep = inv.factory.prepare(m.function, payload)
+                m.prep = prepare(m)
         delay = start_loop + offset - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
@@ -532,7 +545,8 @@ class _CampaignBursts:
                     i = row["replication"] - g.burst * size
                     mi, batch, off = slots[i]
                     members.append(Member(row=row, member=mi, batch=batch, offset_s=off,
-                                          copy=mi % len(names), function=names[mi % len(names)]))
+                                          copy=mi % len(names), function=names[mi % len(names)],
+                                          index=g.burst * size + mi))
                 attempt = bs.next_attempt(self.store, self.cid, g.cell_key, g.burst, kind)
                 sched = describe(ld) if kind == "measure" else {"warm_pool": size}
                 sched.update(members=len(members), split=len(members) < size or attempt > 1,
@@ -556,7 +570,8 @@ class _CampaignBursts:
                 bs.begin_burst(self.store, self.cid, g.cell_key, g.burst, kind, attempt,
                                len(members), time.time_ns() + int(lead * 1e9), sched)
                 out = await dispatch(inv, members, payload, lead_s=lead, on_result=on_result,
-                                     budget=budget, stop=self.stop)
+                                     budget=budget, stop=self.stop,
+                                     member_field=ld.get("member_index"))
                 self.writer.flush()
                 s = summarise(collected, len(members))
                 s["schedule_start_ns"] = out["start_ns"]

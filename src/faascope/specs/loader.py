@@ -556,6 +556,10 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
         if spec.design.cold_mode != "none":
             problems.append(("design.cold", "with a load section, choose cold or warm bursts with "
                              "load.start (cold, fresh, expire or warm)"))
+        mi = spec.load.member_index if spec.load is not None else None
+        if mi is not None and not any(mi in WORKLOAD_MODELS[k].model_fields for k in kinds):
+            problems.append(("load.member_index", f"the {'/'.join(kinds)} workload has no field "
+                             f"{mi!r} to set per member"))
 
     # blocking needs at least as many replications as blocks
     b = spec.design.blocking

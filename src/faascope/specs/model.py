@@ -376,6 +376,10 @@ class LoadSpec(Strict):
     #: open this many connections before the first burst (DryRun invokes), so connection set-up
     #: is not in the dispatch spread; "burst" = burst_size
     preconnect: Union[int, Literal["burst"]] = "burst"
+    #: a workload field set to each member's index (burst * burst_size + member), e.g. ``index``
+    #: so that concurrent object/kv/sharedfs invocations use distinct keys or files; the text
+    #: ``{index}`` in any string field of the workload is replaced likewise
+    member_index: Optional[str] = Field(None, pattern=r"^[a-z_][a-z0-9_]{0,40}$")
 
     @field_validator("warm_pool", "preconnect")
     @classmethod
