@@ -299,7 +299,7 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
                    spec_path: Path, provider_factory: Optional[Callable], progress: bool, con: Any):
     """Run the pending slots of a burst campaign (called by :func:`runner.run_campaign`)."""
     from faascope.driver import burst_store as bs
-    from faascope.driver.runner import Interrupted, RunSummary, _StopFlag, function_name
+    from faascope.driver.runner import Interrupted, RunSummary, _StopFlag
 
     cid = campaign["id"]
     cells = plan.cells_by_key
@@ -309,8 +309,6 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
     missing = {r["cell_key"] for r in pending} - set(cells)
     if missing:
         raise Failure(f"the recorded plan refers to cells the spec no longer has: {sorted(missing)[:3]}")
-    strategy = getattr(settings, "functions", "per_config")
-    prefix = getattr(settings, "function_prefix", "faascope")
     keep = getattr(settings, "keep_functions", False)
     summary = RunSummary(results=results, campaign_id=cid, planned=len(planned), recorded=0,
                          ran_now=0, statuses={}, complete=False, seed=campaign["seed"],
@@ -336,48 +334,24 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
 
     provider = provider_factory(loaded) if provider_factory else make_provider(
         loaded.provider_kind, settings)
-    if hasattr(provider, "bind_campaign"):
-        provider.bind_campaign(campaign["uid"], loaded.spec.name)
     say = lambda msg: con.print(msg)  # noqa: E731
     stop = _StopFlag(say)
     groups = group_pending(pending, cells)
-    base_names = {key: function_name(prefix, loaded.spec.name, campaign["uid"],
-                                     FunctionConfig.from_dict(c.config).identity(strategy))
-                  for key, c in cells.items()}
-    deployed: dict[str, FunctionConfig] = {}
+    session = BurstSession(loaded, plan, store, campaign, provider, spec_path, progress, con, summary)
     failure: Optional[BaseException] = None
     interrupted = False
-    writer = bs.RecordWriter(results)
     try:
         with stop:
-            # deploy the functions (and their parallel copies) every non-fresh burst needs
-            for g in groups:
-                c = cells[g.cell_key]
-                if (c.load or {}).get("start") == "fresh":
-                    continue
-                cfg = FunctionConfig.from_dict(c.config)
-                for name in _copies(base_names[g.cell_key], c):
-                    if name not in deployed:
-                        t0 = time.perf_counter()
-                        provider.deploy(name, cfg)
-                        deployed[name] = cfg
-                        store.event(cid, "deployed", {"function": name, "config": cfg.as_dict(),
-                                                      "seconds": round(time.perf_counter() - t0, 3),
-                                                      "provider": provider.describe()})
-                if stop.stop:
-                    raise Interrupted
+            session.deploy_for(groups, stop)
             store.set_status(cid, "running")
-            runner = _CampaignBursts(loaded, plan, store, campaign, provider, groups, cells,
-                                     base_names, deployed, writer, stop, progress, con, summary,
-                                     spec_path)
-            interrupted = asyncio.run(runner.run())
+            interrupted = session.run_groups(groups, stop)
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
     except (Failure, BadInput) as exc:
         failure = exc
     finally:
         try:
-            writer.close()
+            session.writer.close()
         except BaseException as exc:  # noqa: BLE001 - a store failure is the campaign's failure
             failure = failure or Failure(f"writing records failed: {exc}")
         summary.recorded = store.count(cid)
@@ -390,13 +364,7 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
             store.set_status(cid, "interrupted")
             store.event(cid, "interrupted", {"records": summary.recorded,
                                              "pending": len(store.pending_runs(cid))})
-        if summary.complete and not keep:
-            for name in sorted(deployed):
-                try:
-                    provider.teardown(name)
-                except Exception as exc:  # noqa: BLE001
-                    con.print(f"[yellow]warning[/yellow]: could not delete function {name}: {exc}")
-        provider.close()
+        session.close(teardown=summary.complete and not keep)
     if failure is not None:
         if isinstance(failure, BadInput):
             raise failure
@@ -408,6 +376,71 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
         raise Failure(f"interrupted: {summary.recorded} of {summary.planned} invocations are "
                       f"recorded in {results}; continue with: {resume_hint}")
     return summary
+
+
+class BurstSession:
+    """A provider with its deployed functions, a record writer and the bursts' runner: what a
+    burst campaign (and ``faascope stagger suggest``, round by round) runs bursts with."""
+
+    def __init__(self, loaded, plan, store, campaign: dict, provider: Provider, spec_path: Path,
+                 progress: bool, con: Any, summary: Any):
+        from faascope.driver import burst_store as bs
+        from faascope.driver.runner import function_name
+
+        settings = loaded.spec.provider.parsed_settings()
+        strategy = getattr(settings, "functions", "per_config")
+        prefix = getattr(settings, "function_prefix", "faascope")
+        self.loaded, self.plan, self.store, self.campaign = loaded, plan, store, campaign
+        self.provider, self.spec_path, self.progress, self.con = provider, spec_path, progress, con
+        self.summary = summary
+        self.cells = plan.cells_by_key
+        if hasattr(provider, "bind_campaign"):
+            provider.bind_campaign(campaign["uid"], loaded.spec.name)
+        self.base_names = {key: function_name(prefix, loaded.spec.name, campaign["uid"],
+                                              FunctionConfig.from_dict(c.config).identity(strategy))
+                           for key, c in self.cells.items()}
+        self.deployed: dict[str, FunctionConfig] = {}
+        bs.ensure_schema(store)
+        self.writer = bs.RecordWriter(store.path)
+
+    def deploy_for(self, groups: list[BurstGroup], stop: Any = None) -> None:
+        """Deploy the functions (and parallel copies) every non-fresh burst of ``groups`` needs."""
+        from faascope.driver.runner import Interrupted
+
+        for g in groups:
+            c = self.cells[g.cell_key]
+            if (c.load or {}).get("start") == "fresh":
+                continue
+            cfg = FunctionConfig.from_dict(c.config)
+            for name in _copies(self.base_names[g.cell_key], c):
+                if name not in self.deployed:
+                    t0 = time.perf_counter()
+                    self.provider.deploy(name, cfg)
+                    self.deployed[name] = cfg
+                    self.store.event(self.campaign["id"], "deployed", {
+                        "function": name, "config": cfg.as_dict(),
+                        "seconds": round(time.perf_counter() - t0, 3),
+                        "provider": self.provider.describe()})
+            if stop is not None and stop.stop:
+                raise Interrupted
+
+    def run_groups(self, groups: list[BurstGroup], stop: Any) -> bool:
+        """Run these bursts in order (one event loop); True when interrupted."""
+        runner = _CampaignBursts(self.loaded, self.plan, self.store, self.campaign, self.provider,
+                                 groups, self.cells, self.base_names, self.deployed, self.writer,
+                                 stop, self.progress, self.con, self.summary, self.spec_path)
+        interrupted = asyncio.run(runner.run())
+        self.writer.flush()
+        return interrupted
+
+    def close(self, teardown: bool) -> None:
+        if teardown:
+            for name in sorted(self.deployed):
+                try:
+                    self.provider.teardown(name)
+                except Exception as exc:  # noqa: BLE001
+                    self.con.print(f"[yellow]warning[/yellow]: could not delete function {name}: {exc}")
+        self.provider.close()
 
 
 def _copies(base: str, cell) -> list[str]:
