@@ -45,21 +45,21 @@ type Network struct {
 // NetworkResult is the "workload" object of a network response.
 type NetworkResult struct {
 	Common
-	Direction   string    `json:"direction"`
-	Sink        string    `json:"sink"`
-	Protocol    string    `json:"protocol"`
-	Connections int       `json:"connections"`
-	BytesLimit  int64     `json:"bytes_limit"`
-	DurationMs  int64     `json:"duration_ms"`
-	IntervalMs  int64     `json:"interval_ms"`
-	IOSize      int64     `json:"io_size"`
-	In          *Transfer `json:"in"`
-	Out         *Transfer `json:"out"`
+	Direction   string           `json:"direction"`
+	Sink        string           `json:"sink"`
+	Protocol    string           `json:"protocol"`
+	Connections int              `json:"connections"`
+	BytesLimit  int64            `json:"bytes_limit"`
+	DurationMs  int64            `json:"duration_ms"`
+	IntervalMs  int64            `json:"interval_ms"`
+	IOSize      int64            `json:"io_size"`
+	In          *DirectionSeries `json:"in"`
+	Out         *DirectionSeries `json:"out"`
 }
 
-// Transfer is one direction's measurement. Samples[k] is the bytes received in
+// DirectionSeries is one direction's measurement. Samples[k] is the bytes received in
 // [k·interval, (k+1)·interval) after the start (when the agent began sending the requests).
-type Transfer struct {
+type DirectionSeries struct {
 	Bytes      int64   `json:"bytes"`
 	ElapsedS   float64 `json:"elapsed_s"`
 	Throughput float64 `json:"throughput_bytes_per_s"`
@@ -176,7 +176,7 @@ func (s *series) add(n int64, at time.Time) {
 	}
 }
 
-func (s *series) transfer() *Transfer {
+func (s *series) transfer() *DirectionSeries {
 	last := len(s.bins)
 	for last > 0 && s.bins[last-1].Load() == 0 {
 		last--
@@ -185,7 +185,7 @@ func (s *series) transfer() *Transfer {
 	for i := range out {
 		out[i] = s.bins[i].Load()
 	}
-	t := &Transfer{Bytes: s.total.Load(), SampledAt: "agent", Samples: out}
+	t := &DirectionSeries{Bytes: s.total.Load(), SampledAt: "agent", Samples: out}
 	if f := s.first.Load(); f > 0 {
 		t.ElapsedS = time.Duration(s.last.Load() - (f - 1)).Seconds()
 	}
@@ -358,8 +358,8 @@ func readReply(r *bufio.Reader, v *sinkReply) error {
 }
 
 // mergeReplies sums the sink's per-connection series (all relative to the session's start).
-func mergeReplies(replies <-chan sinkReply, intervalMs int64) *Transfer {
-	t := &Transfer{SampledAt: "sink", Samples: []int64{}}
+func mergeReplies(replies <-chan sinkReply, intervalMs int64) *DirectionSeries {
+	t := &DirectionSeries{SampledAt: "sink", Samples: []int64{}}
 	var first, last int64 = -1, 0
 	for r := range replies {
 		t.Bytes += r.Bytes

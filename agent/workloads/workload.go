@@ -33,6 +33,8 @@ var registry = map[string]func() Workload{
 	"kv":       func() Workload { return &KV{} },
 	"sharedfs": func() Workload { return &SharedFS{} },
 	"network":  func() Workload { return &Network{} },
+	"transfer": func() Workload { return &Transfer{} },
+	"app":      func() Workload { return &App{} },
 }
 
 // New returns an empty parameter value for kind, ready to be decoded into.
