@@ -40,9 +40,10 @@ def test_store_report_figures_are_files_named_after_what_they_show(store_report)
     names = sorted(p.name for p in figdir.iterdir())
     assert len(names) == 2 * len(store_report.figures)
     for f in store_report.figures:
-        assert f.files == [f"{f.name}.png", f"{f.name}.pdf"]
+        assert f.files == [f"{f.name}.png", f"{f.name}.svg"]
         assert re.fullmatch(r"[a-z_]+_latency_seconds_file_size=(10000|1024000000)", f.name), f.name
-        assert (figdir / f"{f.name}.pdf").read_bytes()[:5] == b"%PDF-"
+        svg = (figdir / f"{f.name}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and any(u in svg for u in ("(s)", "(%)", "(UTC)")), f.name
         w, h, dpi = png_info(figdir / f"{f.name}.png")
         assert round(dpi) == 200 and w > 800 and h > 300
     kinds = {f.name.split("_latency_seconds")[0] for f in store_report.figures}
@@ -98,4 +99,13 @@ def test_cli_on_a_store_with_defaults(fake_store, tmp_path):
     assert "report.html" in r.output
     assert not (tmp_path / "r" / "figures").exists()
     html = (tmp_path / "r" / "report.html").read_text()
-    assert "log scale (--log-x)" in html
+    assert "Log scale (--log-x)" in html
+
+
+def test_pdf_figures_embed_their_fonts(store_report, tmp_path):
+    from faascope.report.figures import save_static
+
+    fig = next(f for f in store_report.figures if f.name.startswith("ecdf_"))
+    assert save_static(fig, tmp_path, ("pdf",)) == [f"{fig.name}.pdf"]
+    pdf = (tmp_path / f"{fig.name}.pdf").read_bytes()
+    assert pdf[:5] == b"%PDF-" and b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType, not Type 3

@@ -80,6 +80,15 @@ class FactorInfo:
         return ", ".join(self.label(lv) for lv in self.levels)
 
 
+def _spec_level(v) -> str:
+    """A spec level as the flat view spells it (booleans true/false, whole floats as integers)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def _is_int_text(v: str) -> bool:
     return v.isdigit() and len(v) < 19
 
@@ -342,6 +351,7 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
         response = DEFAULT_RESPONSE
     _require(df, [response], "--response")
     hints: dict[str, str] = {}
+    spec_order: dict[str, list[str]] = {}
     if src.kind == "store":
         spec_factors = []
         for f in src.factor_meta:
@@ -349,6 +359,7 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
             col = mapping.get(col, col)
             spec_factors.append(col)
             hints[col] = f.get("field") or f["name"]
+            spec_order[col] = [_spec_level(v) for v in f.get("levels") or []]
         if factors is None:
             factors = [f for f in spec_factors if f in df.columns]
             if not factors:
@@ -456,7 +467,10 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
 
     info = {}
     for c in list(factors) + list(scenario):
-        info[c] = factor_info(c, natural_levels(df[c].unique()), hints.get(c))
+        present = natural_levels(df[c].unique())
+        # a results store keeps the spec's order of levels (lambda before gcf as written); else R's order
+        order = [v for v in spec_order.get(c, []) if v in present]
+        info[c] = factor_info(c, order + [v for v in present if v not in order], hints.get(c))
     counts["analysed"] = len(df)
     return ReportData(source=src, data=df, response=response, factors=list(factors),
                       scenario_cols=list(scenario), scenario_auto=auto, info=info, mapping=mapping,

@@ -49,6 +49,7 @@ th { background:#f6f8fa; position:sticky; top:0; }
 table.kv td:first-child { color:var(--muted); width:190px; }
 table.kv td { white-space:normal; }
 td.num { text-align:right; }
+td.wrap { white-space:normal; min-width:320px; max-width:640px; overflow-wrap:anywhere; }
 details { margin:8px 0; }
 details pre { background:#f6f8fa; padding:10px; border-radius:6px; overflow:auto; font-size:12.5px; }
 .tablenote { color:var(--muted); font-size:12.5px; margin:2px 0 8px; }
@@ -73,8 +74,9 @@ def table_html(t: Table) -> str:
         out.append(f"<caption>{inline_html(sec.title)}</caption>")
     out.append("<thead><tr>" + "".join(f"<th>{inline_html(h)}</th>" for h in sec.headers) + "</tr></thead><tbody>")
     for r in sec.rows:
-        out.append("<tr>" + "".join(f'<td class="num">{html.escape(c)}</td>' if _num(c) else f"<td>{html.escape(c)}</td>"
-                                    for c in r) + "</tr>")
+        out.append("<tr>" + "".join(f'<td class="num">{html.escape(c)}</td>' if _num(c) else
+                                    f'<td class="wrap">{html.escape(c)}</td>' if len(c) > 60 else
+                                    f"<td>{html.escape(c)}</td>" for c in r) + "</tr>")
     out.append("</tbody></table></div>")
     for n in ([t.caption] if t.caption else []) + list(sec.notes):
         out.append(f'<p class="tablenote">{inline_html(n)}</p>')

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from faascope.analysis.engine import analyze
-from faascope.analysis.io import natural_levels
 from faascope.errors import BadInput
 from faascope.report.data import ReportData
 from faascope.report.figures import MARKERS_MPL, MARKERS_PLOTLY, MPL_DASHES, PALETTE, PLOTLY_DASHES, figure_name
@@ -93,7 +92,7 @@ def build_scenarios(data: ReportData, alpha: float = 0.05, n_boot: int = 2000, s
         else:
             rows, y = df, y_all
         label = dict(zip(scen_cols, combo))
-        levels = {f: natural_levels(rows[f].unique()) for f in data.factors}
+        levels = {f: [v for v in data.info[f].levels if v in set(rows[f].unique())] for f in data.factors}
         present = [f for f in data.factors if len(levels[f]) >= 2]
         dropped = {f: levels[f][0] for f in data.factors if len(levels[f]) < 2}
         sc = Scenario(len(out), label, rows, present, dropped)
@@ -135,6 +134,7 @@ def _analyse(data: ReportData, sc: Scenario, alpha: float, n_boot: int, seed: in
         return
     try:
         res = analyze(sc.rows, data.response, sc.factors, alpha=alpha, compare=data.compare,
+                      levels={f: data.info[f].levels for f in sc.factors},
                       robust=len(sc.rows) <= ROBUST_MAX_ROWS, n_boot=n_boot, seed=seed)
     except BadInput as exc:
         sc.error = exc.message
