@@ -18,6 +18,7 @@ COMMANDS = {
     "analyze": "faascope.analysis.commands:analyze_command",
     "report": "faascope.report.commands:report_command",
     "tiers": "faascope.tiers.commands:tiers_command",
+    "stagger": "faascope.stagger.commands:stagger_group",
     "cleanup": "faascope.providers.cleanup:cleanup_command",
 }
 

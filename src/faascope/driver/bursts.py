@@ -393,15 +393,22 @@ class BurstSession:
         self.loaded, self.plan, self.store, self.campaign = loaded, plan, store, campaign
         self.provider, self.spec_path, self.progress, self.con = provider, spec_path, progress, con
         self.summary = summary
-        self.cells = plan.cells_by_key
         if hasattr(provider, "bind_campaign"):
             provider.bind_campaign(campaign["uid"], loaded.spec.name)
-        self.base_names = {key: function_name(prefix, loaded.spec.name, campaign["uid"],
-                                              FunctionConfig.from_dict(c.config).identity(strategy))
-                           for key, c in self.cells.items()}
+        self._naming = (prefix, strategy, function_name)
+        self.set_plan(loaded, plan)
         self.deployed: dict[str, FunctionConfig] = {}
         bs.ensure_schema(store)
         self.writer = bs.RecordWriter(store.path)
+
+    def set_plan(self, loaded, plan) -> None:
+        """Use this (grown) plan from now on: its cells and their function names."""
+        prefix, strategy, function_name = self._naming
+        self.loaded, self.plan = loaded, plan
+        self.cells = plan.cells_by_key
+        self.base_names = {key: function_name(prefix, loaded.spec.name, self.campaign["uid"],
+                                              FunctionConfig.from_dict(c.config).identity(strategy))
+                           for key, c in self.cells.items()}
 
     def deploy_for(self, groups: list[BurstGroup], stop: Any = None) -> None:
         """Deploy the functions (and parallel copies) every non-fresh burst of ``groups`` needs."""

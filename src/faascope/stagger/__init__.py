@@ -1,0 +1,1 @@
+"""Staggered launches: `faascope stagger suggest` (successive halving over batch size × delay)."""

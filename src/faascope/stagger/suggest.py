@@ -1,0 +1,235 @@
+"""The trial-burst side of `faascope stagger suggest`: a burst campaign grown round by round.
+
+1. A campaign with one cell, all at once (batch_size N, delay 0), runs 2 pilot bursts: the
+   baseline, and the run time that scales the default delays.
+2. The plan is replaced (the store's ``replace_plan``; recorded bursts stay) by the baseline plus
+   the candidate cells (batch_size × delay); candidates the schedule bound rules out are
+   dropped before any burst (:mod:`faascope.stagger.search`).
+3. Successive halving: each round runs the survivors' next bursts (and one more baseline burst,
+   against drift) in a shuffled order, scores each burst by the objective, and keeps the best
+   1/eta.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import secrets
+from pathlib import Path
+from typing import Any, Optional
+
+from faascope.errors import BadInput, Failure
+from faascope.stagger.search import (
+    Candidate,
+    default_batch_sizes,
+    default_delays,
+    schedule_bound,
+    successive_halving,
+)
+
+MAX_BURSTS_PER_CELL = 64
+BOUNDED_METRICS = ("start_s", "completion_s", "delay_s")
+QUANTILE = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
+
+
+def _spec_dict(loaded, n: int, batch_sizes: list[int], delays: list[float], reps: int,
+               seed: int) -> dict:
+    d = copy.deepcopy(loaded.raw)
+    load = dict(d.get("load") or {})
+    load.pop("stagger", None)
+    load["burst_size"] = n
+    d["load"] = load
+    d["factors"] = {"batch_size": sorted(set(batch_sizes) | {n}),
+                    "delay": sorted(set(delays) | {0.0})}
+    design = dict(d.get("design") or {})
+    design.update(replications=reps, seed=seed, randomize=False,
+                  rules=[f"delay > 0 or batch_size == {n}", f"delay == 0 or batch_size < {n}"])
+    design.pop("blocking", None)
+    d["design"] = design
+    d["name"] = (str(d.get("name", "stagger"))[:31] + "-suggest")[:40]
+    return d
+
+
+def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("service_s", "p50"),
+            batch_sizes: Optional[list[int]] = None, delays: Optional[list[float]] = None,
+            eta: int = 3, budget: Optional[int] = None, results: str | Path | None = None,
+            seed: Optional[int] = None, progress: bool = True, provider_factory=None,
+            console: Any = None) -> dict:
+    from rich.console import Console
+
+    from faascope import __version__
+    from faascope.analysis.concurrency import burst_stats, load_bursts
+    from faascope.designs.estimate import estimate
+    from faascope.designs.plan import build_plan
+    from faascope.driver.bursts import BurstSession, expand_runs, group_pending
+    from faascope.driver.runner import RunSummary, _cells_rows, _factor_meta, _StopFlag
+    from faascope.providers.base import make_provider
+    from faascope.specs.loader import load_spec, parse_spec
+    from faascope.store.sqlite import ResultsStore
+
+    con = console or Console(stderr=True)
+    spec_path = Path(spec_path)
+    loaded0 = load_spec(spec_path)
+    other = [f.name for f in loaded0.factors if f.name not in ("batch_size", "delay")]
+    if other:
+        raise BadInput(f"suggest searches one configuration; fix the factor(s) {', '.join(other)} "
+                       "at one level (or run a grid with faascope run)", field="factors")
+    grid = {f.name: f.levels for f in loaded0.factors}
+    batch_sizes = batch_sizes or [int(b) for b in grid.get("batch_size", [])] or default_batch_sizes(n)
+    batch_sizes = sorted({b for b in batch_sizes if b < n}) or [max(1, n // 2)]
+    delays = delays or [float(x) for x in grid.get("delay", []) if float(x) > 0] or None
+    seed = seed if seed is not None else secrets.randbelow(2**31)
+    met, st = objective
+    col = f"{met}_{st}"
+    results = Path(results) if results else Path("results") / f"{loaded0.spec.name}-suggest.db"
+    if results.exists():
+        raise BadInput(f"{results} exists; give a new --results file", field="--results")
+    results.parent.mkdir(parents=True, exist_ok=True)
+
+    # 1. the pilot: all at once only
+    loaded = parse_spec(_spec_dict(loaded0, n, [n], [0.0], MAX_BURSTS_PER_CELL, seed),
+                        source=str(spec_path))
+    plan = build_plan(loaded)
+    store = ResultsStore(results)
+    uid = secrets.token_hex(4)
+    cid = store.create_campaign(
+        uid=uid, name=loaded.spec.name, spec_json=loaded.canonical(), spec_text=spec_path.read_text(),
+        spec_path=str(spec_path), spec_hash=loaded.spec_hash, seed=seed,
+        replications=plan.replications, plan_json=plan.to_json(estimate=estimate(plan)),
+        factors=_factor_meta(loaded), provider=loaded.provider_kind, version=__version__,
+        cells=_cells_rows(plan), runs=expand_runs(plan))
+    campaign = store.campaign()
+    settings = loaded.spec.provider.parsed_settings()
+    provider = provider_factory(loaded) if provider_factory else make_provider(
+        loaded.provider_kind, settings)
+    summary = RunSummary(results=results, campaign_id=cid, planned=0, recorded=0, ran_now=0,
+                         statuses={}, complete=False, seed=seed)
+    state: dict[str, Any] = {"plan": plan, "loaded": loaded}
+    base_key = f"batch_size={n}|delay=0.0"
+    rng = random.Random(seed)
+    stop = _StopFlag(lambda m: con.print(m))
+    session = BurstSession(loaded, plan, store, campaign, provider, spec_path, progress, con, summary)
+
+    def next_bursts(cell_key: str, k: int) -> list[int]:
+        done = {r[0] for r in store.conn.execute(
+            "SELECT DISTINCT burst FROM burst_members WHERE campaign_id=? AND cell_key=?",
+            (cid, cell_key))}
+        free = [b for b in range(MAX_BURSTS_PER_CELL) if b not in done]
+        if len(free) < k:
+            raise Failure(f"more than {MAX_BURSTS_PER_CELL} bursts of one cell; lower --budget")
+        return free[:k]
+
+    def run_bursts(pairs: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        rng.shuffle(pairs)
+        want = set(pairs)
+        pend = [r for r in store.pending_runs(cid)]
+        cells = state["plan"].cells_by_key
+        groups = [g for g in group_pending(pend, cells) if (g.cell_key, g.burst) in want]
+        order = {p: i for i, p in enumerate(pairs)}
+        groups.sort(key=lambda g: order[(g.cell_key, g.burst)])
+        summary.planned = summary.ran_now + sum(len(g.measure) + len(g.warmup) for g in groups)
+        session.set_plan(state["loaded"], state["plan"])
+        session.deploy_for(groups, stop)
+        if session.run_groups(groups, stop):
+            raise Failure("interrupted")
+        stats = burst_stats(load_bursts(results), [met], include_split=True)
+        out = {}
+        for _, r in stats.iterrows():
+            if (r["cell_key"], r["burst"]) in want:
+                v = r.get(col)
+                out[(r["cell_key"], int(r["burst"]))] = float(v) if v is not None and v == v else math.inf
+        return out
+
+    try:
+        with stop:
+            # 2. pilot bursts
+            pilot = run_bursts([(base_key, b) for b in next_bursts(base_key, 2)])
+            base_scores = list(pilot.values())
+            run_med = burst_stats(load_bursts(results), ["run_s"])["run_s_p50"].median()
+            if delays is None:
+                delays = default_delays(float(run_med) if run_med == run_med else 0.01)
+            # 3. the full plan: baseline + candidates
+            loaded = parse_spec(_spec_dict(loaded0, n, batch_sizes, delays, MAX_BURSTS_PER_CELL, seed),
+                                source=str(spec_path))
+            plan = build_plan(loaded)
+            store.replace_plan(cid, spec_json=loaded.canonical(), spec_text=spec_path.read_text(),
+                               spec_hash=loaded.spec_hash, plan_json=plan.to_json(),
+                               factors=_factor_meta(loaded), cells=_cells_rows(plan),
+                               runs=expand_runs(plan), reason="stagger suggest: candidates added")
+            state.update(plan=plan, loaded=loaded)
+            cands = [Candidate(b, d) for b in batch_sizes for d in delays]
+            bmean = sum(base_scores) / len(base_scores) if base_scores else math.inf
+            if met in BOUNDED_METRICS:
+                q = QUANTILE[st]
+                for c in cands:
+                    bound = schedule_bound(n, c.batch_size, c.delay, q)
+                    if bound >= bmean:
+                        c.pruned = (f"its schedule alone delays the {st} member by {bound:g} s ≥ "
+                                    f"the all-at-once {st} {met} ({bmean:.3g} s)")
+            key_of = {c.key: f"batch_size={c.batch_size}|delay={json.dumps(float(c.delay))}"
+                      for c in cands}
+
+            def baseline(k: int) -> list[float]:
+                return list(run_bursts([(base_key, b) for b in next_bursts(base_key, k)]).values())
+
+            def evaluate(cs: list[Candidate], k: int) -> None:
+                pairs = [(key_of[c.key], b) for c in cs for b in next_bursts(key_of[c.key], k)]
+                got = run_bursts(pairs)
+                for c in cs:
+                    for (ck, b), v in sorted(got.items()):
+                        if ck == key_of[c.key]:
+                            c.scores.append(v)
+
+            res = successive_halving(cands, evaluate, baseline, eta=eta, budget=budget, seed=seed,
+                                     initial_baseline=base_scores)
+    finally:
+        try:
+            session.writer.close()
+        finally:
+            session.close(teardown=not getattr(settings, "keep_functions", False))
+    invs = store.count(cid)
+    out = _result_dict(res, n, objective, results, invs, cands)
+    store.set_status(cid, "suggest")
+    store.event(cid, "stagger_suggest", out)
+    store.close()
+    return out
+
+
+def _span(n: int, b: int, d: float) -> float:
+    return (math.ceil(n / b) - 1) * d
+
+
+def _result_dict(res, n: int, objective, results: Path, invocations: int, cands) -> dict:
+    def cdict(c):
+        if c is None:
+            return None
+        if c.pruned:
+            outcome = f"pruned: {c.pruned}"
+        elif c is res.best:
+            outcome = "best"
+        elif c.eliminated_in:
+            outcome = f"dropped after round {c.eliminated_in}"
+        elif c.scores:
+            outcome = "survived"
+        else:
+            outcome = "not run (budget)"
+        return {"batch_size": c.batch_size, "delay": c.delay, "span_s": _span(n, c.batch_size, c.delay),
+                "bursts": len(c.scores), "mean": None if not c.scores else float(sum(c.scores) / len(c.scores)),
+                "scores": c.scores, "outcome": outcome}
+
+    base = res.baseline
+    return {
+        "concurrency": n, "objective": list(objective), "results": str(results),
+        "method": "successive halving over batch size × delay (bursts as the resource), "
+                  "bootstrap CIs over bursts",
+        "best": cdict(res.best), "runner_up": cdict(res.runner_up),
+        "improvement_pct": res.improvement_pct, "improvement_ci": list(res.ci),
+        "p_better_than_all_at_once": res.p_better_than_all_at_once,
+        "p_best_beats_runner_up": res.p_best_beats_runner_up,
+        "baseline_bursts": len(base), "baseline_mean": (sum(base) / len(base)) if base else None,
+        "baseline_scores": base, "rounds": res.rounds, "trial_bursts": res.bursts,
+        "trial_invocations": invocations,
+        "candidates": [cdict(c) for c in sorted(cands, key=lambda c: (c.batch_size, c.delay))],
+        "notes": res.notes,
+    }
