@@ -29,16 +29,19 @@ import (
 // prepare (default true) the input is written first, outside the timed region, from a
 // generator seeded by seed, so every run computes on the same data.
 type App struct {
-	Kind       string `json:"kind"`
-	Shape      string `json:"shape"`
-	Storage    string `json:"storage"`
-	InputSize  int64  `json:"input_size"`
-	OutputSize int64  `json:"output_size"`
-	Layers     int    `json:"layers"`
-	Index      int64  `json:"index"`
-	Seed       int64  `json:"seed"`
-	Prepare    *bool  `json:"prepare"`
-	Drop       *bool  `json:"drop"`
+	Kind         string `json:"kind"`
+	Shape        string `json:"shape"`
+	Storage      string `json:"storage"`
+	InputSize    int64  `json:"-"`
+	InputSizeIn  *int64 `json:"input_size"`
+	OutputSize   int64  `json:"-"`
+	OutputSizeIn *int64 `json:"output_size"`
+	Layers       int    `json:"-"`
+	LayersIn     *int   `json:"layers"`
+	Index        int64  `json:"index"`
+	Seed         int64  `json:"seed"`
+	Prepare      *bool  `json:"prepare"`
+	Drop         *bool  `json:"drop"`
 	// storage parameters (as in object, kv and sharedfs)
 	Root            string `json:"root"`
 	Backend         string `json:"backend"`
@@ -51,7 +54,8 @@ type App struct {
 	AccessKeyID     string `json:"access_key_id"`
 	SecretAccessKey string `json:"secret_access_key"`
 	SessionToken    string `json:"session_token"`
-	MaxAttempts     int    `json:"max_attempts"`
+	MaxAttempts     int    `json:"-"`
+	MaxAttemptsIn   *int   `json:"max_attempts"`
 
 	store blobStore
 	where string
@@ -181,9 +185,7 @@ func (a *App) Validate() error {
 		return err
 	}
 	d := appDefaults[a.Shape]
-	if a.InputSize == 0 {
-		a.InputSize = d.input
-	}
+	a.InputSize = orDefault(a.InputSizeIn, d.input)
 	if a.InputSize < 1 || a.InputSize > MaxAppInput {
 		return Invalid("workload.input_size", "must be between 1 and %d bytes (got %d)", int64(MaxAppInput), a.InputSize)
 	}
@@ -192,24 +194,20 @@ func (a *App) Validate() error {
 		if a.InputSize%recordSize != 0 {
 			return Invalid("workload.input_size", "must be a multiple of the %d-byte record for shape \"sort\" (got %d)", recordSize, a.InputSize)
 		}
-		if a.OutputSize != 0 && a.OutputSize != a.InputSize {
-			return Invalid("workload.output_size", "is the input size for shape \"sort\" (got %d)", a.OutputSize)
+		if a.OutputSizeIn != nil && *a.OutputSizeIn != a.InputSize {
+			return Invalid("workload.output_size", "is the input size for shape \"sort\" (got %d)", *a.OutputSizeIn)
 		}
-		a.OutputSize = a.InputSize
+		d.output = a.InputSize
 	case "inference":
 		if a.InputSize < 4*modelCols || a.InputSize%(4*modelCols) != 0 {
 			return Invalid("workload.input_size", "must be a multiple of %d bytes (rows of %d float32 weights) for shape \"inference\" (got %d)", 4*modelCols, modelCols, a.InputSize)
 		}
 	}
-	if a.OutputSize == 0 {
-		a.OutputSize = d.output
-	}
+	a.OutputSize = orDefault(a.OutputSizeIn, d.output)
 	if a.OutputSize < 1 || a.OutputSize > MaxAppInput {
 		return Invalid("workload.output_size", "must be between 1 and %d bytes (got %d)", int64(MaxAppInput), a.OutputSize)
 	}
-	if a.Layers == 0 {
-		a.Layers = 8
-	}
+	a.Layers = orDefault(a.LayersIn, 8)
 	if a.Layers < 1 || a.Layers > 10000 {
 		return Invalid("workload.layers", "must be between 1 and 10000 (got %d)", a.Layers)
 	}
@@ -233,6 +231,7 @@ func (a *App) Validate() error {
 		}
 		return nil
 	}
+	a.MaxAttempts = orDefault(a.MaxAttemptsIn, 1)
 	awsSet := a.Region != "" || a.AccessKeyID != "" || a.SecretAccessKey != "" || a.SessionToken != ""
 	switch a.Storage {
 	case "object":
@@ -243,7 +242,7 @@ func (a *App) Validate() error {
 			return err
 		}
 		t, err := newS3Target(a.Endpoint, a.Region, a.Bucket, a.Prefix, a.PathStyle, a.AccessKeyID, a.SecretAccessKey,
-			a.SessionToken, "", a.MaxAttempts, "", 0, 0)
+			a.SessionToken, "", a.MaxAttempts, "", DefaultMaxBackoffMs, 0)
 		if err != nil {
 			return err
 		}
@@ -256,7 +255,7 @@ func (a *App) Validate() error {
 			return err
 		}
 		t, err := newKVTarget(a.Backend, a.Endpoint, a.Table, a.Prefix, a.Region, a.AccessKeyID, a.SecretAccessKey,
-			a.SessionToken, false, a.MaxAttempts, "", 0, 0)
+			a.SessionToken, false, a.MaxAttempts, "", DefaultMaxBackoffMs, 0)
 		if err != nil {
 			return err
 		}
@@ -267,7 +266,7 @@ func (a *App) Validate() error {
 		a.store, a.where = &kvBlobs{t: t}, t.backend+":"+t.prefix
 	default:
 		if err := noStorage("endpoint", a.Endpoint != "" || a.Bucket != "" || a.Table != "" || a.Backend != "" ||
-			a.PathStyle != nil || awsSet || a.MaxAttempts != 0 || a.Prefix != ""); err != nil {
+			a.PathStyle != nil || awsSet || a.MaxAttemptsIn != nil || a.Prefix != ""); err != nil {
 			return err
 		}
 		dir := os.TempDir()

@@ -37,9 +37,6 @@ type RetryCounts struct {
 
 // retryParams validates the common retry fields of a request. field is the parameter prefix.
 func retryParams(maxAttempts int, mode string, maxBackoffMs, timeoutMs int64, impl string) (RetrySettings, error) {
-	if maxAttempts == 0 {
-		maxAttempts = 1
-	}
 	if maxAttempts < 1 || maxAttempts > 20 {
 		return RetrySettings{}, Invalid("workload.max_attempts", "must be between 1 and 20 (got %d)", maxAttempts)
 	}
@@ -57,9 +54,6 @@ func retryParams(maxAttempts int, mode string, maxBackoffMs, timeoutMs int64, im
 	case "standard", "adaptive":
 	default:
 		return RetrySettings{}, Invalid("workload.retry_mode", "must be one of [\"none\" \"standard\" \"adaptive\"] (got %q)", mode)
-	}
-	if maxBackoffMs == 0 {
-		maxBackoffMs = 20000 // the SDKs' default
 	}
 	if maxBackoffMs < 1 || maxBackoffMs > 300000 {
 		return RetrySettings{}, Invalid("workload.max_backoff_ms", "must be between 1 and 300000 (got %d)", maxBackoffMs)

@@ -34,8 +34,10 @@ type KV struct {
 	Backend         string `json:"backend"`
 	Op              string `json:"op"`
 	ItemSize        int64  `json:"item_size"`
-	Count           int64  `json:"count"`
-	Parallelism     int    `json:"parallelism"`
+	Count           int64  `json:"-"`
+	CountIn         *int64 `json:"count"`
+	Parallelism     int    `json:"-"`
+	ParallelismIn   *int   `json:"parallelism"`
 	Index           int64  `json:"index"`
 	Prefix          string `json:"prefix"`
 	Endpoint        string `json:"endpoint"`
@@ -45,9 +47,11 @@ type KV struct {
 	SecretAccessKey string `json:"secret_access_key"`
 	SessionToken    string `json:"session_token"`
 	ConsistentRead  bool   `json:"consistent_read"`
-	MaxAttempts     int    `json:"max_attempts"`
+	MaxAttempts     int    `json:"-"`
+	MaxAttemptsIn   *int   `json:"max_attempts"`
 	RetryMode       string `json:"retry_mode"`
-	MaxBackoffMs    int64  `json:"max_backoff_ms"`
+	MaxBackoffMs    int64  `json:"-"`
+	MaxBackoffMsIn  *int64 `json:"max_backoff_ms"`
 	TimeoutMs       int64  `json:"timeout_ms"`
 	Source          string `json:"source"`
 	Prepare         *bool  `json:"prepare"`
@@ -104,13 +108,12 @@ func (k *KV) Validate() error {
 	if k.ItemSize < 0 || k.ItemSize > MaxItemSize {
 		return Invalid("workload.item_size", "must be between 0 and %d bytes (got %d)", MaxItemSize, k.ItemSize)
 	}
-	if k.Count == 0 {
-		k.Count = 1
-	}
+	k.Count = orDefault(k.CountIn, 1)
 	if k.Count < 1 || k.Count > MaxObjectCount {
 		return Invalid("workload.count", "must be between 1 and %d (got %d)", MaxObjectCount, k.Count)
 	}
-	if err := checkParallelism(&k.Parallelism); err != nil {
+	k.Parallelism = orDefault(k.ParallelismIn, 1)
+	if err := checkParallelism(k.Parallelism); err != nil {
 		return err
 	}
 	if k.Index < 0 {
@@ -123,7 +126,7 @@ func (k *KV) Validate() error {
 		return err
 	}
 	t, err := newKVTarget(k.Backend, k.Endpoint, k.Table, k.Prefix, k.Region, k.AccessKeyID, k.SecretAccessKey,
-		k.SessionToken, k.ConsistentRead, k.MaxAttempts, k.RetryMode, k.MaxBackoffMs, k.TimeoutMs)
+		k.SessionToken, k.ConsistentRead, orDefault(k.MaxAttemptsIn, 1), k.RetryMode, orDefault(k.MaxBackoffMsIn, DefaultMaxBackoffMs), k.TimeoutMs)
 	if err != nil {
 		return err
 	}

@@ -31,15 +31,20 @@ const (
 // ends. A sender's clock would lie: its writes return as soon as socket buffers (several MiB)
 // take the data, so a token bucket's burst would look larger than it is.
 type Network struct {
-	Kind        string `json:"kind"`
-	Direction   string `json:"direction"`
-	Sink        string `json:"sink"`
-	Connections int    `json:"connections"`
-	Bytes       int64  `json:"bytes"`
-	DurationMs  int64  `json:"duration_ms"`
-	IntervalMs  int64  `json:"interval_ms"`
-	IOSize      int64  `json:"io_size"`
-	TimeoutMs   int64  `json:"timeout_ms"`
+	Kind          string `json:"kind"`
+	Direction     string `json:"direction"`
+	Sink          string `json:"sink"`
+	Connections   int    `json:"-"`
+	ConnectionsIn *int   `json:"connections"`
+	Bytes         int64  `json:"bytes"`
+	DurationMs    int64  `json:"-"`
+	DurationMsIn  *int64 `json:"duration_ms"`
+	IntervalMs    int64  `json:"-"`
+	IntervalMsIn  *int64 `json:"interval_ms"`
+	IOSize        int64  `json:"-"`
+	IOSizeIn      *int64 `json:"io_size"`
+	TimeoutMs     int64  `json:"-"`
+	TimeoutMsIn   *int64 `json:"timeout_ms"`
 }
 
 // NetworkResult is the "workload" object of a network response.
@@ -80,24 +85,18 @@ func (n *Network) Validate() error {
 	if _, _, err := net.SplitHostPort(n.Sink); err != nil {
 		return Invalid("workload.sink", "must be host:port (got %q)", n.Sink)
 	}
-	if n.Connections == 0 {
-		n.Connections = 1
-	}
+	n.Connections = orDefault(n.ConnectionsIn, 1)
 	if n.Connections < 1 || n.Connections > MaxConnections {
 		return Invalid("workload.connections", "must be between 1 and %d (got %d)", MaxConnections, n.Connections)
 	}
-	if n.IntervalMs == 0 {
-		n.IntervalMs = 20
-	}
+	n.IntervalMs = orDefault(n.IntervalMsIn, 20)
 	if n.IntervalMs < 1 || n.IntervalMs > 60000 {
 		return Invalid("workload.interval_ms", "must be between 1 and 60000 (got %d)", n.IntervalMs)
 	}
 	if n.Bytes < 0 || n.Bytes > 1<<40 {
 		return Invalid("workload.bytes", "must be between 0 and %d (got %d)", int64(1<<40), n.Bytes)
 	}
-	if n.DurationMs == 0 {
-		n.DurationMs = 10000
-	}
+	n.DurationMs = orDefault(n.DurationMsIn, 10000)
 	if n.DurationMs < 1 || n.DurationMs > 900000 {
 		return Invalid("workload.duration_ms", "must be between 1 and 900000 (got %d)", n.DurationMs)
 	}
@@ -105,15 +104,11 @@ func (n *Network) Validate() error {
 	if (n.DurationMs*2+5000)/n.IntervalMs > MaxNetworkSamples {
 		return Invalid("workload.interval_ms", "too small for duration_ms %d: at most %d samples (2·duration_ms+5 s)/interval_ms", n.DurationMs, MaxNetworkSamples)
 	}
-	if n.IOSize == 0 {
-		n.IOSize = 128 << 10
-	}
+	n.IOSize = orDefault(n.IOSizeIn, 128<<10)
 	if n.IOSize < 1 || n.IOSize > 16<<20 {
 		return Invalid("workload.io_size", "must be between 1 and %d (got %d)", 16<<20, n.IOSize)
 	}
-	if n.TimeoutMs == 0 {
-		n.TimeoutMs = 5000
-	}
+	n.TimeoutMs = orDefault(n.TimeoutMsIn, 5000)
 	if n.TimeoutMs < 1 || n.TimeoutMs > 900000 {
 		return Invalid("workload.timeout_ms", "must be between 1 and 900000 (got %d)", n.TimeoutMs)
 	}

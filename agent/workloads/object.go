@@ -23,6 +23,8 @@ const (
 	MaxObjectCount = 1_000_000
 	// MaxParallelism bounds concurrent requests (and connections) from one instance.
 	MaxParallelism = 1024
+	// DefaultMaxBackoffMs is the AWS SDKs' default longest wait between attempts.
+	DefaultMaxBackoffMs = 20000
 	// DefaultObjectPrefix is where objects go when neither the request nor FAASCOPE_S3_PREFIX
 	// names a prefix.
 	DefaultObjectPrefix = "faascope/"
@@ -37,8 +39,10 @@ type Object struct {
 	API             string `json:"api"`
 	Op              string `json:"op"`
 	ObjectSize      int64  `json:"object_size"`
-	Count           int64  `json:"count"`
-	Parallelism     int    `json:"parallelism"`
+	Count           int64  `json:"-"`
+	CountIn         *int64 `json:"count"`
+	Parallelism     int    `json:"-"`
+	ParallelismIn   *int   `json:"parallelism"`
 	Bucket          string `json:"bucket"`
 	Prefix          string `json:"prefix"`
 	Index           int64  `json:"index"`
@@ -48,9 +52,11 @@ type Object struct {
 	AccessKeyID     string `json:"access_key_id"`
 	SecretAccessKey string `json:"secret_access_key"`
 	SessionToken    string `json:"session_token"`
-	MaxAttempts     int    `json:"max_attempts"`
+	MaxAttempts     int    `json:"-"`
+	MaxAttemptsIn   *int   `json:"max_attempts"`
 	RetryMode       string `json:"retry_mode"`
-	MaxBackoffMs    int64  `json:"max_backoff_ms"`
+	MaxBackoffMs    int64  `json:"-"`
+	MaxBackoffMsIn  *int64 `json:"max_backoff_ms"`
 	TimeoutMs       int64  `json:"timeout_ms"`
 	Checksum        string `json:"checksum"`
 	Source          string `json:"source"`
@@ -125,13 +131,12 @@ func (o *Object) Validate() error {
 	if o.ObjectSize < 0 || o.ObjectSize > MaxObjectSize {
 		return Invalid("workload.object_size", "must be between 0 and %d bytes (got %d)", int64(MaxObjectSize), o.ObjectSize)
 	}
-	if o.Count == 0 {
-		o.Count = 1
-	}
+	o.Count = orDefault(o.CountIn, 1)
 	if o.Count < 1 || o.Count > MaxObjectCount {
 		return Invalid("workload.count", "must be between 1 and %d (got %d)", MaxObjectCount, o.Count)
 	}
-	if err := checkParallelism(&o.Parallelism); err != nil {
+	o.Parallelism = orDefault(o.ParallelismIn, 1)
+	if err := checkParallelism(o.Parallelism); err != nil {
 		return err
 	}
 	if o.Index < 0 {
@@ -144,7 +149,7 @@ func (o *Object) Validate() error {
 		return err
 	}
 	t, err := newS3Target(o.Endpoint, o.Region, o.Bucket, o.Prefix, o.PathStyle, o.AccessKeyID, o.SecretAccessKey,
-		o.SessionToken, o.Checksum, o.MaxAttempts, o.RetryMode, o.MaxBackoffMs, o.TimeoutMs)
+		o.SessionToken, o.Checksum, orDefault(o.MaxAttemptsIn, 1), o.RetryMode, orDefault(o.MaxBackoffMsIn, DefaultMaxBackoffMs), o.TimeoutMs)
 	if err != nil {
 		return err
 	}
@@ -160,12 +165,9 @@ func (o *Object) Validate() error {
 	return nil
 }
 
-func checkParallelism(p *int) error {
-	if *p == 0 {
-		*p = 1
-	}
-	if *p < 1 || *p > MaxParallelism {
-		return Invalid("workload.parallelism", "must be between 1 and %d (got %d)", MaxParallelism, *p)
+func checkParallelism(p int) error {
+	if p < 1 || p > MaxParallelism {
+		return Invalid("workload.parallelism", "must be between 1 and %d (got %d)", MaxParallelism, p)
 	}
 	return nil
 }

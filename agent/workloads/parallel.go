@@ -109,3 +109,13 @@ func (h *histogram) merge(o *histogram) {
 
 // asErr is errors.As for interface targets.
 func asErr[T any](err error, target *T) bool { return errors.As(err, target) }
+
+// orDefault reads an optional request field: nil (omitted) gives the default, anything else
+// (0 included) is the caller's to validate, so that an explicit 0 is rejected like the schema
+// rejects it rather than silently meaning "default".
+func orDefault[T int | int64](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

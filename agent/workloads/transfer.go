@@ -40,13 +40,15 @@ const (
 // sandbox reaches nothing else. hop, session, payload, key and invoked_ns are set by the
 // previous hop; a user starts a chain without them.
 type Transfer struct {
-	Kind            string `json:"kind"`
-	Via             string `json:"via"`
-	ChainLength     int    `json:"chain_length"`
-	PayloadSize     int64  `json:"payload_size"`
-	Function        string `json:"function"`
-	LambdaEndpoint  string `json:"lambda_endpoint"`
-	InvokeTimeoutMs int64  `json:"invoke_timeout_ms"`
+	Kind              string `json:"kind"`
+	Via               string `json:"via"`
+	ChainLength       int    `json:"-"`
+	ChainLengthIn     *int   `json:"chain_length"`
+	PayloadSize       int64  `json:"payload_size"`
+	Function          string `json:"function"`
+	LambdaEndpoint    string `json:"lambda_endpoint"`
+	InvokeTimeoutMs   int64  `json:"-"`
+	InvokeTimeoutMsIn *int64 `json:"invoke_timeout_ms"`
 	// storage, for via object / kv (same meaning as in object and kv)
 	Backend         string `json:"backend"`
 	Endpoint        string `json:"endpoint"`
@@ -58,7 +60,8 @@ type Transfer struct {
 	AccessKeyID     string `json:"access_key_id"`
 	SecretAccessKey string `json:"secret_access_key"`
 	SessionToken    string `json:"session_token"`
-	MaxAttempts     int    `json:"max_attempts"`
+	MaxAttempts     int    `json:"-"`
+	MaxAttemptsIn   *int   `json:"max_attempts"`
 	// set by the previous hop
 	Hop       int    `json:"hop"`
 	Session   string `json:"session"`
@@ -106,9 +109,7 @@ func (t *Transfer) Validate() error {
 	if err := oneOf("workload.via", &t.Via, "inline", "inline", "object", "kv"); err != nil {
 		return err
 	}
-	if t.ChainLength == 0 {
-		t.ChainLength = 2
-	}
+	t.ChainLength = orDefault(t.ChainLengthIn, 2)
 	if t.ChainLength < 1 || t.ChainLength > MaxChainLength {
 		return Invalid("workload.chain_length", "must be between 1 and %d (got %d)", MaxChainLength, t.ChainLength)
 	}
@@ -134,9 +135,7 @@ func (t *Transfer) Validate() error {
 	if strings.ContainsAny(t.Function, "/?#% ") {
 		return Invalid("workload.function", "not a function name (got %q)", t.Function)
 	}
-	if t.InvokeTimeoutMs == 0 {
-		t.InvokeTimeoutMs = 300000
-	}
+	t.InvokeTimeoutMs = orDefault(t.InvokeTimeoutMsIn, 300000)
 	if t.InvokeTimeoutMs < 1 || t.InvokeTimeoutMs > 900000 {
 		return Invalid("workload.invoke_timeout_ms", "must be between 1 and 900000 (got %d)", t.InvokeTimeoutMs)
 	}
@@ -149,6 +148,7 @@ func (t *Transfer) Validate() error {
 	if t.Hop > 0 && t.Via != "inline" && t.Key == "" {
 		return Invalid("workload.key", "required at hop >= 1 with via %q", t.Via)
 	}
+	t.MaxAttempts = orDefault(t.MaxAttemptsIn, 1)
 	var err error
 	switch t.Via {
 	case "object":
@@ -156,16 +156,16 @@ func (t *Transfer) Validate() error {
 			return Invalid("workload.backend", "only with via \"kv\"")
 		}
 		t.s3t, err = newS3Target(t.Endpoint, t.Region, t.Bucket, t.Prefix, t.PathStyle, t.AccessKeyID, t.SecretAccessKey,
-			t.SessionToken, "", t.MaxAttempts, "", 0, 0)
+			t.SessionToken, "", t.MaxAttempts, "", DefaultMaxBackoffMs, 0)
 	case "kv":
 		if t.Bucket != "" || t.PathStyle != nil {
 			return Invalid("workload.bucket", "only with via \"object\"")
 		}
 		t.kvt, err = newKVTarget(t.Backend, t.Endpoint, t.Table, t.Prefix, t.Region, t.AccessKeyID, t.SecretAccessKey,
-			t.SessionToken, false, t.MaxAttempts, "", 0, 0)
+			t.SessionToken, false, t.MaxAttempts, "", DefaultMaxBackoffMs, 0)
 		t.Backend = t.kvt.backend
 	default:
-		if t.Backend != "" || t.Endpoint != "" || t.Bucket != "" || t.Table != "" || t.Prefix != "" || t.PathStyle != nil || t.MaxAttempts != 0 {
+		if t.Backend != "" || t.Endpoint != "" || t.Bucket != "" || t.Table != "" || t.Prefix != "" || t.PathStyle != nil || t.MaxAttemptsIn != nil {
 			return Invalid("workload.via", "\"inline\" takes no storage parameters")
 		}
 	}
@@ -408,7 +408,7 @@ func (t *Transfer) request() map[string]any {
 	if t.PathStyle != nil {
 		m["path_style"] = *t.PathStyle
 	}
-	if t.MaxAttempts != 0 {
+	if t.MaxAttemptsIn != nil {
 		m["max_attempts"] = t.MaxAttempts
 	}
 	return m
