@@ -75,11 +75,48 @@ def plotly_layout(fig, *, height: int, xtitle: str | None = None, ytitle: str | 
     return fig
 
 
+def log_ticks(values) -> tuple[list[float], list[str]]:
+    """Tick values 1, 2, 5 × 10^k spanning the positive `values` (only powers of ten when that
+    would make more than 12 ticks), labelled in full ("0.002", "50", "200"), never as a bare
+    mantissa as plotly's minor log labels are."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if len(v) == 0:
+        return [], []
+    lo, hi = float(v.min()), float(v.max())
+    ticks = []
+    for k in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 1):
+        for m in (1, 2, 5):
+            t = m * 10.0 ** k
+            if lo / 1.5 <= t <= hi * 1.5:
+                ticks.append(t)
+    if len(ticks) > 12:
+        ticks = [t for t in ticks if round(t / 10 ** np.floor(np.log10(t))) == 1]
+    return ticks, [_plain(t) for t in ticks]
+
+
+def _plain(t: float) -> str:
+    """0.00005 rather than 5e-05 (down to a microsecond), 200 rather than 2e+02."""
+    if 1e-6 <= t < 1e-3:
+        return f"{t:.7f}".rstrip("0").rstrip(".")
+    return f"{t:g}" if t < 1e6 else f"{t:.0f}"
+
+
+def log_axis(fig, axis: str, log: bool, values=None) -> None:
+    """Set a plotly axis ("x" or "y") linear or log; log axes get full 1-2-5 tick labels."""
+    upd = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    vals, text = log_ticks(values if values is not None else [])
+    if vals:  # kept for the log button even when the axis starts linear
+        upd(tickvals=vals, ticktext=text)
+    upd(type="log" if log else "linear", tickmode="array" if log and vals else "auto")
+
+
 def scale_buttons(axes: list[str], log: bool) -> list[dict]:
-    """An updatemenu that switches the given axes ("xaxis", "xaxis2", …) between linear and log."""
+    """An updatemenu that switches the given axes ("xaxis", "xaxis2", …) between linear and log
+    (log with the 1-2-5 ticks set by `log_axis`, linear with plotly's automatic ticks)."""
     def args(kind):
         d = {f"{a}.type": kind for a in axes}
-        d.update({f"{a}.dtick": "D2" if kind == "log" else None for a in axes})
+        d.update({f"{a}.tickmode": "array" if kind == "log" else "auto" for a in axes})
         return [d]
     return [dict(type="buttons", direction="left", x=1.0, xanchor="right", y=1.02, yanchor="bottom",
                  showactive=True, active=1 if log else 0, pad=dict(r=2, t=2),
@@ -177,12 +214,6 @@ def auto_log(values: np.ndarray, ratio: float = 50.0) -> bool:
         return False
     lo, hi = np.quantile(v, [0.01, 0.99])
     return bool(lo > 0 and hi / lo > ratio)
-
-
-def log_axis(fig, axis: str, log: bool) -> None:
-    """Set a plotly axis ("x" or "y") linear or log; log axes label 1, 2 and 5 of each decade."""
-    kw = dict(type="log", dtick="D2") if log else dict(type="linear")
-    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**kw)
 
 
 def bin_edges(values: np.ndarray, bins: int, log: bool) -> np.ndarray:

@@ -335,7 +335,7 @@ def _ecdf_fig(ctx: Ctx, sc: Scenario, log: bool, why: str) -> Fig:
                                                "<extra></extra>"))
     plotly_layout(fig, height=440, xtitle=ctx.axis(), ytitle="fraction of invocations ≤ x",
                   legend_title=sc.legend_title)
-    log_axis(fig, "x", log)
+    log_axis(fig, "x", log, np.concatenate([x for _, x, _ in lines]))
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
     fig.update_layout(updatemenus=scale_buttons(["xaxis"], log))
 
@@ -384,7 +384,7 @@ def _hist_fig(ctx: Ctx, sc: Scenario, log: bool) -> Fig:
                       row=i, col=1)
         fig.update_yaxes(title_text="count" if k > 3 else "invocations", rangemode="tozero", row=i, col=1)
     plotly_layout(fig, height=height, showlegend=False)
-    log_axis(fig, "x", log)
+    log_axis(fig, "x", log, edges)
     fig.update_xaxes(title_text=ctx.axis(), row=k, col=1)
     for ann in fig.layout.annotations:
         ann.font = dict(size=12)
@@ -473,7 +473,7 @@ def _means_fig(ctx: Ctx, sc: Scenario) -> Fig:
     height = max(260, 110 + 46 * len(cells))
     plotly_layout(fig, height=height, xtitle=ctx.axis(), legend_title="")
     fig.update_yaxes(tickvals=pos, ticktext=labels, autorange="reversed", title_text=sc.legend_title, automargin=True)
-    log_axis(fig, "x", log)
+    log_axis(fig, "x", log, vals + [v for cc in cen for k in ("mean_ci", "median_ci") for v in (cc[k] or [])])
     fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
 
     def draw(mf):
@@ -793,7 +793,7 @@ def coldwarm_section(ctx: Ctx, sc: Scenario) -> Block | None:
     fig.update_layout(boxmode="group")
     fig.update_yaxes(autorange="reversed", automargin=True, title_text=sc.legend_title,
                      categoryorder="array", categoryarray=labels)
-    log_axis(fig, "x", log)
+    log_axis(fig, "x", log, np.concatenate(list(parts.values())))
 
     def draw(mf):
         ax = mf.subplots()
@@ -901,7 +901,7 @@ def _timeseries_fig(ctx: Ctx, sc: Scenario, t: pd.Series) -> Fig:
                                      marker=dict(size=6, color=c.color, symbol=c.marker_plotly, opacity=0.75),
                                      hovertemplate=f"{c.label}<br>%{{x}}<br>%{{y:.4g}} {ctx.unit}<extra></extra>"))
     plotly_layout(fig, height=420, xtitle="time (UTC)", ytitle=ctx.axis(), legend_title=sc.legend_title)
-    log_axis(fig, "y", log)
+    log_axis(fig, "y", log, np.concatenate([y for _, _, y, _ in series]))
     fig.update_layout(updatemenus=scale_buttons(["yaxis"], log))
 
     def draw(mf):
@@ -950,7 +950,7 @@ def _timeofday_fig(ctx: Ctx, sc: Scenario, hours: pd.Series) -> Fig:
     plotly_layout(fig, height=400, xtitle="hour of day (UTC)", ytitle=f"median {ctx.axis()}",
                   legend_title=sc.legend_title)
     fig.update_xaxes(range=[-0.5, 23.5], tickmode="linear", dtick=2)
-    log_axis(fig, "y", log)
+    log_axis(fig, "y", log, np.concatenate([y for _, _, y, _ in series]))
 
     def draw(mf):
         ax = mf.subplots()
