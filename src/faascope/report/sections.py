@@ -79,7 +79,7 @@ class Ctx:
             return self.log_x, ("log scale (--log-x)" if self.log_x else "linear scale (--linear-x)")
         y = np.concatenate([c.y for c in sc.cells]) if sc.cells else np.array([])
         if auto_log(y):
-            return True, "log scale, chosen because the values span more than 50× (switch with the buttons)"
+            return True, "log scale, chosen because the values span more than 50× (the interactive report can switch)"
         return False, "linear scale"
 
 
@@ -98,6 +98,16 @@ def _title(mf, text: str) -> None:
 
 def _legend_outside(ax, title: str | None, **kw) -> None:
     ax.legend(title=title or None, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, **kw)
+
+
+def labelled(ctx: Ctx, title: str, headers: list[str], rows: list[list[str]], notes=None, caption=None):
+    """A table whose factor columns show the levels' labels (10 KB rather than 10000)."""
+    info = ctx.data.info
+    cols = [i for i, h in enumerate(headers) if h in info and info[h].kind != "plain"]
+    if cols:
+        rows = [[info[headers[i]].label(c) if i in cols and c not in ("", "all") else c for i, c in enumerate(r)]
+                for r in rows]
+    return table(title, headers, rows, notes, caption)
 
 
 def _g(v) -> str:
@@ -292,8 +302,8 @@ def decisions_section(ctx: Ctx) -> Block | None:
     b.items.append(Text(
         f"Per scenario, and within each combination of the other factors: which level of `{ctx.data.compare}` is "
         "best. A level wins only when the data say so; '-' means no significant or meaningful difference.", "p"))
-    b.items.append(table(sec.title, sec.headers, sec.rows, sec.notes,
-                         caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
+    b.items.append(labelled(ctx, sec.title, sec.headers, sec.rows, sec.notes,
+                            caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
     failed = [sc for sc in ctx.scenarios if sc.error]
     for sc in failed:
         b.items.append(Text(f"Not analysed: {sc.title(ctx.data)}: {sc.error}", "warn"))
@@ -420,8 +430,8 @@ def centre_section(ctx: Ctx, sc: Scenario) -> Block:
     if sc.res:
         for sec in render.analysis_sections(sc.res, heading=None):
             if sec.title.startswith("Per-cell statistics"):
-                b.items.append(table(f"Per-cell statistics ({ctx.unit or 'response units'}; CV in %)",
-                                     sec.headers, sec.rows, sec.notes))
+                b.items.append(labelled(ctx, f"Per-cell statistics ({ctx.unit or 'response units'}; CV in %)",
+                                        sec.headers, sec.rows, sec.notes))
     return b
 
 
@@ -711,8 +721,8 @@ def scenario_decision_section(ctx: Ctx, sc: Scenario) -> Block | None:
         return None
     b = Block("decision", f"Decision: best {ctx.data.compare}", level=3)
     sec = render.decision_section(sc.res["decisions"], [], ctx.data.compare, level=3)
-    b.items.append(table(sec.title, sec.headers, sec.rows, sec.notes,
-                         caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
+    b.items.append(labelled(ctx, sec.title, sec.headers, sec.rows, sec.notes,
+                            caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
     return b
 
 
