@@ -207,7 +207,8 @@ type kvClient struct {
 var kvClients clientCache
 
 func (t kvTarget) client(parallelism int) (*kvClient, bool) {
-	key := fmt.Sprintf("%s|%s|%+v|%s|%+v|%d", t.backend, t.redisURL, t.ep, t.table, t.retry, parallelism)
+	key := fmt.Sprintf("%s|%s|%+v|%+v", t.backend, t.redisURL, t.ep, t.retry)
+	parallelism = MaxParallelism // one pool for every parallelism (connections open on demand)
 	v, reused := kvClients.get(key, func() any {
 		timeout := time.Duration(t.retry.TimeoutS * float64(time.Second))
 		if t.backend == "redis" {

@@ -220,10 +220,14 @@ type objectClient struct {
 var s3Clients clientCache
 
 func (t s3Target) client(parallelism int) (*objectClient, bool) {
-	key := fmt.Sprintf("%+v|%d", t, parallelism)
+	// One client per connection-relevant configuration (not per bucket or prefix), with a pool
+	// that keeps as many idle connections as the largest parallelism may use.
+	k := t
+	k.bucket, k.prefix = "", ""
+	key := fmt.Sprintf("%+v", k)
 	v, reused := s3Clients.get(key, func() any {
 		r := newRetryer(t.retry)
-		cfg := t.ep.awsConfig(r, parallelism, time.Duration(t.retry.TimeoutS*float64(time.Second)))
+		cfg := t.ep.awsConfig(r, MaxParallelism, time.Duration(t.retry.TimeoutS*float64(time.Second)))
 		c := s3.NewFromConfig(cfg, func(o *s3.Options) {
 			if t.ep.Endpoint != "" {
 				o.BaseEndpoint = aws.String(t.ep.Endpoint)
