@@ -20,6 +20,7 @@ COMMANDS = {
     "tiers": "faascope.tiers.commands:tiers_command",
     "stagger": "faascope.stagger.commands:stagger_group",
     "cleanup": "faascope.providers.cleanup:cleanup_command",
+    "standins": "faascope.standins.commands:standins_group",
 }
 
 
