@@ -12,6 +12,7 @@ JSON; exits 1 if anything grew.
 from __future__ import annotations
 
 import argparse
+import base64
 import glob
 import json
 import os
@@ -85,12 +86,15 @@ def main() -> int:
     before = platform_resources(pid, data, cg)
 
     counts: dict[str, int] = {}
+    examples: list[dict] = []  # what the unexpected outcomes were, to read rather than guess
     lock = threading.Lock()
     stop = time.monotonic() + args.seconds
 
-    def count(key: str) -> None:
+    def count(key: str, detail: object = None) -> None:
         with lock:
             counts[key] = counts.get(key, 0) + 1
+            if detail is not None and len(examples) < 10:
+                examples.append({"outcome": key, "detail": detail})
 
     def worker(seed: int) -> None:
         rng = random.Random(seed)
@@ -100,18 +104,22 @@ def main() -> int:
             try:
                 if choice < len(WORKLOADS):
                     fn = rng.choice(["lam", "gcf"])
-                    r = client.invoke(FunctionName=fn, Payload=json.dumps({"workload": WORKLOADS[choice][2]}))
+                    r = client.invoke(FunctionName=fn, Payload=json.dumps({"workload": WORKLOADS[choice][2]}), LogType="Tail")
                     body = json.loads(r["Payload"].read())
-                    count("ok" if body.get("ok") else "unexpected_failure")
+                    if body.get("ok"):
+                        count("ok")
+                    else:
+                        count("unexpected_failure", {"fn": fn, "workload": WORKLOADS[choice][2], "reply": body,
+                                                     "log": base64.b64decode(r.get("LogResult", "")).decode(errors="replace")})
                 elif choice == len(WORKLOADS):  # a timeout: the sandbox is killed
                     r = client.invoke(FunctionName="slow", Payload=b'{"workload":{"kind":"spin","iterations":100000000000}}')
                     body = json.loads(r["Payload"].read())
-                    count("timeout" if body.get("errorType") == "Sandbox.Timedout" else "unexpected_failure")
+                    count("timeout") if body.get("errorType") == "Sandbox.Timedout" else count("unexpected_failure", {"fn": "slow", "reply": body})
                 elif choice == len(WORKLOADS) + 1:  # an OOM kill on the gcf profile
                     w = {"kind": "fileio", "op": "write", "file_size": 400 << 20, "io_size": 1 << 20}
                     r = client.invoke(FunctionName="gcf", Payload=json.dumps({"workload": w}))
                     body = json.loads(r["Payload"].read())
-                    count("oom" if body.get("errorType") == "Runtime.OutOfMemory" else "unexpected_failure")
+                    count("oom") if body.get("errorType") == "Runtime.OutOfMemory" else count("unexpected_failure", {"fn": "gcf", "workload": w, "reply": body})
                 else:  # retire all instances, as a deployment does
                     client.update_function_configuration(FunctionName="lam",
                                                          Environment={"Variables": {"N": str(rng.random())}})
@@ -119,7 +127,7 @@ def main() -> int:
             except client.exceptions.TooManyRequestsException:
                 count("throttled")
             except Exception as exc:  # noqa: BLE001 - anything else is a finding
-                count(f"client_error:{type(exc).__name__}")
+                count(f"client_error:{type(exc).__name__}", str(exc)[:300])
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.threads)]
     for t in threads:
@@ -141,7 +149,7 @@ def main() -> int:
     if after["data_dir_bytes"] > before["data_dir_bytes"] + (1 << 20):
         grew["data_dir_bytes"] = (before["data_dir_bytes"], after["data_dir_bytes"])
     result = {"seconds": args.seconds, "threads": args.threads, "invocations": sum(counts.values()),
-              "counts": counts, "before": before, "after": after, "grew": grew,
+              "counts": counts, "unexpected": examples, "before": before, "after": after, "grew": grew,
               "cgroups_left_after_stop": len(leftover_cgroups)}
     print(json.dumps(result, indent=2))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

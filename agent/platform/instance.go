@@ -213,7 +213,10 @@ func (in *Instance) waitReady(ctx context.Context, limit time.Duration) error {
 	}
 }
 
-type initError struct{ payload []byte }
+type initError struct {
+	payload []byte
+	logs    []byte
+}
 
 func (e *initError) Error() string { return string(e.payload) }
 

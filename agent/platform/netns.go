@@ -3,12 +3,14 @@ package platform
 import (
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -143,8 +145,18 @@ func (sn *sandboxNet) track(c net.Conn, add bool) bool {
 
 func (sn *sandboxNet) relay(inside net.Conn, m portMap) {
 	defer inside.Close()
-	outside, err := net.Dial("tcp", m.Target)
+	// Under heavy load a loopback dial can fail transiently (ephemeral ports in TIME_WAIT, a
+	// full accept queue); retry briefly before cutting the sandbox's connection.
+	var outside net.Conn
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if outside, err = net.Dial("tcp", m.Target); err == nil {
+			break
+		}
+		time.Sleep(time.Duration(10<<attempt) * time.Millisecond)
+	}
 	if err != nil {
+		log.Printf("sandbox relay to %s failed: %v", m.Target, err)
 		return
 	}
 	defer outside.Close()

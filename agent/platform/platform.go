@@ -218,6 +218,7 @@ func (p *Platform) Invoke(ctx context.Context, name string, payload []byte) (res
 		var err error
 		if in, err = p.coldStart(ctx, f, cfg, gen); err != nil {
 			if ie, ok := err.(*initError); ok {
+				meta.Cold, meta.Logs = true, ie.logs // what the runtime printed before it failed
 				return result{Payload: ie.payload, FuncError: "Unhandled"}, meta, nil
 			}
 			return result{}, meta, err
@@ -327,6 +328,10 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 		delete(p.instances, id)
 		p.mu.Unlock()
 		in.close()
+		if ie, ok := err.(*initError); ok {
+			ie.logs = in.Logs.Since(0)
+			log.Printf("init of %s failed: %s", id, ie.payload)
+		}
 		return nil, err
 	}
 	return in, nil
