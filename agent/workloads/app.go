@@ -82,7 +82,7 @@ type AppResult struct {
 
 var appDefaults = map[string]struct{ input, output int64 }{
 	"video":     {64 << 20, 64 << 10},
-	"sort":      {16 << 20, 0}, // output = input
+	"sort":      {16_000_000, 0}, // 160,000 records; output = input
 	"inference": {4 << 20, 4 << 10},
 }
 
