@@ -45,6 +45,19 @@ VALID_REQUESTS = [
                   "seed": 3}},
     {"workload": {"kind": "fileio", "op": "read", "pattern": "random", "file_size": 64 << 30,
                   "io_size": 1 << 30, "seed": -1}},
+    # storage, network and transfer workloads (docs/storage.md)
+    {"workload": {"kind": "object", "op": "put", "object_size": 1 << 20, "count": 100, "parallelism": 8,
+                  "bucket": "b", "endpoint": "http://127.0.0.1:7070", "max_attempts": 3,
+                  "retry_mode": "standard", "on_error": "count"}},
+    {"workload": {"kind": "kv", "op": "get", "item_size": 1024, "endpoint": "redis://127.0.0.1:6379/0"}},
+    {"workload": {"kind": "kv", "backend": "dynamodb", "op": "put", "table": "t", "consistent_read": True}},
+    {"workload": {"kind": "sharedfs", "op": "write", "file_size": 1 << 20, "io_size": 4096, "mode": "shared",
+                  "index": 12}},
+    {"workload": {"kind": "network", "direction": "both", "sink": "127.0.0.1:9100", "bytes": 1 << 30,
+                  "connections": 4, "interval_ms": 20}},
+    {"workload": {"kind": "transfer", "via": "object", "chain_length": 4, "payload_size": 1 << 20,
+                  "bucket": "b"}},
+    {"workload": {"kind": "app", "shape": "sort", "storage": "sharedfs", "input_size": 1_000_000}},
 ]
 
 INVALID_REQUESTS = [
@@ -77,6 +90,17 @@ INVALID_REQUESTS = [
                   "direct": None}},
     {"workload": {"kind": "fileio", "op": "write", "file_size": 4096, "io_size": 512,
                   "bs": "128k"}},
+    {"workload": {"kind": "object", "op": "put", "bucket": "b", "count": 0}},
+    {"workload": {"kind": "object", "op": "delete", "bucket": "b"}},
+    {"workload": {"kind": "kv", "op": "get", "endpoint": "redis://h:1", "table": "t"}},
+    {"workload": {"kind": "kv", "op": "get", "item_size": 409601}},
+    {"workload": {"kind": "sharedfs", "op": "write", "file_size": 1, "io_size": 1, "mode": "shared",
+                  "drop": True}},
+    {"workload": {"kind": "network", "sink": "no-port"}},
+    {"workload": {"kind": "transfer", "payload": "abc"}},
+    {"workload": {"kind": "transfer", "payload_size": 7 << 20}},
+    {"workload": {"kind": "app", "shape": "sort", "input_size": 150}},
+    {"workload": {"kind": "app", "shape": "movie"}},
 ]
 
 
@@ -101,6 +125,32 @@ FILEIO = {"kind": "fileio", "elapsed_s": 0.5, "bytes": 262144, "ops": 2, "engine
           "seed": 0, "path": "/tmp/faascope-fileio.dat", "fs_type": "ext4", "prepared": False,
           "dropped": False, "throughput_bytes_per_s": 524288.0, "latency": LATENCY, "fsync_s": 0.01}
 
+RETRY = {"mode": "none", "max_attempts": 1, "max_backoff_s": 20.0, "retry_quota": False, "timeout_s": 0.0,
+         "implementation": "aws-sdk-go-v2"}
+REQUESTS = {"ok": 10, "failed": 0, "attempts": 10, "retries": 0, "throttles": 0}
+OBJECT = {"kind": "object", "elapsed_s": 0.1, "bytes": 10240, "ops": 10, "api": "s3", "op": "get",
+          "object_size": 1024, "count": 10, "parallelism": 2, "bucket": "b", "endpoint": "http://127.0.0.1:7070",
+          "region": "us-east-1", "path_style": True, "first_key": "faascope/0/0", "last_key": "faascope/0/9",
+          "checksum": "when_required", "credentials_source": "environment", "retry": RETRY, "requests": REQUESTS,
+          "client_reused": False, "prepared": True, "dropped": True, "throughput_bytes_per_s": 102400.0,
+          "iops": 100.0, "latency": LATENCY, "ttfb": LATENCY, "error_sample": None}
+SERIES = {"bytes": 300, "elapsed_s": 0.05, "throughput_bytes_per_s": 6000.0, "sampled_at": "agent",
+          "samples": [100, 200]}
+NETWORK = {"kind": "network", "elapsed_s": 0.1, "bytes": 300, "ops": 1, "direction": "in",
+           "sink": "127.0.0.1:9100", "protocol": "faascope", "connections": 1, "bytes_limit": 300,
+           "duration_ms": 10000, "interval_ms": 20, "io_size": 131072, "in": SERIES, "out": None}
+HOP = {"hop": 0, "instance_id": None, "cold": None, "received_ns": None, "start_ns": 1, "payload_bytes": 0,
+       "read_s": 0.0, "write_s": 0.0, "invoke_ns": 2, "return_ns": 9, "end_ns": 10, "transfer_s": None}
+TRANSFER = {"kind": "transfer", "elapsed_s": 0.1, "bytes": 10, "ops": 2, "via": "inline", "chain_length": 2,
+            "payload_size": 10, "session": "ab", "function": "f",
+            "hops": [HOP, {**HOP, "hop": 1, "instance_id": "x", "cold": True, "received_ns": 3, "start_ns": 4,
+                           "payload_bytes": 10, "invoke_ns": None, "return_ns": None, "end_ns": 8,
+                           "transfer_s": 0.002}]}
+APP = {"kind": "app", "elapsed_s": 0.3, "bytes": 2000, "ops": 2, "shape": "sort", "storage": "object",
+       "location": "s3://b/faascope/", "input_size": 1000, "output_size": 1000, "read_s": 0.1, "compute_s": 0.1,
+       "write_s": 0.1, "read_bytes": 1000, "write_bytes": 1000, "prepared": True, "dropped": True,
+       "client_reused": False, "checksum": "00ab"}
+
 VALID_RESPONSES = [
     _ok({"kind": "noop", "elapsed_s": 0.0, "bytes": 0, "ops": 0}),
     _ok({"kind": "spin", "elapsed_s": 0.4, "bytes": 0, "ops": 10**8, "cpu_s": 0.1,
@@ -113,6 +163,12 @@ VALID_RESPONSES = [
      "timings": {"received_ns": 1, "workload_start_ns": None, "workload_end_ns": None},
      "workload": None,
      "error": {"type": "InvalidRequest", "message": "workload.io_size: must not exceed file_size (1024 > 512)"}},
+    _ok(OBJECT),
+    _ok({**NETWORK, "direction": "both", "out": {**SERIES, "sampled_at": "sink"}}),
+    _ok(TRANSFER),
+    _ok(APP),
+    _ok({**FILEIO, "kind": "sharedfs", "root": "/mnt/shared", "mode": "shared", "index": 2,
+         "region_offset": 524288}),
 ]
 
 INVALID_RESPONSES = [
@@ -126,6 +182,13 @@ INVALID_RESPONSES = [
     _ok({**FILEIO, "surprise": True}),
     _ok({k: v for k, v in FILEIO.items() if k != "direct_effective"}),
     {**VALID_RESPONSES[4], "error": {"type": "Timeout", "message": "x"}},
+    _ok({**OBJECT, "secret_access_key": "x"}),  # no field for secrets
+    _ok({**OBJECT, "requests": {**REQUESTS, "throttles": -1}}),
+    _ok({k: v for k, v in OBJECT.items() if k != "retry"}),  # retry settings are always recorded
+    _ok({**NETWORK, "in": {**SERIES, "samples": [1.5]}}),
+    _ok({**TRANSFER, "hops": []}),
+    _ok({k: v for k, v in APP.items() if k != "compute_s"}),
+    _ok({**FILEIO, "kind": "sharedfs"}),  # sharedfs needs root, mode, index, region_offset
 ]
 
 
@@ -181,7 +244,11 @@ def agent(tmp_path_factory):
     work.mkdir()
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_LAMBDA")}
-    env.update(PORT=str(port), TMPDIR=str(work))
+    shared = tmp / "shared"
+    shared.mkdir()
+    env.update(PORT=str(port), TMPDIR=str(work), FAASCOPE_SHARED_DIR=str(shared))
+    for k in ("FAASCOPE_S3_BUCKET", "FAASCOPE_REDIS_URL", "FAASCOPE_NETWORK_SINK"):
+        env.pop(k, None)
     proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -231,6 +298,12 @@ AGENT_CASES = [
     ({"workload": {"kind": "fileio", "op": "write", "file_size": 512, "io_size": 512,
                    "path": "../escape"}}, 400),
     ('{"workload": ', 400),
+    ({"workload": {"kind": "sharedfs", "op": "write", "file_size": 1 << 16, "io_size": 4096, "mode": "shared",
+                   "index": 3}}, 200),
+    ({"workload": {"kind": "app", "shape": "inference", "storage": "tmp", "input_size": 1 << 16}}, 200),
+    ({"workload": {"kind": "transfer", "chain_length": 1, "payload_size": 100}}, 200),
+    ({"workload": {"kind": "object", "op": "put"}}, 400),  # no bucket here or in the environment
+    ({"workload": {"kind": "network", "sink": "127.0.0.1:1", "bytes": 10}}, 500),
 ]
 
 
