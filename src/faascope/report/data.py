@@ -401,6 +401,11 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
         df = apply_filters(df, list(filters))
         notes.append(f"--filter {' '.join(filters)}: kept {len(df):,} of {before:,} rows.")
     if len(df) == 0:
+        if src.kind == "store" and len(all_rows) and not filters:
+            st = all_rows["status"].value_counts().to_dict() if "status" in all_rows else {}
+            raise BadInput(f"none of the {len(all_rows)} recorded invocations succeeded "
+                           f"({', '.join(f'{k}: {v}' for k, v in st.items())}); see their errors with "
+                           f"`faascope export {src.path} --format csv`", field="INPUT")
         raise BadInput("no rows left to report on (check --filter)", field="INPUT")
 
     # text levels as the analysis sees them

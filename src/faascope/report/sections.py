@@ -550,7 +550,9 @@ def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
         x=cv, y=pos, orientation="h", marker=dict(color=[c.color for c in cells], opacity=0.8),
         error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, thickness=1.5, width=5, color="#333"),
         customdata=labels, name="CV", hovertemplate="%{customdata}<br>CV %{x:.1f} %<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[v + h for v, h in zip(cv, hi)], y=pos, mode="text", text=[f"  {v:.1f} %" for v in cv],
+    cv_text = [f"  {v:.1f} %" if math.isfinite(v) else f"  n/a (n={c.n})" for v, c in zip(cv, cells)]
+    fig.add_trace(go.Scatter(x=[v + h if math.isfinite(v) else 0 for v, h in zip(cv, hi)], y=pos, mode="text",
+                             text=cv_text,
                              textposition="middle right", hoverinfo="skip", showlegend=False, cliponaxis=False))
     height = max(240, 100 + 40 * len(cells))
     plotly_layout(fig, height=height, xtitle="coefficient of variation, CV = s / mean (%)", showlegend=False)
@@ -561,8 +563,8 @@ def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
         ax = mf.subplots()
         ax.barh(pos, cv, xerr=[lo, hi], color=[c.color for c in cells], alpha=0.8, capsize=3,
                 error_kw=dict(ecolor="#333", lw=1))
-        for p, v, h in zip(pos, cv, hi):
-            ax.text(v + h, p, f"  {v:.1f} %", va="center", ha="left", fontsize=7, color="#222")
+        for p, v, h, t in zip(pos, cv, hi, cv_text):
+            ax.text(v + h if math.isfinite(v) else 0, p, t, va="center", ha="left", fontsize=7, color="#222")
         ax.set_yticks(pos, labels)
         ax.invert_yaxis()
         ax.set_xlabel("coefficient of variation, CV = s / mean (%)")
