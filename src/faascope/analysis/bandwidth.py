@@ -136,8 +136,10 @@ def fit_token_bucket(samples, interval_s: float, drop_last: bool = True, bootstr
     res = y - fitted
     rmse = float(np.sqrt(np.mean(res ** 2)))
     burst_end = t0 + b / (p - r) if p > r else None
+    # A knee needs a budget worth at least half an interval of baseline traffic (a steady
+    # stream fits with B ~ 0) and a burst clearly faster than the baseline.
     knee = bool(burst_end is not None and burst_end < edges[-1] - interval_s and p > 1.2 * r
-                and burst_end > t0)
+                and b > 0.5 * r * interval_s)
 
     # Uncertainty: a block bootstrap of the per-interval residuals, resampled within their phase
     # (the burst is far noisier than the baseline), re-cumulated and refitted.
