@@ -1002,6 +1002,16 @@ def _drift_table(ctx: Ctx, sc: Scenario, t: pd.Series):
                  rows, caption="A large change between the start and the end of the campaign points at drift.")
 
 
+def concurrency_section(ctx: Ctx) -> Block | None:
+    """Bursts, co-residency and staggering heatmaps of a burst campaign (built by
+    faascope.analysis.concurrency; None for any other input)."""
+    try:
+        from faascope.analysis.concurrency import concurrency_section as build
+    except ImportError:  # pragma: no cover - that capability is not installed
+        return None
+    return build(ctx)
+
+
 # ============================================================================ the registry
 SECTIONS: list[SectionDef] = [
     SectionDef("overview", "Overview", "report", overview_section,
@@ -1009,6 +1019,8 @@ SECTIONS: list[SectionDef] = [
                "or, for a foreign table, what is known about it"),
     SectionDef("decisions", "Decision table", "report", decisions_section,
                "best level of the compared factor for performance and for predictability, per scenario"),
+    SectionDef("concurrency", "Bursts and staggering", "report", concurrency_section,
+               "per-burst wait/run/service percentiles, co-residency, staggering heatmaps (burst campaigns only)"),
     SectionDef("distributions", "Distributions", "scenario", distributions_section,
                "ECDF per cell (log-x option) and histograms"),
     SectionDef("centre", "Mean and median", "scenario", centre_section,
