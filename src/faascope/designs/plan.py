@@ -56,7 +56,7 @@ class Cell:
         if self.load is None:
             return 1
         n = int(self.load.get("burst_size", 1))
-        pool = self.load.get("warm_pool", 0)
+        pool = self.load.get("warm_pool", 0) if self.load.get("start", "warm") == "warm" else 0
         return n + (n if pool == "burst" else int(pool or 0))
 
     @property

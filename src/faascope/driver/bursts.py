@@ -44,6 +44,8 @@ def cell_burst_shape(cell) -> tuple[int, int]:
     ld = cell.load or {}
     n = int(ld.get("burst_size", 1))
     pool = ld.get("warm_pool", 0)
+    if ld.get("start", "warm") != "warm":
+        return n, 0  # a warm pool only precedes warm bursts
     return n, (n if pool == "burst" else int(pool or 0))
 
 
@@ -328,9 +330,6 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
             raise BadInput("load.start: expire waits out the keep-alive, so set "
                            "provider.settings.keep_alive_s (local platform); elsewhere use "
                            "load.pause", field="load.start")
-        if ld.get("start") in ("cold", "fresh", "expire") and ld.get("warm_pool") not in (0, None):
-            raise BadInput(f"load.start: {ld['start']} and a warm pool contradict each other",
-                           field="load.warm_pool")
 
     provider = provider_factory(loaded) if provider_factory else make_provider(
         loaded.provider_kind, settings)

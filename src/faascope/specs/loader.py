@@ -352,13 +352,17 @@ class LoadedSpec:
     def validate_load(self, load: dict, where: str = "") -> LoadSpec:
         """The cell's load section, validated (an error names the field and the cell)."""
         try:
-            return LoadSpec.model_validate(load)
+            ld = LoadSpec.model_validate(load)
+            missing = ld.arrival.missing()
+            problems = [("load.arrival", missing)] if missing else []
         except ValidationError as exc:
             problems = format_errors(exc, ("load",), LoadSpec)
+            ld = None
+        if problems:
             if where:
                 problems = [(p, f"{m} [in cell {where}]") for p, m in problems]
             raise_errors(problems, self.source)
-            raise  # pragma: no cover - raise_errors always raises here
+        return ld
 
     def payload(self, work: BaseModel) -> dict:
         return agent_request(work)

@@ -337,14 +337,15 @@ class ArrivalSpec(Strict):
     trace: Optional[str] = None
     trace_format: Literal["offsets", "gaps"] = "offsets"
 
-    @model_validator(mode="after")
-    def _needs(self) -> "ArrivalSpec":
+    def missing(self) -> Optional[str]:
+        """What a run cell's arrival process still lacks (the interval may be a factor, so this
+        is checked per cell, not here)."""
         if self.process in ("fixed", "exponential") and self.interval is None:
-            raise ValueError(f"process {self.process} needs interval (the "
-                             f"{'gap' if self.process == 'fixed' else 'mean of the exponential part'})")
+            return (f"process {self.process} needs interval (the "
+                    f"{'gap' if self.process == 'fixed' else 'mean of the exponential part'})")
         if self.process == "trace" and not self.trace:
-            raise ValueError("process trace needs trace: a file with one offset a line")
-        return self
+            return "process trace needs trace: a file with one offset a line"
+        return None
 
 
 class ErrorBudgetSpec(Strict):
@@ -367,8 +368,8 @@ class LoadSpec(Strict):
     #: ``fresh`` (a newly created function for each burst), ``expire`` (wait for the keep-alive,
     #: provider.settings.keep_alive_s, to evict instances before each burst)
     start: Literal["warm", "cold", "fresh", "expire"] = "warm"
-    #: warm-up invocations sent together before each burst (recorded as warm-ups), to have this
-    #: many warm instances; "burst" = burst_size
+    #: warm-up invocations sent together before each warm burst (recorded as warm-ups), to have
+    #: this many warm instances; "burst" = burst_size; not used when start is not warm
     warm_pool: Union[int, Literal["burst"]] = 0
     #: pause between consecutive bursts
     pause: Duration = Field(0.0, ge=0, le=86400)
