@@ -336,6 +336,15 @@ def _loop(plan: Plan, store: ResultsStore, campaign: dict, provider: Provider, p
                 provider.force_cold(name)
             before_ns = time.time_ns()
             result = provider.invoke(name, cell.payload)
+            if result.status == "client_error" and result.error_type in NEVER_REACHED:
+                # The request never left this machine, so no function ran: there is nothing to
+                # record as a measurement, and every later run would fail the same way. Stop,
+                # keep the incident in the campaign's events, and let --resume run it again.
+                store.event(cid, "endpoint_unreachable", {"function": name, "order_index": run["order_index"],
+                                                          "error_type": result.error_type,
+                                                          "error": result.error_message})
+                raise Failure(f"the endpoint is unreachable ({result.error_type}: {result.error_message}); "
+                              "nothing was recorded for that invocation")
             rec = _record(cid, run, cell, name, cfg, result, before_ns)
             store.record(rec)
             summary.ran_now += 1
@@ -343,6 +352,12 @@ def _loop(plan: Plan, store: ResultsStore, campaign: dict, provider: Provider, p
                 errors += 1
             bar.update(task, advance=1, errors=errors)
     return False
+
+
+#: client errors raised before a request reached the endpoint (connection refused, DNS, connect
+#: timeout): the function cannot have run. A read timeout or a dropped connection is different:
+#: the function may have run, so those are recorded as errors.
+NEVER_REACHED = {"EndpointConnectionError", "ConnectTimeoutError"}
 
 
 def _record(cid: int, run: dict, cell: Cell, name: str, cfg: FunctionConfig, res: InvokeResult,
