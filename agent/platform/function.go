@@ -55,7 +55,7 @@ type Function struct {
 const (
 	TagProfile   = "faascope:profile"
 	TagKeepAlive = "faascope:keep-alive" // seconds an idle instance stays warm
-	TagExpose    = "faascope:expose"     // host loopback ports the function may reach, e.g. "9000,6379"
+	TagExpose    = "faascope:expose"     // host loopback ports the function may reach: "9000,6379", or "9002:9001" to map
 	TagNetShape  = "faascope:net-shape"  // "none", "lambda" or "size=…,refill_ms=…[,one_time_burst=…][,peak=…]"
 )
 

@@ -221,19 +221,48 @@ func (sn *sandboxNet) Close() {
 	sn.mu.Unlock()
 }
 
-// ParsePorts reads a comma-separated list of TCP ports.
-func ParsePorts(s string) ([]int, error) {
-	var ports []int
+// PortMapping exposes host loopback port Host at 127.0.0.1:Inside in a sandbox.
+type PortMapping struct {
+	Inside, Host int
+}
+
+// ParsePorts reads a comma-separated list of ports: "9000" exposes host port 9000 at the same
+// port inside; "9002:9001" exposes host port 9001 at 9002 inside (the platform's own API, say,
+// whose default port the Runtime API takes inside every sandbox).
+func ParsePorts(s string) ([]PortMapping, error) {
+	var out []PortMapping
+	port := func(f string) (int, error) {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 || p > 65535 {
+			return 0, fmt.Errorf("%q is not a port between 1 and 65535", f)
+		}
+		return p, nil
+	}
+	seen := map[int]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			continue
 		}
-		p, err := strconv.Atoi(f)
-		if err != nil || p < 1 || p > 65535 || p == RuntimeAPIPort {
-			return nil, fmt.Errorf("%q is not a port between 1 and 65535 (other than %d, the Runtime API's)", f, RuntimeAPIPort)
+		in, host, mapped := strings.Cut(f, ":")
+		i, err := port(in)
+		if err != nil {
+			return nil, err
 		}
-		ports = append(ports, p)
+		h := i
+		if mapped {
+			if h, err = port(host); err != nil {
+				return nil, err
+			}
+		}
+		if i == RuntimeAPIPort {
+			return nil, fmt.Errorf("port %d inside a sandbox is the Runtime API's; map the host port elsewhere, e.g. \"9002:%d\"", RuntimeAPIPort, h)
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("inside port %d is listed twice", i)
+		}
+		seen[i] = true
+		out = append(out, PortMapping{Inside: i, Host: h})
 	}
-	return ports, nil
+	return out, nil
 }

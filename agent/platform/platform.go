@@ -27,7 +27,7 @@ type Config struct {
 	Isolation      string        // "namespaces" (real limits) or "none" (plain processes)
 	InitTimeout    time.Duration // Lambda allows 10 s for a runtime to initialise
 	HostNetwork    bool          // share the host's network instead of a namespace per sandbox
-	Expose         []int         // host loopback ports every sandbox may reach
+	Expose         []PortMapping // host loopback ports every sandbox may reach
 	NetShape       string        // default network shaping (see ParseNetShape)
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
 	Token          string        // when set, API calls must present it (see authorized)
@@ -359,7 +359,7 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 	if err != nil {
 		return nil, err
 	}
-	ports := append([]int{}, p.cfg.Expose...)
+	ports := append([]PortMapping{}, p.cfg.Expose...)
 	if v, ok := f.Tags[TagExpose]; ok {
 		extra, err := ParsePorts(v)
 		if err != nil {
@@ -369,10 +369,11 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 	}
 	maps := []portMap{{Inside: RuntimeAPIPort, Target: in.RuntimeAPIAddr()}}
 	seen := map[int]bool{}
-	for _, port := range ports {
-		if !seen[port] {
-			seen[port] = true
-			maps = append(maps, portMap{Inside: port, Target: "127.0.0.1:" + strconv.Itoa(port), Shaped: true})
+	for i := len(ports) - 1; i >= 0; i-- { // backwards: the function's mapping of a port wins
+		pm := ports[i]
+		if !seen[pm.Inside] {
+			seen[pm.Inside] = true
+			maps = append(maps, portMap{Inside: pm.Inside, Target: "127.0.0.1:" + strconv.Itoa(pm.Host), Shaped: true})
 		}
 	}
 	return &NetOptions{Maps: maps, Shape: shape}, nil

@@ -39,3 +39,15 @@ func TestParseNetShape(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePortsWithMappings(t *testing.T) {
+	got, err := ParsePorts("9000, 9002:9001")
+	if err != nil || len(got) != 2 || got[0] != (PortMapping{9000, 9000}) || got[1] != (PortMapping{9002, 9001}) {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"9001", "9001:80", "0", "70000", "x", "9000,9000", "9002:"} {
+		if _, err := ParsePorts(bad); err == nil {
+			t.Errorf("%q should be refused", bad)
+		}
+	}
+}
