@@ -25,4 +25,7 @@ fi
 
 # Installs the faascope command; the package's build hook compiles the Go binaries.
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+# The S3-compatible stand-in (VersityGW) is built from source with `go install` once and cached
+# under faascope's data directory: a few minutes the first time, nothing afterwards.
+python3 -c "from faascope.standins import versitygw_binary; print('S3 stand-in:', versitygw_binary())"
 echo "faascope $(faascope --version | awk '{print $NF}') installed"
