@@ -18,7 +18,7 @@ prepared (signed) before the clock starts; the thread pool's threads exist befor
 Rounds alternate the clients. Prints medians over rounds and the ratio thread-pool / async;
 writes bench/out/dispatch_spread.json.
 
-    python bench/dispatch_spread.py [--sizes 100,500,1000] [--rounds 5] [--platform 100]
+    python bench/dispatch_spread.py [--sizes 100,500,1000] [--rounds 5] [--platform 100] [--out F]
 """
 from __future__ import annotations
 
@@ -202,6 +202,7 @@ def main():
     ap.add_argument("--sizes", default="100,500,1000")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--platform", default="", help="also on the real local platform for these sizes")
+    ap.add_argument("--out", default=str(OUT / "dispatch_spread.json"))
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",") if x]
     import os
@@ -242,9 +243,10 @@ def main():
         finally:
             local_platform.stop(d)
     result["machine"]["load_after"] = os.getloadavg()
-    OUT.mkdir(exist_ok=True)
-    (OUT / "dispatch_spread.json").write_text(json.dumps(result, indent=2, default=str))
-    print(f"wrote {OUT / 'dispatch_spread.json'}")
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str))
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

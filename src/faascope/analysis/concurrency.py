@@ -52,6 +52,9 @@ STATS = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
 STAGGER_METRICS = [("write_s", "p50"), ("write_s", "p95"), ("read_s", "p95"), ("wait_s", "p50"),
                    ("service_s", "p50"), ("service_s", "p95"), ("start_s", "p50"),
                    ("completion_s", "max")]
+#: colours saturate at ±100 %: an improvement cannot exceed 100 %, a slow-down can be any size
+#: (the cell's text still gives the value)
+COLOR_LIMIT = 100.0
 READ_OPS = {"read", "get", "GET"}
 WRITE_OPS = {"write", "put", "PUT"}
 
@@ -357,7 +360,7 @@ def draw_heatmaps(mf, panels: list[dict], title: str = "") -> None:
     cols = min(4, k)
     rows = math.ceil(k / cols)
     axes = np.atleast_1d(mf.subplots(rows, cols, squeeze=False)).ravel()
-    lim = max(10.0, float(np.nanmax([np.nanmax(np.abs(p["z"])) for p in panels])))
+    lim = COLOR_LIMIT
     im = None
     for ax, p in zip(axes, panels):
         im = ax.imshow(p["z"], cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
@@ -377,7 +380,8 @@ def draw_heatmaps(mf, panels: list[dict], title: str = "") -> None:
     if not mf.get_constrained_layout():
         mf.subplots_adjust(hspace=0.65, wspace=0.5, right=0.86)
     if im is not None:
-        mf.colorbar(im, ax=list(axes[:k]), shrink=0.8, label="% improvement over all at once")
+        mf.colorbar(im, ax=list(axes[:k]), shrink=0.8, extend="min",
+                    label="% improvement over all at once")
     if title:
         mf.suptitle(title, x=0.01, ha="left", fontsize=10)
 
@@ -392,7 +396,7 @@ def plotly_heatmaps(panels: list[dict], title: str = ""):
     rows = math.ceil(k / cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p["title"] for p in panels],
                         horizontal_spacing=0.06, vertical_spacing=0.16)
-    lim = max(10.0, float(np.nanmax([np.nanmax(np.abs(p["z"])) for p in panels])))
+    lim = COLOR_LIMIT
     for i, p in enumerate(panels):
         z = p["z"]
         text = [[("" if not np.isfinite(v) else f"{v:+.0f}%") for v in row] for row in z]

@@ -277,7 +277,15 @@ class AsyncInvoker:
                 res = parse_reply(prep, resp.status, resp.headers, body, t)
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
             t.end_ns = time.time_ns()
-            kind = "ReadTimeout" if isinstance(exc, asyncio.TimeoutError) else type(exc).__name__
+            # the names botocore gives the same failures, so analyses treat both clients alike
+            if isinstance(exc, aiohttp.ClientConnectorError):
+                kind = "EndpointConnectionError"  # never reached the endpoint
+            elif isinstance(exc, aiohttp.ConnectionTimeoutError):
+                kind = "ConnectTimeoutError"
+            elif isinstance(exc, (asyncio.TimeoutError, aiohttp.SocketTimeoutError)):
+                kind = "ReadTimeout"  # the function may have run
+            else:
+                kind = type(exc).__name__
             res = InvokeResult(status="client_error", error_type=kind,
                                error_message=f"{type(exc).__name__}: {exc}"[:500],
                                send_ns=t.send_ns, headers_ns=t.headers_ns, end_ns=t.end_ns,

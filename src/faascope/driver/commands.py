@@ -1,6 +1,8 @@
 """`faascope run SPEC.yaml [--results FILE] [--resume] [--replications N] [--seed N]`."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 
@@ -33,6 +35,11 @@ def run_command(spec, results, resume, replications, seed, force, no_progress):
     statuses = ", ".join(f"{v} {k}" for k, v in sorted(s.statuses.items())) or "none"
     out.print(f"campaign complete: {s.recorded} of {s.planned} invocations recorded in "
               f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed})")
-    if s.factors:
+    from faascope.analysis.concurrency import is_burst_store
+
+    if is_burst_store(s.results):
+        out.print(f"next: faascope report {s.results} --out reports/{Path(s.results).stem} "
+                  "(bursts, co-residency and staggering; docs/concurrency.md)", soft_wrap=True)
+    elif s.factors:
         out.print(f"next: faascope analyze {s.results} --response latency_seconds "
                   f"--factors {','.join(s.factors)}", soft_wrap=True)
