@@ -203,3 +203,41 @@ def test_burst_spec_refusals(tmp_path):
     spec = write(tmp_path, spec_text(extra_load="  start: expire"))
     with pytest.raises(BadInput, match="keep_alive_s"):
         run(spec, tmp_path / "r.db", "http://127.0.0.1:9")
+
+
+def test_bursts_reach_agents_in_http_mode_through_the_http_provider(tmp_path):
+    """The http provider's agent URLs (Cloud Run style, no signing): a real agent binary in HTTP
+    mode, which serves one invocation at a time, so a burst queues on it."""
+    import importlib.util
+
+    spec_ = importlib.util.spec_from_file_location("_providers_conftest",
+                                                   HERE.parent / "providers" / "conftest.py")
+    helpers = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(helpers)
+    _binaries_ok, free_port, start_agent = helpers._binaries_ok, helpers.free_port, helpers.start_agent
+
+    if not _binaries_ok():
+        pytest.skip("the Go binaries are not built (pip install -e .)")
+    ports = [free_port(), free_port()]
+    procs = [start_agent(p) for p in ports]
+    try:
+        spec = write(tmp_path, f"""
+name: burst-http
+provider: {{kind: http, settings: {{endpoints: ["http://127.0.0.1:{ports[0]}/", "http://127.0.0.1:{ports[1]}/"]}}}}
+workload: {{kind: spin, iterations: 2000000}}
+load: {{burst_size: 10}}
+design: {{replications: 1, seed: 1}}
+""")
+        db = tmp_path / "r.db"
+        s = run_campaign(spec, db, progress=False)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(5)
+    assert s.complete and s.statuses == {"ok": 10}
+    inv = rows(db, "SELECT * FROM burst_invocations")
+    assert len({r["instance_id"] for r in inv}) == 2  # round robin over the two agents
+    # the agent takes received_ns before its one-at-a-time lock, so the queue is in run_s
+    queued = sorted((r["agent_workload_start_ns"] - r["agent_received_ns"]) / 1e9 for r in inv)
+    assert queued[-1] > 2 * queued[0] and queued[-1] > 0.005
+    assert all(r["run_s"] > 0 and r["wait_s"] > 0 for r in inv)
