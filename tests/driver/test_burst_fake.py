@@ -241,3 +241,17 @@ design: {{replications: 1, seed: 1}}
     queued = sorted((r["agent_workload_start_ns"] - r["agent_received_ns"]) / 1e9 for r in inv)
     assert queued[-1] > 2 * queued[0] and queued[-1] > 0.005
     assert all(r["run_s"] > 0 and r["wait_s"] > 0 for r in inv)
+
+
+def test_an_unreachable_endpoint_stops_before_the_burst_with_fake_lambda_endpoint(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    spec = write(tmp_path, spec_text(dead, burst=10, reps=1))
+    db = tmp_path / "r.db"
+    with pytest.raises(Failure, match="unreachable"):
+        run(spec, db, dead)
+    assert rows(db, "SELECT count(*) AS n FROM invocations")[0]["n"] == 0
+    assert rows(db, "SELECT count(*) AS n FROM events WHERE kind='endpoint_unreachable'")[0]["n"] == 1

@@ -307,6 +307,8 @@ class AsyncInvoker:
         new0 = self.stats.new_connections
         preps = [self.factory.prepare(name, b"{}", dry_run=True) for _ in range(n)]
 
+        errors: dict[str, int] = {}
+
         async def one(p: Prepared) -> int:
             try:
                 method = "GET" if p.protocol == "http" else "POST"
@@ -314,13 +316,17 @@ class AsyncInvoker:
                                                 headers=p.headers, trace_request_ctx=Timing()) as r:
                     await r.read()
                     return r.status
-            except Exception:  # noqa: BLE001 - counted, not fatal
+            except Exception as exc:  # noqa: BLE001 - counted, not fatal
+                k = ("EndpointConnectionError" if isinstance(exc, aiohttp.ClientConnectorError)
+                     else type(exc).__name__)
+                errors[k] = errors.get(k, 0) + 1
                 return -1
 
+        aiohttp = _aiohttp()
         codes = await asyncio.gather(*(one(p) for p in preps))
         bad = [c for c in codes if c < 0 or c >= 300]
         return {"requested": n, "new_connections": self.stats.new_connections - new0,
-                "failed": len(bad), "seconds": round(time.perf_counter() - t0, 3)}
+                "failed": len(bad), "errors": errors, "seconds": round(time.perf_counter() - t0, 3)}
 
     async def close(self) -> None:
         await self.session.close()

@@ -567,6 +567,13 @@ class _CampaignBursts:
         try:
             if pre:
                 pc = await inv.preconnect(names[0], pre)
+                if pc.get("failed") == pc.get("requested") and \
+                        set(pc.get("errors") or {}) <= {"EndpointConnectionError"} and pc.get("errors"):
+                    # nothing reached the endpoint: no function could run, so stop before
+                    # recording a whole burst of refusals (as the sequential runner does)
+                    self.store.event(self.cid, "endpoint_unreachable", {"burst": label, **pc})
+                    raise Failure(f"the endpoint is unreachable ({pc['errors']}); nothing was sent "
+                                  f"for {label}")
                 if pc.get("failed"):
                     self.con.print(f"[yellow]note[/yellow]: {pc['failed']} of {pc['requested']} "
                                    f"connection warm-ups failed ({label})")
