@@ -364,6 +364,7 @@ def draw_heatmaps(mf, panels: list[dict], title: str = "") -> None:
     im = None
     for ax, p in zip(axes, panels):
         im = ax.imshow(p["z"], cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
+        ax.grid(False)
         ax.set_xticks(range(len(p["delays"])), [_fmt_delay(d) for d in p["delays"]], fontsize=7)
         ax.set_yticks(range(len(p["batch_sizes"])), [str(b) for b in p["batch_sizes"]], fontsize=7)
         for i in range(p["z"].shape[0]):
