@@ -138,3 +138,19 @@ def test_burst_summary_counts_throttles_and_spread():
     assert s["throttled"] == 1 and s["failed"] == 1 and s["statuses"] == {"ok": 2, "client_error": 1}
     assert s["send_spread_s"] == pytest.approx(0.001)
     assert s["wait_s"]["max"] == pytest.approx(0.002) and s["instances"] == 1 and s["cold"] == 2
+
+
+def test_plan_cost_and_duration_count_burst_members():
+    from faascope.cost.estimate import estimate_plan_cost
+    from faascope.designs.estimate import estimate
+
+    loaded = parse_spec(spec(load={"burst_size": 50, "warm_pool": 10, "pause": "2s"},
+                             factors={"start": ["warm", "cold"]}, design={"replications": 3, "seed": 1}))
+    plan = build_plan(loaded)
+    cost = estimate_plan_cost(plan)
+    by = {c["key"]: c for c in cost["per_cell"]}
+    assert by['start="warm"']["invocations"] == 3 * 60 and by['start="cold"']["invocations"] == 3 * 50
+    assert by['start="cold"']["cold_invocations"] == 150
+    est = estimate(plan)
+    assert est["busy_seconds"] >= 6 * 2.0  # six bursts, each with its pause
+    assert est["busy_seconds"] < 6 * 50 * 0.05  # members of a burst overlap

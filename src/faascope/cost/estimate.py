@@ -66,6 +66,12 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
     pricing = pricing or pricing_for(settings)
     per_run = Counter(r.cell_key for r in plan.runs)
     colds = Counter(r.cell_key for r in plan.runs if r.force_cold)
+    for c in plan.cells:  # a burst spec's planned run is a burst: count its invocations
+        if getattr(c, "load", None) is not None:
+            bursts = per_run[c.key]
+            per_run[c.key] = bursts * c.burst_invocations
+            if c.load.get("start", "warm") != "warm":
+                colds[c.key] = bursts * int(c.load.get("burst_size", 1))
     # every function's first invocation is cold too
     seen_configs: set = set()
     for c in plan.cells:

@@ -99,7 +99,17 @@ def estimate(plan: Plan) -> dict[str, Any]:
     where = "local" if plan.spec.provider_kind == "local" else "cloud"
     per_cell = {c.key: OVERHEAD_S[where] + workload_seconds(c) for c in plan.cells}
     total = 0.0
+    cells = plan.cells_by_key
     for r in plan.runs:
+        ld = cells[r.cell_key].load
+        if ld is not None:  # a burst: its members overlap; the schedule and pause add up
+            from faascope.driver.schedule import burst_schedule
+
+            cold = ld.get("start", "warm") != "warm"
+            span = burst_schedule(ld)[-1].offset_s if ld.get("arrival", {}).get("process") != "trace" else 0.0
+            total += (per_cell[r.cell_key] * (2 if ld.get("warm_pool") else 1) + span
+                      + float(ld.get("pause") or 0) + (COLD_S[where] if cold else 0.0))
+            continue
         total += per_cell[r.cell_key] + (COLD_S[where] if r.force_cold else 0.0)
     configs = {tuple(sorted(c.config.items(), key=lambda kv: kv[0])) for c in plan.cells}
     total += len(configs) * (DEPLOY_S[where] + COLD_S[where])
