@@ -393,46 +393,22 @@ func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
-	name := r.PathValue("name")
-	p.mu.Lock()
-	f, ok := p.functions[name]
-	if !ok {
-		p.mu.Unlock()
-		writeAPIError(w, errNotFound(name))
-		return
-	}
-	next := *f
 	if req.Runtime != nil && !supportedRuntimes[*req.Runtime] {
-		p.mu.Unlock()
 		writeAPIError(w, errInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", *req.Runtime))
 		return
 	}
-	if err := applyConfig(&next.Config, req.Timeout, req.MemorySize, req.EphemeralStorage, req.Environment); err != nil {
-		p.mu.Unlock()
-		writeAPIError(w, err)
-		return
-	}
-	for dst, src := range map[*string]*string{&next.Config.Description: req.Description,
-		&next.Config.Role: req.Role, &next.Config.Handler: req.Handler, &next.Config.Runtime: req.Runtime} {
-		if src != nil {
-			*dst = *src
+	p.update(w, r.PathValue("name"), nil, func(next *Function) error {
+		if err := applyConfig(&next.Config, req.Timeout, req.MemorySize, req.EphemeralStorage, req.Environment); err != nil {
+			return err
 		}
-	}
-	if err := p.checkTags(&next); err != nil {
-		p.mu.Unlock()
-		writeAPIError(w, err)
-		return
-	}
-	next.Generation++
-	if err := p.store.save(&next, nil); err != nil {
-		p.mu.Unlock()
-		writeAPIError(w, err)
-		return
-	}
-	*f = next
-	p.mu.Unlock()
-	p.retireIdle(name)
-	writeJSON(w, http.StatusOK, next.Config)
+		for dst, src := range map[*string]*string{&next.Config.Description: req.Description,
+			&next.Config.Role: req.Role, &next.Config.Handler: req.Handler, &next.Config.Runtime: req.Runtime} {
+			if src != nil {
+				*dst = *src
+			}
+		}
+		return p.checkTags(next)
+	})
 }
 
 func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
@@ -449,7 +425,17 @@ func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("ZipFile must be a base64-encoded zip file"))
 		return
 	}
-	name := r.PathValue("name")
+	p.update(w, r.PathValue("name"), zip, func(next *Function) error {
+		setCode(&next.Config, zip)
+		next.Config.LastModified = lambdaTime(time.Now())
+		next.Config.RevisionId = newRevision()
+		return nil
+	})
+}
+
+// update applies change to a copy of the function, persists it (with a new package when zip is
+// not nil), and retires the warm instances of the old generation.
+func (p *Platform) update(w http.ResponseWriter, name string, zip []byte, change func(*Function) error) {
 	p.mu.Lock()
 	f, ok := p.functions[name]
 	if !ok {
@@ -458,11 +444,12 @@ func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := *f
-	setCode(&next.Config, zip)
-	next.Config.LastModified = lambdaTime(time.Now())
-	next.Config.RevisionId = newRevision()
-	next.Generation++
-	if err := p.store.save(&next, zip); err != nil {
+	err := change(&next)
+	if err == nil {
+		next.Generation++
+		err = p.store.save(&next, zip)
+	}
+	if err != nil {
 		p.mu.Unlock()
 		writeAPIError(w, err)
 		return
