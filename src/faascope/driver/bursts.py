@@ -218,10 +218,12 @@ class Member:
 
 
 class Budget:
-    def __init__(self, planned: int, max_failed_fraction: float, stop_sending: bool):
+    def __init__(self, planned: int, max_failed_fraction: float, stop_sending: bool,
+                 min_failed: int = 1):
         self.planned = planned
         self.limit = max_failed_fraction * planned
         self.stop_sending = stop_sending
+        self.min_failed = min_failed
         self.failed = 0
 
     def add(self, res: InvokeResult) -> None:
@@ -230,7 +232,7 @@ class Budget:
 
     @property
     def exceeded(self) -> bool:
-        return self.failed > self.limit
+        return self.failed > self.limit and self.failed >= self.min_failed
 
 
 async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
@@ -601,7 +603,7 @@ class _CampaignBursts:
                 eb = ld.get("error_budget") or {}
                 if kind == "measure":
                     budget = Budget(len(members), float(eb.get("max_failed_fraction", 0.5)),
-                                    bool(eb.get("stop_sending", True)))
+                                    bool(eb.get("stop_sending", True)), int(eb.get("min_failed", 3)))
                 collected: list[tuple[Member, InvokeResult]] = []
                 errors = [0]
 

@@ -349,8 +349,10 @@ class ArrivalSpec(Strict):
 
 
 class ErrorBudgetSpec(Strict):
-    #: stop the campaign when more than this fraction of a burst fails (throttles count)
+    #: stop the campaign when more than this fraction of a burst fails (throttles count) …
     max_failed_fraction: float = Field(0.5, ge=0, le=1)
+    #: … and at least this many of its members failed (one failure in a burst of 1 is no trend)
+    min_failed: int = Field(3, ge=1)
     #: a staggered or spaced burst stops sending once the failures already exceed the budget
     stop_sending: bool = True
 
