@@ -255,3 +255,28 @@ def test_an_unreachable_endpoint_stops_before_the_burst_with_fake_lambda_endpoin
         run(spec, db, dead)
     assert rows(db, "SELECT count(*) AS n FROM invocations")[0]["n"] == 0
     assert rows(db, "SELECT count(*) AS n FROM events WHERE kind='endpoint_unreachable'")[0]["n"] == 1
+
+
+def test_report_has_the_burst_section_and_heatmaps_with_fake_lambda_endpoint(tmp_path):
+    from click.testing import CliRunner
+
+    from faascope.cli import cli
+
+    fake = FakeLambda(delay_s=0.002, contended_io=0.003)
+    fake.start()
+    try:
+        spec = write(tmp_path, spec_text(
+            fake.url, burst=12, reps=2, workload="{kind: fileio, op: write, file_size: 4KiB, io_size: 4KiB}",
+            factors="  batch_size: [4, 12]\n  delay: [0s, 100ms]",
+            rules='["delay > 0 or batch_size == burst_size", "batch_size < burst_size or delay == 0"]'))
+        db = tmp_path / "r.db"
+        run(spec, db, fake.url)
+    finally:
+        fake.stop()
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(cli, ["report", str(db), "--out", str(out), "--formats", "png"])
+    assert r.exit_code == 0, r.output
+    md = (out / "summary.md").read_text()
+    assert "Bursts, co-residency and staggering" in md and "Staggering vs all at once" in md
+    assert (out / "figures" / "stagger_improvement_heatmaps.png").stat().st_size > 10_000
+    assert "stagger_improvement_heatmaps" in (out / "report.html").read_text()
