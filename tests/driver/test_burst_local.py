@@ -157,3 +157,31 @@ design: {{replications: 1, seed: 3}}
     assert span == pytest.approx((n / b - 1) * d, abs=0.05)
     data = load_bursts(db)
     assert data.measured["write_s"].notna().all()  # fileio writes report their I/O time
+
+
+@needs_platform
+def test_cold_and_warm_by_design_on_the_local_platform(tmp_path, gcf_platform):
+    """start: warm (after a warm pool), cold (environment change), fresh (a new function per
+    burst) and expire (wait out the faascope:keep-alive tag) as one factor."""
+    spec = write(tmp_path, f"""
+name: burst-starts
+provider: {{kind: local, settings: {{endpoint_url: "{gcf_platform}", keep_alive_s: 1}}}}
+function: {{memory_mb: 128, profile: gcf}}
+workload: {{kind: noop}}
+load: {{burst_size: 3, warm_pool: burst}}
+factors:
+  start: [warm, cold, fresh, expire]
+design: {{replications: 2, seed: 9, randomize: false}}
+""")
+    db = tmp_path / "r.db"
+    s = run_campaign(spec, db, progress=False)
+    assert s.complete and s.recorded == 4 * 2 * 3 + 2 * 3  # warm pools only before warm bursts
+    inv = rows(db, "SELECT start, cold, function_name, burst FROM burst_invocations WHERE warmup = 0")
+    by = {}
+    for r in inv:
+        by.setdefault(r["start"], []).append(r)
+    assert all(r["cold"] == 0 for r in by["warm"])
+    for st in ("cold", "fresh", "expire"):
+        assert all(r["cold"] == 1 for r in by[st]), st
+    fresh_names = {r["function_name"] for r in by["fresh"]}
+    assert len(fresh_names) == 2 and all(n.endswith(("-n0", "-n1")) for n in fresh_names)
