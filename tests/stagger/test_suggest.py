@@ -126,3 +126,31 @@ def test_suggest_command_refuses_other_factors(tmp_path):
     r = CliRunner().invoke(cli, ["stagger", "suggest", str(spec), "--concurrency", "10",
                                  "--objective", "latency:p50"])
     assert r.exit_code == 2 and "METRIC:STAT" in r.output
+
+
+def test_stagger_grid_command_table_json_and_figure(tmp_path):
+    fake = FakeLambda(delay_s=0.002, contended_io=0.003)
+    fake.start()
+    try:
+        spec = tmp_path / "g.yaml"
+        spec.write_text(spec_text(
+            fake.url, burst=12, reps=2, workload="{kind: fileio, op: write, file_size: 4KiB, io_size: 4KiB}",
+            factors="  batch_size: [4, 12]\n  delay: [0s, 100ms]",
+            rules='["delay > 0 or batch_size == burst_size", "batch_size < burst_size or delay == 0"]'))
+        from faascope.driver.runner import run_campaign
+
+        run_campaign(spec, tmp_path / "g.db", progress=False,
+                     provider_factory=lambda loaded: FakeEndpointProvider(fake.url))
+    finally:
+        fake.stop()
+    r = CliRunner().invoke(cli, ["stagger", "grid", str(tmp_path / "g.db"), "--format", "json",
+                                 "--figure", str(tmp_path / "h.png")])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert {x["metric"] for x in rows} >= {"write_s", "service_s", "start_s"}
+    assert "read_s" not in {x["metric"] for x in rows}  # no reads in a write workload
+    w = [x for x in rows if x["metric"] == "write_s" and x["stat"] == "p50"][0]
+    assert w["batch_size"] == 4 and w["improvement_pct"] > 0
+    assert (tmp_path / "h.png").stat().st_size > 10_000
+    r = CliRunner().invoke(cli, ["stagger", "grid", str(tmp_path / "g.db")])
+    assert r.exit_code == 0 and "median write time" in r.output

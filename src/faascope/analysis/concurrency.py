@@ -308,6 +308,8 @@ def stagger_improvements(data: BurstData, metrics: list[tuple[str, str]] | None 
             for met, st in metrics:
                 col = f"{met}_{st}"
                 r = improvement(c[col].to_numpy(float), base[col].to_numpy(float), alpha=alpha)
+                if r["n_bursts"] == 0 and r["n_baseline"] == 0:
+                    continue  # the workload does not report this metric (e.g. no reads)
                 rows.append({**dict(zip(others, gkey)), "batch_size": b, "delay": d,
                              "metric": met, "stat": st, **r})
     return pd.DataFrame(rows)

@@ -135,3 +135,58 @@ def _print(out: dict) -> None:
     con.print(t)
     for note in out["notes"]:
         con.print(f"[yellow]note[/yellow]: {note}")
+
+
+@stagger_group.command("grid")
+@click.argument("results", type=click.Path(dir_okay=False, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--figure", type=click.Path(dir_okay=False), default=None,
+              help="Also write the heatmaps: .png/.pdf/.svg (matplotlib) or .html (plotly).")
+@click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
+def grid_command(results, fmt, figure, alpha):
+    """% improvement of each staggered cell over all at once, from a burst campaign's RESULTS
+    (the report's heatmaps as a table, JSON or a figure)."""
+    from faascope.analysis.concurrency import (draw_heatmaps, heatmap_panels, load_bursts,
+                                               plotly_heatmaps, stagger_improvements)
+
+    imp = stagger_improvements(load_bursts(results), alpha=alpha)
+    if imp.empty:
+        raise BadInput(f"{results} has no staggered cell to compare with an all-at-once cell",
+                       field="RESULTS")
+    if figure:
+        panels = heatmap_panels(imp)
+        title = "% improvement over launching all at once (batch size × delay)"
+        if figure.endswith(".html"):
+            plotly_heatmaps(panels, title).write_html(figure, include_plotlyjs=True)
+        else:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            mf = plt.figure(figsize=(3.2 * min(4, len(panels)), 2.8 * math.ceil(len(panels) / 4) + 0.6))
+            draw_heatmaps(mf, panels, title)
+            mf.savefig(figure, dpi=200, bbox_inches="tight")
+            plt.close(mf)
+    if fmt == "json":
+        json.dump(json.loads(imp.to_json(orient="records")), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from faascope.analysis.concurrency import _label
+
+    t = Table(title=f"Staggering vs all at once ({100 * (1 - alpha):g} % bootstrap CI over bursts)")
+    others = [c for c in imp.columns if c not in ("batch_size", "delay", "metric", "stat",
+                                                  "improvement_pct", "ci_low", "ci_high", "n_bursts",
+                                                  "n_baseline", "staggered", "all_at_once")]
+    for h in others + ["batch size", "delay", "metric", "improvement", "CI", "bursts"]:
+        t.add_column(h)
+    for _, r in imp.iterrows():
+        pct = r["improvement_pct"]
+        ci = "–" if r["ci_low"] is None or r["ci_low"] != r["ci_low"] else \
+            f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]"
+        t.add_row(*[str(r[c]) for c in others], str(r["batch_size"]), f"{float(r['delay']):g} s",
+                  _label(r["metric"], r["stat"]), "–" if pct is None or pct != pct else f"{pct:+.1f} %",
+                  ci, f"{r['n_bursts']} vs {r['n_baseline']}")
+    Console().print(t)
