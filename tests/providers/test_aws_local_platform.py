@@ -170,17 +170,32 @@ def test_local_provider_functions_are_tagged_and_cleaned(tmp_path, platform_endp
     assert run_cleanup("local", "localcamp", endpoint_url=platform_endpoint)["resources"] == []
 
 
-@pytest.mark.skipif(not os.environ.get("FAASCOPE_TEST_S3_ENDPOINT"),
-                    reason="no local S3-compatible server yet (set FAASCOPE_TEST_S3_ENDPOINT, with "
-                           "FAASCOPE_TEST_S3_ACCESS_KEY/SECRET_KEY, once VersityGW or similar is added)")
-def test_aws_provider_creates_tags_and_cleans_a_bucket_on_a_local_s3_server(tmp_path, monkeypatch):
+@pytest.fixture
+def s3_server(tmp_path):
+    """A real S3-compatible server (VersityGW, built once by scripts/setup.sh), or the one named by
+    FAASCOPE_TEST_S3_ENDPOINT."""
+    if os.environ.get("FAASCOPE_TEST_S3_ENDPOINT"):
+        yield (os.environ["FAASCOPE_TEST_S3_ENDPOINT"], os.environ.get("FAASCOPE_TEST_S3_ACCESS_KEY", "test"),
+               os.environ.get("FAASCOPE_TEST_S3_SECRET_KEY", "test"))
+        return
+    from faascope.standins import _terminate, start_s3
+
+    srv = start_s3(tmp_path / "s3work")
+    try:
+        yield srv.endpoint, srv.extra["access_key"], srv.extra["secret_key"]
+    finally:
+        _terminate(srv.pid)
+
+
+def test_aws_provider_creates_tags_and_cleans_a_bucket_on_a_local_s3_server(tmp_path, monkeypatch, s3_server,
+                                                                           platform_endpoint):
     from faascope.providers.aws import AWSProvider
     from faascope.providers.cleanup import run_cleanup
 
-    ep = os.environ["FAASCOPE_TEST_S3_ENDPOINT"]
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", os.environ.get("FAASCOPE_TEST_S3_ACCESS_KEY", "test"))
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", os.environ.get("FAASCOPE_TEST_S3_SECRET_KEY", "test"))
-    p = AWSProvider(role=ROLE, endpoint_url="http://127.0.0.1:1",
+    ep, key, secret = s3_server
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    p = AWSProvider(role=ROLE, endpoint_url=platform_endpoint,
                     storage={"s3_bucket": "faascope-s3-e2e", "create_bucket": True, "s3_endpoint_url": ep})
     p.bind_campaign("s3camp", "spec")
     assert p.ensure_storage() == {"s3_bucket": "faascope-s3-e2e"}
@@ -188,5 +203,5 @@ def test_aws_provider_creates_tags_and_cleans_a_bucket_on_a_local_s3_server(tmp_
     s3.put_object(Bucket="faascope-s3-e2e", Key="faascope/x", Body=b"1")
     tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket="faascope-s3-e2e")["TagSet"]}
     assert tags["faascope:campaign"] == "s3camp"
-    out = run_cleanup("aws", "s3camp", endpoint_url="http://127.0.0.1:1", s3_endpoint_url=ep)
+    out = run_cleanup("aws", "s3camp", endpoint_url=platform_endpoint, s3_endpoint_url=ep)
     assert any(r["kind"] == "s3-bucket" and r["action"] == "deleted" for r in out["resources"])
