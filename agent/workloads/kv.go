@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
@@ -99,30 +98,13 @@ type kvTarget struct {
 }
 
 func (k *KV) Validate() error {
-	if k.Op == "" {
-		return Invalid("workload.op", "required (\"put\" or \"get\")")
-	}
-	if err := oneOf("workload.op", &k.Op, "", "put", "get"); err != nil {
+	if err := checkBatchOp(&k.Op); err != nil {
 		return err
 	}
 	if k.ItemSize < 0 || k.ItemSize > MaxItemSize {
 		return Invalid("workload.item_size", "must be between 0 and %d bytes (got %d)", MaxItemSize, k.ItemSize)
 	}
-	k.Count = orDefault(k.CountIn, 1)
-	if k.Count < 1 || k.Count > MaxObjectCount {
-		return Invalid("workload.count", "must be between 1 and %d (got %d)", MaxObjectCount, k.Count)
-	}
-	k.Parallelism = orDefault(k.ParallelismIn, 1)
-	if err := checkParallelism(k.Parallelism); err != nil {
-		return err
-	}
-	if k.Index < 0 {
-		return Invalid("workload.index", "must not be negative (got %d)", k.Index)
-	}
-	if err := oneOf("workload.source", &k.Source, "zero", "zero", "urandom"); err != nil {
-		return err
-	}
-	if err := oneOf("workload.on_error", &k.OnError, "fail", "fail", "count"); err != nil {
+	if err := checkBatch(&k.Count, k.CountIn, &k.Parallelism, k.ParallelismIn, k.Index, &k.Source, &k.OnError); err != nil {
 		return err
 	}
 	t, err := newKVTarget(k.Backend, k.Endpoint, k.Table, k.Prefix, k.Region, k.AccessKeyID, k.SecretAccessKey,
@@ -132,14 +114,7 @@ func (k *KV) Validate() error {
 	}
 	k.target = t
 	k.Backend = t.backend
-	if k.Prepare == nil {
-		p := k.Op == "get"
-		k.Prepare = &p
-	}
-	if k.Drop == nil {
-		d := k.Op == "get" && *k.Prepare
-		k.Drop = &d
-	}
+	defaultPrepareDrop(k.Op, &k.Prepare, &k.Drop)
 	return nil
 }
 
@@ -356,23 +331,19 @@ func (k *KV) Run(ctx context.Context) (any, error) {
 		src := t.ep.CredentialsSource
 		res.CredentialsSource = &src
 	}
-	value := make([]byte, k.ItemSize)
-	if k.Source == "urandom" {
-		if _, err := rand.Read(value); err != nil {
-			return nil, &Error{Type: Internal, Message: "crypto/rand: " + err.Error()}
-		}
+	value, err := batchData(k.ItemSize, true, k.Source)
+	if err != nil {
+		return nil, err
 	}
 	if *k.Prepare {
-		st, _ := runRequests(ctx, k.Count, k.Parallelism, true, func(ctx context.Context, i int64) (int64, time.Duration, error) {
+		if err := runUntimed(ctx, k.Count, k.Parallelism, "prepare: ", func(ctx context.Context, i int64) (int64, time.Duration, error) {
 			return 0, 0, t.put(ctx, c, t.key(k.Index, i), value)
-		})
-		if st.firstErr != nil {
-			return nil, prefixError("prepare: ", st.firstErr)
+		}); err != nil {
+			return nil, err
 		}
 		res.Prepared = true
 	}
-	before := c.counts()
-	st, moved := runRequests(ctx, k.Count, k.Parallelism, k.OnError == "fail", func(ctx context.Context, i int64) (int64, time.Duration, error) {
+	b, err := runTimed(ctx, k.Count, k.Parallelism, k.OnError, c.counts, func(ctx context.Context, i int64) (int64, time.Duration, error) {
 		key := t.key(k.Index, i)
 		if k.Op == "put" {
 			return k.ItemSize, 0, t.put(ctx, c, key, value)
@@ -383,29 +354,15 @@ func (k *KV) Run(ctx context.Context) (any, error) {
 		}
 		return int64(len(v)), 0, err
 	})
-	after := c.counts()
-	if st.firstErr != nil && k.OnError == "fail" {
-		return nil, AsError(st.firstErr)
+	if err != nil {
+		return nil, err
 	}
-	res.ElapsedS = st.elapsed.Seconds()
-	res.Bytes, res.Ops = moved, st.done
-	res.Requests = RequestCounts{OK: st.done, Failed: st.failed, Attempts: after.Attempts - before.Attempts,
-		Throttles: after.Throttles - before.Throttles}
-	res.Requests.Retries = max(res.Requests.Attempts-st.done-st.failed, 0)
-	res.Latency = st.latency.summary()
-	if st.sample != "" {
-		res.ErrorSample = &st.sample
-	}
-	if res.ElapsedS > 0 {
-		res.Throughput = float64(res.Bytes) / res.ElapsedS
-		res.IOPS = float64(st.done) / res.ElapsedS
-	}
+	b.report(&res.Common, &res.Requests, &res.Latency, &res.ErrorSample, &res.Throughput, &res.IOPS)
 	if *k.Drop {
-		dst, _ := runRequests(ctx, k.Count, k.Parallelism, true, func(ctx context.Context, i int64) (int64, time.Duration, error) {
+		if err := runUntimed(ctx, k.Count, k.Parallelism, "drop: ", func(ctx context.Context, i int64) (int64, time.Duration, error) {
 			return 0, 0, t.del(ctx, c, t.key(k.Index, i))
-		})
-		if dst.firstErr != nil {
-			return nil, prefixError("drop: ", dst.firstErr)
+		}); err != nil {
+			return nil, err
 		}
 		res.Dropped = true
 	}

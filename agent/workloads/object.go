@@ -3,7 +3,6 @@ package workloads
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -122,30 +121,13 @@ func (o *Object) Validate() error {
 	if o.API == "gcs" {
 		return Invalid("workload.api", "\"gcs\" (GCS's JSON API) is not implemented; use \"s3\" with endpoint https://storage.googleapis.com and HMAC keys (GCS's XML API speaks S3)")
 	}
-	if o.Op == "" {
-		return Invalid("workload.op", "required (\"put\" or \"get\")")
-	}
-	if err := oneOf("workload.op", &o.Op, "", "put", "get"); err != nil {
+	if err := checkBatchOp(&o.Op); err != nil {
 		return err
 	}
 	if o.ObjectSize < 0 || o.ObjectSize > MaxObjectSize {
 		return Invalid("workload.object_size", "must be between 0 and %d bytes (got %d)", int64(MaxObjectSize), o.ObjectSize)
 	}
-	o.Count = orDefault(o.CountIn, 1)
-	if o.Count < 1 || o.Count > MaxObjectCount {
-		return Invalid("workload.count", "must be between 1 and %d (got %d)", MaxObjectCount, o.Count)
-	}
-	o.Parallelism = orDefault(o.ParallelismIn, 1)
-	if err := checkParallelism(o.Parallelism); err != nil {
-		return err
-	}
-	if o.Index < 0 {
-		return Invalid("workload.index", "must not be negative (got %d)", o.Index)
-	}
-	if err := oneOf("workload.source", &o.Source, "zero", "zero", "urandom"); err != nil {
-		return err
-	}
-	if err := oneOf("workload.on_error", &o.OnError, "fail", "fail", "count"); err != nil {
+	if err := checkBatch(&o.Count, o.CountIn, &o.Parallelism, o.ParallelismIn, o.Index, &o.Source, &o.OnError); err != nil {
 		return err
 	}
 	t, err := newS3Target(o.Endpoint, o.Region, o.Bucket, o.Prefix, o.PathStyle, o.AccessKeyID, o.SecretAccessKey,
@@ -154,14 +136,7 @@ func (o *Object) Validate() error {
 		return err
 	}
 	o.s3cfg = t
-	if o.Prepare == nil {
-		p := o.Op == "get"
-		o.Prepare = &p
-	}
-	if o.Drop == nil {
-		d := o.Op == "get" && *o.Prepare
-		o.Drop = &d
-	}
+	defaultPrepareDrop(o.Op, &o.Prepare, &o.Drop)
 	return nil
 }
 
@@ -347,26 +322,19 @@ func (o *Object) Run(ctx context.Context) (any, error) {
 		Region: t.ep.Region, PathStyle: t.pathStyle, FirstKey: o.key(0), LastKey: o.key(o.Count - 1),
 		Checksum: t.checksum, CredentialsSource: t.ep.CredentialsSource, Retry: t.retry, ClientReused: reused}
 
-	var body []byte
-	if o.Op == "put" || *o.Prepare {
-		body = make([]byte, o.ObjectSize)
-	}
-	if o.Source == "urandom" {
-		if _, err := rand.Read(body); err != nil {
-			return nil, &Error{Type: Internal, Message: "crypto/rand: " + err.Error()}
-		}
+	body, err := batchData(o.ObjectSize, o.Op == "put" || *o.Prepare, o.Source)
+	if err != nil {
+		return nil, err
 	}
 	if *o.Prepare {
-		st, _ := runRequests(ctx, o.Count, o.Parallelism, true, func(ctx context.Context, i int64) (int64, time.Duration, error) {
+		if err := runUntimed(ctx, o.Count, o.Parallelism, "prepare: ", func(ctx context.Context, i int64) (int64, time.Duration, error) {
 			return 0, 0, t.put(ctx, c, o.key(i), body)
-		})
-		if st.firstErr != nil {
-			return nil, prefixError("prepare: ", st.firstErr)
+		}); err != nil {
+			return nil, err
 		}
 		res.Prepared = true
 	}
 
-	before := c.retry.snapshot()
 	var fn reqFunc
 	if o.Op == "put" {
 		fn = func(ctx context.Context, i int64) (int64, time.Duration, error) {
@@ -388,33 +356,19 @@ func (o *Object) Run(ctx context.Context) (any, error) {
 			return n, ttfb, err
 		}
 	}
-	st, moved := runRequests(ctx, o.Count, o.Parallelism, o.OnError == "fail", fn)
-	after := c.retry.snapshot()
-	if st.firstErr != nil && o.OnError == "fail" {
-		return nil, AsError(st.firstErr)
+	b, err := runTimed(ctx, o.Count, o.Parallelism, o.OnError, c.retry.snapshot, fn)
+	if err != nil {
+		return nil, err
 	}
-	res.ElapsedS = st.elapsed.Seconds()
-	res.Bytes, res.Ops = moved, st.done
-	res.Requests = RequestCounts{OK: st.done, Failed: st.failed, Attempts: after.Attempts - before.Attempts,
-		Throttles: after.Throttles - before.Throttles}
-	res.Requests.Retries = max(res.Requests.Attempts-st.done-st.failed, 0)
-	res.Latency = st.latency.summary()
+	b.report(&res.Common, &res.Requests, &res.Latency, &res.ErrorSample, &res.Throughput, &res.IOPS)
 	if o.Op == "get" {
-		res.TTFB = st.ttfb.summary()
-	}
-	if st.sample != "" {
-		res.ErrorSample = &st.sample
-	}
-	if res.ElapsedS > 0 {
-		res.Throughput = float64(res.Bytes) / res.ElapsedS
-		res.IOPS = float64(st.done) / res.ElapsedS
+		res.TTFB = b.st.ttfb.summary()
 	}
 	if *o.Drop {
-		dst, _ := runRequests(ctx, o.Count, o.Parallelism, true, func(ctx context.Context, i int64) (int64, time.Duration, error) {
+		if err := runUntimed(ctx, o.Count, o.Parallelism, "drop: ", func(ctx context.Context, i int64) (int64, time.Duration, error) {
 			return 0, 0, t.del(ctx, c, o.key(i))
-		})
-		if dst.firstErr != nil {
-			return nil, prefixError("drop: ", dst.firstErr)
+		}); err != nil {
+			return nil, err
 		}
 		res.Dropped = true
 	}
