@@ -43,6 +43,7 @@ type Instance struct {
 	Sandbox   *Sandbox
 	Created   time.Time
 	InitDur   time.Duration // process start → first /next, Lambda's "Init Duration"
+	readyAt   time.Time     // when the first /next arrived (written before ready is closed)
 	Logs      *logBuffer
 	ready     chan struct{} // closed at the first /next
 	initErr   chan []byte   // body of /runtime/init/error
@@ -87,8 +88,10 @@ func (in *Instance) runtimeAPI() http.Handler {
 }
 
 func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
+	// The bootstrap can poll before StartSandbox has returned (the sandbox is released from
+	// inside it), so only note the time here; waitReady derives the init duration.
 	in.readyOnce.Do(func() {
-		in.InitDur = time.Since(in.Created) - in.Sandbox.Setup
+		in.readyAt = time.Now()
 		close(in.ready)
 	})
 	var inv *invocation
@@ -199,6 +202,7 @@ func (in *Instance) waitReady(ctx context.Context, limit time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-in.ready:
+		in.InitDur = in.readyAt.Sub(in.Created) - in.Sandbox.Setup
 		return nil
 	case body := <-in.initErr:
 		return &initError{payload: body}
