@@ -137,6 +137,8 @@ def main() -> int:
     time.sleep(3)  # keep-alive is 1 s: every instance should be evicted by now
     after = platform_resources(pid, data, cg)
     local_platform.stop(data)
+    platform_log = [l for l in (data / "platform.log").read_text(errors="replace").splitlines()
+                    if "failed" in l or "panic" in l][:20]
     leftover_cgroups = glob.glob(f"/sys/fs/cgroup/memory/{cg}/*/")
     shutil.rmtree(data, ignore_errors=True)
 
@@ -149,7 +151,7 @@ def main() -> int:
     if after["data_dir_bytes"] > before["data_dir_bytes"] + (1 << 20):
         grew["data_dir_bytes"] = (before["data_dir_bytes"], after["data_dir_bytes"])
     result = {"seconds": args.seconds, "threads": args.threads, "invocations": sum(counts.values()),
-              "counts": counts, "unexpected": examples, "before": before, "after": after, "grew": grew,
+              "counts": counts, "unexpected": examples, "platform_log": platform_log, "before": before, "after": after, "grew": grew,
               "cgroups_left_after_stop": len(leftover_cgroups)}
     print(json.dumps(result, indent=2))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

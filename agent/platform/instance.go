@@ -277,10 +277,12 @@ func (in *Instance) close() {
 	in.mu.Lock()
 	in.dead = true
 	in.mu.Unlock()
-	in.server.Close()
+	// The sandbox goes first: closing the Runtime API under a live bootstrap only makes it
+	// reconnect into a closed port.
 	if in.Sandbox != nil {
 		in.Sandbox.Destroy()
 	}
+	in.server.Close()
 }
 
 var errThrottled = errors.New("throttled")
