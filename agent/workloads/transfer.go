@@ -218,7 +218,7 @@ func (t *Transfer) Run(ctx context.Context) (any, error) {
 	default:
 		r0 := time.Now()
 		var err error
-		payload, err = t.fetch(ctx, t.Key)
+		payload, err = t.blobs().get(ctx, t.Key)
 		self.ReadS = time.Since(r0).Seconds()
 		if err != nil {
 			return nil, prefixError(fmt.Sprintf("hop %d: ", t.Hop), err)
@@ -226,7 +226,7 @@ func (t *Transfer) Run(ctx context.Context) (any, error) {
 		if int64(len(payload)) != t.PayloadSize {
 			return nil, &Error{Type: IOError, Message: fmt.Sprintf("hop %d: %s has %d bytes, payload_size says %d", t.Hop, t.Key, len(payload), t.PayloadSize)}
 		}
-		_ = t.remove(ctx, t.Key) // consumed; not timed
+		_ = t.blobs().del(ctx, t.Key) // consumed; not timed
 	}
 	if t.Hop > 0 {
 		self.PayloadBytes = int64(len(payload))
@@ -245,7 +245,7 @@ func (t *Transfer) Run(ctx context.Context) (any, error) {
 			next.Payload = string(payload)
 		} else {
 			next.Key = t.storageKey(next.Hop)
-			if err := t.store(ctx, next.Key, payload); err != nil {
+			if err := t.blobs().put(ctx, next.Key, payload); err != nil {
 				return nil, prefixError(fmt.Sprintf("hop %d: ", t.Hop), err)
 			}
 			self.WriteS = time.Since(sendStart).Seconds()
@@ -259,7 +259,7 @@ func (t *Transfer) Run(ctx context.Context) (any, error) {
 		self.ReturnNs = &ret
 		if err != nil {
 			if t.Via != "inline" {
-				_ = t.remove(context.WithoutCancel(ctx), next.Key)
+				_ = t.blobs().del(context.WithoutCancel(ctx), next.Key)
 			}
 			return nil, prefixError(fmt.Sprintf("hop %d -> %d: ", t.Hop, next.Hop), err)
 		}
@@ -285,32 +285,15 @@ func makePayload(size int64) []byte {
 	return b
 }
 
-func (t *Transfer) store(ctx context.Context, key string, b []byte) error {
+// blobs is the storage the payload passes through (via "object" or "kv"), keys under its
+// prefix, as app keeps its input and output.
+func (t *Transfer) blobs() blobStore {
 	if t.Via == "object" {
 		c, _ := t.s3t.client(1)
-		return t.s3t.put(ctx, c, t.s3t.prefix+key, b)
+		return &s3Blobs{t: t.s3t, c: c}
 	}
 	c, _ := t.kvt.client(1)
-	return t.kvt.put(ctx, c, t.kvt.prefix+key, b)
-}
-
-func (t *Transfer) fetch(ctx context.Context, key string) ([]byte, error) {
-	if t.Via == "object" {
-		c, _ := t.s3t.client(1)
-		b, _, err := t.s3t.get(ctx, c, t.s3t.prefix+key, nil)
-		return b, err
-	}
-	c, _ := t.kvt.client(1)
-	return t.kvt.get(ctx, c, t.kvt.prefix+key)
-}
-
-func (t *Transfer) remove(ctx context.Context, key string) error {
-	if t.Via == "object" {
-		c, _ := t.s3t.client(1)
-		return t.s3t.del(ctx, c, t.s3t.prefix+key)
-	}
-	c, _ := t.kvt.client(1)
-	return t.kvt.del(ctx, c, t.kvt.prefix+key)
+	return &kvBlobs{t: t.kvt, c: c}
 }
 
 // envelope is the part of the next hop's agent response this hop reads.
