@@ -93,6 +93,14 @@ def _is_int_text(v: str) -> bool:
     return v.isdigit() and len(v) < 19
 
 
+# "size" in these names counts invocations, not bytes (the load section of a spec).
+_COUNT_NAMES = ("burst_size", "batch_size", "pool_size")
+
+
+def _is_count(low: str) -> bool:
+    return low.startswith("load.") or low.endswith(_COUNT_NAMES)
+
+
 def factor_info(name: str, levels: list[str], hint: str | None = None) -> FactorInfo:
     """Decide how a factor's levels are shown. `hint` is the spec field for a results store
     (``workload.io_size``, ``function.memory_mb``); foreign columns are recognised by name
@@ -103,7 +111,7 @@ def factor_info(name: str, levels: list[str], hint: str | None = None) -> Factor
     if ints and ("memory_mb" in low or low.endswith("ephemeral_mb")):
         info.kind = "memory"
         info.labels = {v: f"{int(v)} MB" for v in levels}
-    elif ints and ("bytes" in low or "size" in low) and "memory" not in low:
+    elif ints and ("bytes" in low or "size" in low) and "memory" not in low and not _is_count(low):
         info.kind = "size"
         lab = size_labels([int(v) for v in levels])
         info.labels = {v: lab[int(v)] for v in levels}
