@@ -1,5 +1,4 @@
-
-
+"""How factor levels are labelled in reports."""
 def test_load_counts_are_not_labelled_as_bytes():
     from faascope.report.data import factor_info
 
