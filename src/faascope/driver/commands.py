@@ -41,5 +41,21 @@ def run_command(spec, results, resume, replications, seed, force, no_progress):
         out.print(f"next: faascope report {s.results} --out reports/{Path(s.results).stem} "
                   "(bursts, co-residency and staggering; docs/concurrency.md)", soft_wrap=True)
     elif s.factors:
-        out.print(f"next: faascope analyze {s.results} --response latency_seconds "
-                  f"--factors {','.join(s.factors)}", soft_wrap=True)
+        scenario = _scenarios_needed(s.results, s.factors)
+        factors = [f for f in s.factors if f not in scenario]
+        out.print(f"next: faascope analyze {s.results} --response latency_seconds --factors {','.join(factors)}"
+                  + (f" --scenario {','.join(scenario)}" if scenario else ""), soft_wrap=True)
+
+
+def _scenarios_needed(results, factors: list[str]) -> list[str]:
+    """The factors to split the analysis by when compatibility rules left the design incomplete,
+    so that the suggested command runs instead of failing on empty cells; [] when the full model
+    fits (or when that cannot be worked out)."""
+    try:
+        from faascope.analysis.io import load_table
+        from faascope.report.data import choose_scenarios
+
+        df = load_table(results)
+        return choose_scenarios(df.astype({f: str for f in factors}), factors) or []
+    except Exception:  # a hint must never fail a finished campaign
+        return []
