@@ -17,22 +17,12 @@ import pytest
 from faascope.analysis.concurrency import burst_stats, load_bursts
 from faascope.driver.runner import run_campaign
 from faascope.errors import Failure
+from go_binaries import skip_unless_built
 
 pytestmark = pytest.mark.slow
 
 
-def _platform_available() -> bool:
-    try:
-        from faascope.binaries import agent_binary, platform_binary
-        platform_binary()
-        agent_binary()
-        return True
-    except Exception:
-        return False
-
-
-needs_platform = pytest.mark.skipif(not _platform_available(),
-                                    reason="the Go binaries are not built (pip install -e .)")
+needs_platform = skip_unless_built()
 
 
 def platform(tmp_path_factory, name: str, **kw):

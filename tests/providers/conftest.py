@@ -10,22 +10,14 @@ import urllib.request
 
 import pytest
 
+from go_binaries import NOT_BUILT, binaries_ok, skip_unless_built
+
 SECRET_KEY = "FAKE-SECRET-KEY-must-never-be-recorded-0123456789"
 SESSION_TOKEN = "FAKE-SESSION-TOKEN-must-never-be-recorded-abcdef"
 
 
-def _binaries_ok() -> bool:
-    try:
-        from faascope.binaries import agent_binary, platform_binary
-        platform_binary()
-        agent_binary()
-        return True
-    except Exception:
-        return False
-
-
-needs_binaries = pytest.mark.skipif(not _binaries_ok(),
-                                    reason="the Go binaries are not built (pip install -e .)")
+needs_binaries = skip_unless_built()
+_binaries_ok = binaries_ok  # tests/driver/test_burst_fake.py reads it from here
 
 
 @pytest.fixture
@@ -45,8 +37,8 @@ def aws_env(monkeypatch, tmp_path):
 def platform_endpoint(tmp_path_factory):
     from faascope.providers import local_platform
 
-    if not _binaries_ok():
-        pytest.skip("the Go binaries are not built (pip install -e .)")
+    if not binaries_ok():
+        pytest.skip(NOT_BUILT)
     d = tmp_path_factory.mktemp("platform")
     state = local_platform.start(profile="lambda", data_dir=d, port=0, keep_alive="2s")
     yield state["endpoint"]
@@ -82,8 +74,8 @@ def start_agent(port: int) -> subprocess.Popen:
 @pytest.fixture(scope="module")
 def agent_urls():
     """Two agents in HTTP mode on loopback."""
-    if not _binaries_ok():
-        pytest.skip("the Go binaries are not built (pip install -e .)")
+    if not binaries_ok():
+        pytest.skip(NOT_BUILT)
     procs, urls = [], []
     for _ in range(2):
         port = free_port()
