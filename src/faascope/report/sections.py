@@ -928,7 +928,7 @@ def _timeseries_fig(ctx: Ctx, sc: Scenario, t: pd.Series) -> Fig:
         ax.set_xlabel("time (UTC)")
         ax.set_ylabel(ctx.axis())
         import matplotlib.dates as mdates
-        loc = mdates.AutoDateLocator(maxticks=8)
+        loc = mdates.AutoDateLocator()  # its per-frequency defaults fit any span; one fixed maxticks does not
         ax.xaxis.set_major_locator(loc)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
         _legend_outside(ax, sc.legend_title, markerscale=1.5)
