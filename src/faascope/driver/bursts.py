@@ -303,7 +303,8 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
                    spec_path: Path, provider_factory: Optional[Callable], progress: bool, con: Any):
     """Run the pending slots of a burst campaign (called by :func:`runner.run_campaign`)."""
     from faascope.driver import burst_store as bs
-    from faascope.driver.runner import Interrupted, RunSummary, _StopFlag
+    from faascope.driver.runner import (Interrupted, RunSummary, _already_complete, _conclude,
+                                        _settle, _StopFlag)
 
     cid = campaign["id"]
     cells = plan.cells_by_key
@@ -319,12 +320,7 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
                          factors=[f.name for f in loaded.factors])
     resume_hint = f"faascope run {spec_path} --results {results} --resume"
     if not pending:
-        summary.recorded = store.count(cid)
-        summary.statuses = store.status_counts(cid)
-        summary.complete = True
-        if campaign["status"] != "complete":
-            store.set_status(cid, "complete")
-        return summary
+        return _already_complete(store, campaign, summary)
 
     for c in cells.values():
         ld = c.load or {}
@@ -355,28 +351,11 @@ def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: 
             session.writer.close()
         except BaseException as exc:  # noqa: BLE001 - a store failure is the campaign's failure
             failure = failure or Failure(f"writing records failed: {exc}")
-        summary.recorded = store.count(cid)
-        summary.statuses = store.status_counts(cid)
-        summary.complete = summary.recorded >= len(planned) and not store.pending_runs(cid)
-        if summary.complete:
-            store.set_status(cid, "complete")
-            store.event(cid, "complete", {"records": summary.recorded})
-        else:
-            store.set_status(cid, "interrupted")
-            store.event(cid, "interrupted", {"records": summary.recorded,
-                                             "pending": len(store.pending_runs(cid))})
+        _settle(store, cid, summary, len(planned), lambda: len(store.pending_runs(cid)))
         session.close(teardown=summary.complete and not keep)
-    if failure is not None:
-        if isinstance(failure, BadInput):
-            raise failure
-        raise Failure(f"{getattr(failure, 'message', failure)}\n{summary.recorded} of "
-                      f"{summary.planned} invocations are recorded in {results}; once fixed, "
-                      f"continue with: {resume_hint}")
-    summary.interrupted = interrupted and not summary.complete
-    if summary.interrupted:
-        raise Failure(f"interrupted: {summary.recorded} of {summary.planned} invocations are "
-                      f"recorded in {results}; continue with: {resume_hint}")
-    return summary
+    if isinstance(failure, BadInput):
+        raise failure
+    return _conclude(summary, failure, interrupted, results, resume_hint)
 
 
 class BurstSession:

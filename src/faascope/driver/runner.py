@@ -223,12 +223,7 @@ def _execute(loaded: LoadedSpec, plan: Plan, store: ResultsStore, campaign: dict
     resume_hint = (f"faascope run {spec_path} --results {results} --resume")
 
     if not pending:
-        summary.recorded = store.count(cid)
-        summary.statuses = store.status_counts(cid)
-        summary.complete = True
-        if campaign["status"] != "complete":
-            store.set_status(cid, "complete")
-        return summary
+        return _already_complete(store, campaign, summary)
 
     provider = provider_factory(loaded) if provider_factory else make_provider(
         loaded.provider_kind, settings)
@@ -262,16 +257,7 @@ def _execute(loaded: LoadedSpec, plan: Plan, store: ResultsStore, campaign: dict
     except Failure as exc:
         failure = exc
     finally:
-        summary.recorded = store.count(cid)
-        summary.statuses = store.status_counts(cid)
-        summary.complete = summary.recorded >= len(planned) and not store.pending_runs(cid)
-        if summary.complete:
-            store.set_status(cid, "complete")
-            store.event(cid, "complete", {"records": summary.recorded})
-        else:
-            store.set_status(cid, "interrupted")
-            store.event(cid, "interrupted", {"records": summary.recorded,
-                                             "pending": len(planned) - summary.recorded})
+        _settle(store, cid, summary, len(planned), lambda: len(planned) - summary.recorded)
         if summary.complete and not keep:
             for name in sorted(deployed):
                 try:
@@ -279,9 +265,44 @@ def _execute(loaded: LoadedSpec, plan: Plan, store: ResultsStore, campaign: dict
                 except Exception as exc:  # leave a note, the data are safe
                     con.print(f"[yellow]warning[/yellow]: could not delete function {name}: {exc}")
         provider.close()
+    return _conclude(summary, failure, interrupted, results, resume_hint)
+
+
+# The ends of a campaign run, shared by _execute and bursts.execute_bursts.
+def _already_complete(store: ResultsStore, campaign: dict, summary: RunSummary) -> RunSummary:
+    """Nothing is pending: the campaign is complete (marked so if it was not)."""
+    cid = campaign["id"]
+    summary.recorded = store.count(cid)
+    summary.statuses = store.status_counts(cid)
+    summary.complete = True
+    if campaign["status"] != "complete":
+        store.set_status(cid, "complete")
+    return summary
+
+
+def _settle(store: ResultsStore, cid: int, summary: RunSummary, planned: int,
+            pending: Callable[[], int]) -> None:
+    """After running (done, failed or interrupted): counts what is recorded and marks the
+    campaign complete or interrupted, with an event; pending() is the interrupted event's count
+    of what is left."""
+    summary.recorded = store.count(cid)
+    summary.statuses = store.status_counts(cid)
+    summary.complete = summary.recorded >= planned and not store.pending_runs(cid)
+    if summary.complete:
+        store.set_status(cid, "complete")
+        store.event(cid, "complete", {"records": summary.recorded})
+    else:
+        store.set_status(cid, "interrupted")
+        store.event(cid, "interrupted", {"records": summary.recorded, "pending": pending()})
+
+
+def _conclude(summary: RunSummary, failure: Optional[BaseException], interrupted: bool,
+              results: Path, resume_hint: str) -> RunSummary:
+    """The summary of a finished run, or a Failure saying what is recorded and how to resume."""
     if failure is not None:
-        raise Failure(f"{failure.message}\n{summary.recorded} of {summary.planned} invocations are "
-                      f"recorded in {results}; once fixed, continue with: {resume_hint}")
+        raise Failure(f"{getattr(failure, 'message', failure)}\n{summary.recorded} of "
+                      f"{summary.planned} invocations are recorded in {results}; once fixed, "
+                      f"continue with: {resume_hint}")
     summary.interrupted = interrupted and not summary.complete
     if summary.interrupted:
         raise Failure(f"interrupted: {summary.recorded} of {summary.planned} invocations are "
