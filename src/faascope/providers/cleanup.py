@@ -33,6 +33,30 @@ class Resource:
     detail: str = ""
 
 
+def _delete_ours(out: list[Resource], kind: str, name: str, tags: dict[str, str], campaign: Optional[str],
+                 dry_run: bool, say: Callable[[str], None], delete: Callable[[], Any],
+                 gone_code: str = "ResourceNotFoundException") -> None:
+    """Delete one resource if its tags say faascope made it (for this campaign), and record
+    what happened: deleted, would-delete, gone (deleted meanwhile) or failed."""
+    from botocore.exceptions import ClientError
+
+    if not is_ours(tags, campaign):
+        return
+    camp = tags.get(CAMPAIGN_TAG)
+    if dry_run:
+        out.append(Resource(kind, name, camp, "would-delete"))
+        return
+    try:
+        detail = delete()
+    except ClientError as exc:
+        gone = _code(exc) == gone_code
+        out.append(Resource(kind, name, camp, "gone" if gone else "failed", "" if gone else str(exc)))
+        return
+    detail = detail if isinstance(detail, str) else ""
+    out.append(Resource(kind, name, camp, "deleted", detail))
+    say(f"deleted {kind.split('-', 1)[1]} {name}" + (f" ({detail})" if detail else ""))
+
+
 def is_ours(tags: dict[str, str], campaign: Optional[str]) -> bool:
     mine = tags.get(CREATED_BY_TAG) == "faascope" or tags.get(LEGACY_TAG[0]) == LEGACY_TAG[1]
     if not mine:
@@ -82,21 +106,8 @@ def clean_functions(client, campaign: Optional[str], dry_run: bool,
                 continue  # deleted meanwhile
             out.append(Resource("lambda-function", name, None, "failed", str(exc)))
             continue
-        if not is_ours(tags, campaign):
-            continue
-        camp = tags.get(CAMPAIGN_TAG)
-        if dry_run:
-            out.append(Resource("lambda-function", name, camp, "would-delete"))
-            continue
-        try:
-            client.delete_function(FunctionName=name)
-            out.append(Resource("lambda-function", name, camp, "deleted"))
-            say(f"deleted function {name}")
-        except ClientError as exc:
-            if _code(exc) == "ResourceNotFoundException":
-                out.append(Resource("lambda-function", name, camp, "gone"))
-            else:
-                out.append(Resource("lambda-function", name, camp, "failed", str(exc)))
+        _delete_ours(out, "lambda-function", name, tags, campaign, dry_run, say,
+                     lambda: client.delete_function(FunctionName=name))
     return out
 
 
@@ -117,13 +128,8 @@ def clean_buckets(s3, campaign: Optional[str], dry_run: bool,
                 out.append(Resource("s3-bucket", b, None, "failed", str(exc)))
             continue
         tags = {t["Key"]: t["Value"] for t in tagset}
-        if not is_ours(tags, campaign):
-            continue
-        camp = tags.get(CAMPAIGN_TAG)
-        if dry_run:
-            out.append(Resource("s3-bucket", b, camp, "would-delete"))
-            continue
-        try:
+
+        def empty_and_delete(b=b) -> str:
             n = 0
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=b):
                 keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
@@ -131,11 +137,9 @@ def clean_buckets(s3, campaign: Optional[str], dry_run: bool,
                     s3.delete_objects(Bucket=b, Delete={"Objects": keys, "Quiet": True})
                     n += len(keys)
             s3.delete_bucket(Bucket=b)
-            out.append(Resource("s3-bucket", b, camp, "deleted", f"{n} object(s)"))
-            say(f"deleted bucket {b} ({n} objects)")
-        except ClientError as exc:
-            action = "gone" if _code(exc) == "NoSuchBucket" else "failed"
-            out.append(Resource("s3-bucket", b, camp, action, "" if action == "gone" else str(exc)))
+            return f"{n} object(s)"
+
+        _delete_ours(out, "s3-bucket", b, tags, campaign, dry_run, say, empty_and_delete, gone_code="NoSuchBucket")
     return out
 
 
@@ -158,19 +162,8 @@ def clean_tables(ddb, campaign: Optional[str], dry_run: bool,
             if _code(exc) != "ResourceNotFoundException":
                 out.append(Resource("dynamodb-table", t, None, "failed", str(exc)))
             continue
-        if not is_ours(tags, campaign):
-            continue
-        camp = tags.get(CAMPAIGN_TAG)
-        if dry_run:
-            out.append(Resource("dynamodb-table", t, camp, "would-delete"))
-            continue
-        try:
-            ddb.delete_table(TableName=t)
-            out.append(Resource("dynamodb-table", t, camp, "deleted"))
-            say(f"deleted table {t}")
-        except ClientError as exc:
-            action = "gone" if _code(exc) == "ResourceNotFoundException" else "failed"
-            out.append(Resource("dynamodb-table", t, camp, action, "" if action == "gone" else str(exc)))
+        _delete_ours(out, "dynamodb-table", t, tags, campaign, dry_run, say,
+                     lambda t=t: ddb.delete_table(TableName=t))
     return out
 
 
