@@ -127,20 +127,26 @@ func integral(raw json.RawMessage) json.RawMessage {
 
 // jsonFields lists the exact JSON names a parameter struct accepts.
 func jsonFields(w workloads.Workload) map[string]bool {
-	t := reflect.TypeOf(w).Elem()
 	names := map[string]bool{}
+	addJSONFields(reflect.TypeOf(w).Elem(), names)
+	return names
+}
+
+// addJSONFields collects a struct's JSON names the way encoding/json sees them: the fields of an
+// untagged embedded struct are promoted to the top level.
+func addJSONFields(t reflect.Type, names map[string]bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			addJSONFields(f.Type, names)
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
+		if !f.IsExported() || name == "" || name == "-" {
 			continue
 		}
 		names[name] = true
 	}
-	return names
 }
 
 func decodeError(err error) error {

@@ -176,3 +176,20 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestEmbeddedParameterGroupsArePromotedLikeEncodingJSON(t *testing.T) {
+	got := jsonFields(&workloads.Object{})
+	for _, name := range []string{"region", "access_key_id", "session_token", "max_attempts", "retry_mode", "max_backoff_ms", "timeout_ms", "bucket"} {
+		if !got[name] {
+			t.Errorf("object accepts %q at the top level of the request", name)
+		}
+	}
+	for _, name := range []string{"AWSAccess", "RetryParams", "aws_access", "retry_params"} {
+		if got[name] {
+			t.Errorf("the embedded group's own name %q must not be a request field", name)
+		}
+	}
+	if app := jsonFields(&workloads.App{}); !app["path_style"] || app["retry_mode"] {
+		t.Errorf("app takes the blob parameters but no retry mode: %v", app)
+	}
+}

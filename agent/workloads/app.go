@@ -43,22 +43,25 @@ type App struct {
 	Prepare      *bool  `json:"prepare"`
 	Drop         *bool  `json:"drop"`
 	// storage parameters (as in object, kv and sharedfs)
-	Root            string `json:"root"`
-	Backend         string `json:"backend"`
-	Endpoint        string `json:"endpoint"`
-	Bucket          string `json:"bucket"`
-	Table           string `json:"table"`
-	Prefix          string `json:"prefix"`
-	PathStyle       *bool  `json:"path_style"`
-	Region          string `json:"region"`
-	AccessKeyID     string `json:"access_key_id"`
-	SecretAccessKey string `json:"secret_access_key"`
-	SessionToken    string `json:"session_token"`
-	MaxAttempts     int    `json:"-"`
-	MaxAttemptsIn   *int   `json:"max_attempts"`
+	Root string `json:"root"`
+	BlobParams
 
 	store blobStore
 	where string
+}
+
+// BlobParams name the object or key-value store that app and transfer read and write through
+// (the same meaning as in object and kv).
+type BlobParams struct {
+	Backend   string `json:"backend"`
+	Endpoint  string `json:"endpoint"`
+	Bucket    string `json:"bucket"`
+	Table     string `json:"table"`
+	Prefix    string `json:"prefix"`
+	PathStyle *bool  `json:"path_style"`
+	AWSAccess
+	MaxAttempts   int  `json:"-"`
+	MaxAttemptsIn *int `json:"max_attempts"`
 }
 
 // AppResult is the "workload" object of an app response.

@@ -228,3 +228,20 @@ func (c *clientCache) get(key string, build func() any) (any, bool) {
 	c.m[key] = v
 	return v, false
 }
+
+// AWSAccess names the region and credentials of an AWS(-compatible) service. Workloads embed it
+// untagged, so its JSON names stay at the top level of the request.
+type AWSAccess struct {
+	Region          string `json:"region"`
+	AccessKeyID     string `json:"access_key_id"`
+	SecretAccessKey string `json:"secret_access_key"`
+	SessionToken    string `json:"session_token"`
+}
+
+// RetryParams are a storage client's retry settings as a request gives them (nil = default).
+type RetryParams struct {
+	MaxAttemptsIn  *int   `json:"max_attempts"`
+	RetryMode      string `json:"retry_mode"`
+	MaxBackoffMsIn *int64 `json:"max_backoff_ms"`
+	TimeoutMs      int64  `json:"timeout_ms"`
+}

@@ -29,33 +29,25 @@ const (
 // stand-in, or ElastiCache) or DynamoDB. Item i of invocation index has key
 // {prefix}{index}:{i}; DynamoDB items are {"pk": key (S), "v": value (B)}.
 type KV struct {
-	Kind            string `json:"kind"`
-	Backend         string `json:"backend"`
-	Op              string `json:"op"`
-	ItemSize        int64  `json:"item_size"`
-	Count           int64  `json:"-"`
-	CountIn         *int64 `json:"count"`
-	Parallelism     int    `json:"-"`
-	ParallelismIn   *int   `json:"parallelism"`
-	Index           int64  `json:"index"`
-	Prefix          string `json:"prefix"`
-	Endpoint        string `json:"endpoint"`
-	Table           string `json:"table"`
-	Region          string `json:"region"`
-	AccessKeyID     string `json:"access_key_id"`
-	SecretAccessKey string `json:"secret_access_key"`
-	SessionToken    string `json:"session_token"`
-	ConsistentRead  bool   `json:"consistent_read"`
-	MaxAttempts     int    `json:"-"`
-	MaxAttemptsIn   *int   `json:"max_attempts"`
-	RetryMode       string `json:"retry_mode"`
-	MaxBackoffMs    int64  `json:"-"`
-	MaxBackoffMsIn  *int64 `json:"max_backoff_ms"`
-	TimeoutMs       int64  `json:"timeout_ms"`
-	Source          string `json:"source"`
-	Prepare         *bool  `json:"prepare"`
-	Drop            *bool  `json:"drop"`
-	OnError         string `json:"on_error"`
+	Kind          string `json:"kind"`
+	Backend       string `json:"backend"`
+	Op            string `json:"op"`
+	ItemSize      int64  `json:"item_size"`
+	Count         int64  `json:"-"`
+	CountIn       *int64 `json:"count"`
+	Parallelism   int    `json:"-"`
+	ParallelismIn *int   `json:"parallelism"`
+	Index         int64  `json:"index"`
+	Prefix        string `json:"prefix"`
+	Endpoint      string `json:"endpoint"`
+	Table         string `json:"table"`
+	AWSAccess
+	ConsistentRead bool `json:"consistent_read"`
+	RetryParams
+	Source  string `json:"source"`
+	Prepare *bool  `json:"prepare"`
+	Drop    *bool  `json:"drop"`
+	OnError string `json:"on_error"`
 
 	target kvTarget
 }

@@ -34,34 +34,26 @@ const (
 // at key {prefix}{index}/{i}, so concurrent invocations given distinct indexes use distinct
 // keys, and invocations with the same index read the same objects. See docs/storage.md.
 type Object struct {
-	Kind            string `json:"kind"`
-	API             string `json:"api"`
-	Op              string `json:"op"`
-	ObjectSize      int64  `json:"object_size"`
-	Count           int64  `json:"-"`
-	CountIn         *int64 `json:"count"`
-	Parallelism     int    `json:"-"`
-	ParallelismIn   *int   `json:"parallelism"`
-	Bucket          string `json:"bucket"`
-	Prefix          string `json:"prefix"`
-	Index           int64  `json:"index"`
-	Endpoint        string `json:"endpoint"`
-	Region          string `json:"region"`
-	PathStyle       *bool  `json:"path_style"`
-	AccessKeyID     string `json:"access_key_id"`
-	SecretAccessKey string `json:"secret_access_key"`
-	SessionToken    string `json:"session_token"`
-	MaxAttempts     int    `json:"-"`
-	MaxAttemptsIn   *int   `json:"max_attempts"`
-	RetryMode       string `json:"retry_mode"`
-	MaxBackoffMs    int64  `json:"-"`
-	MaxBackoffMsIn  *int64 `json:"max_backoff_ms"`
-	TimeoutMs       int64  `json:"timeout_ms"`
-	Checksum        string `json:"checksum"`
-	Source          string `json:"source"`
-	Prepare         *bool  `json:"prepare"`
-	Drop            *bool  `json:"drop"`
-	OnError         string `json:"on_error"`
+	Kind          string `json:"kind"`
+	API           string `json:"api"`
+	Op            string `json:"op"`
+	ObjectSize    int64  `json:"object_size"`
+	Count         int64  `json:"-"`
+	CountIn       *int64 `json:"count"`
+	Parallelism   int    `json:"-"`
+	ParallelismIn *int   `json:"parallelism"`
+	Bucket        string `json:"bucket"`
+	Prefix        string `json:"prefix"`
+	Index         int64  `json:"index"`
+	Endpoint      string `json:"endpoint"`
+	AWSAccess
+	PathStyle *bool `json:"path_style"`
+	RetryParams
+	Checksum string `json:"checksum"`
+	Source   string `json:"source"`
+	Prepare  *bool  `json:"prepare"`
+	Drop     *bool  `json:"drop"`
+	OnError  string `json:"on_error"`
 
 	s3cfg s3Target
 }

@@ -92,7 +92,7 @@ func TestKVRedisPutGetDrop(t *testing.T) {
 
 func TestKVRedisRetriesAreCounted(t *testing.T) {
 	// Nothing listens there: connection refused is retryable, so 3 attempts, 2 retries.
-	k := &KV{Op: "put", Endpoint: "redis://127.0.0.1:1/0", MaxAttemptsIn: ptr(3), MaxBackoffMsIn: ptr(int64(5)), OnError: "count"}
+	k := &KV{Op: "put", Endpoint: "redis://127.0.0.1:1/0", RetryParams: RetryParams{MaxAttemptsIn: ptr(3), MaxBackoffMsIn: ptr(int64(5))}, OnError: "count"}
 	if err := k.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +123,15 @@ func TestStorageValidationNamesTheField(t *testing.T) {
 		{&Object{Op: "put", Bucket: "b", CountIn: ptr(int64(0))}, "workload.count"},
 		{&Object{Op: "put", Bucket: "b", ParallelismIn: ptr(2000)}, "workload.parallelism"},
 		{&Object{Op: "put", Bucket: "b", Endpoint: "ftp://x"}, "workload.endpoint"},
-		{&Object{Op: "put", Bucket: "b", AccessKeyID: "a"}, "workload.access_key_id"},
-		{&Object{Op: "put", Bucket: "b", MaxAttemptsIn: ptr(3), RetryMode: "none"}, "workload.retry_mode"},
+		{&Object{Op: "put", Bucket: "b", AWSAccess: AWSAccess{AccessKeyID: "a"}}, "workload.access_key_id"},
+		{&Object{Op: "put", Bucket: "b", RetryParams: RetryParams{MaxAttemptsIn: ptr(3), RetryMode: "none"}}, "workload.retry_mode"},
 		{&Object{Op: "put", Bucket: "b", ObjectSize: MaxObjectSize + 1}, "workload.object_size"},
 		{&Object{Bucket: "b"}, "workload.op"},
 		{&KV{Op: "get"}, "workload.endpoint"},
 		{&KV{Op: "get", Endpoint: "redis://x:1", Table: "t"}, "workload.backend"},
 		{&KV{Op: "get", Backend: "dynamodb"}, "workload.table"},
 		{&KV{Op: "get", Endpoint: "redis://x:1", ItemSize: MaxItemSize + 1}, "workload.item_size"},
-		{&KV{Op: "get", Endpoint: "redis://x:1", RetryMode: "adaptive", MaxAttemptsIn: ptr(2)}, "workload.retry_mode"},
+		{&KV{Op: "get", Endpoint: "redis://x:1", RetryParams: RetryParams{RetryMode: "adaptive", MaxAttemptsIn: ptr(2)}}, "workload.retry_mode"},
 		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Root: "/etc"}, "workload.root"},
 		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Mode: "shared", Drop: ptr(true)}, "workload.drop"},
 		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Mode: "shared", Engine: "dd"}, "workload.engine"},
@@ -145,7 +145,7 @@ func TestStorageValidationNamesTheField(t *testing.T) {
 		{&Transfer{}, "workload.function"},
 		{&Transfer{Function: "f", Payload: "x"}, "workload.hop"},
 		{&Transfer{Function: "f", Hop: 1, PayloadSize: 2, Payload: "x"}, "workload.payload"},
-		{&Transfer{Function: "f", Via: "inline", Bucket: "b"}, "workload.via"},
+		{&Transfer{Function: "f", Via: "inline", BlobParams: BlobParams{Bucket: "b"}}, "workload.via"},
 		{&Transfer{Function: "f", Hop: 2, ChainLengthIn: ptr(2)}, "workload.hop"},
 		{&Transfer{Function: "f", PayloadSize: MaxInlinePayload + 1}, "workload.payload_size"},
 		{&App{}, "workload.shape"},
@@ -153,7 +153,7 @@ func TestStorageValidationNamesTheField(t *testing.T) {
 		{&App{Shape: "sort", Storage: "tmp", OutputSizeIn: ptr(int64(5))}, "workload.output_size"},
 		{&App{Shape: "inference", Storage: "tmp", InputSizeIn: ptr(int64(1000))}, "workload.input_size"},
 		{&App{Shape: "video", Storage: "tmp", LayersIn: ptr(3)}, "workload.layers"},
-		{&App{Shape: "video", Storage: "tmp", Bucket: "b"}, "workload.endpoint"},
+		{&App{Shape: "video", Storage: "tmp", BlobParams: BlobParams{Bucket: "b"}}, "workload.endpoint"},
 		{&App{Shape: "video", Storage: "object"}, "workload.bucket"},
 	}
 	for _, c := range cases {

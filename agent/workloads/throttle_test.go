@@ -33,7 +33,8 @@ func TestObjectCountsSlowDownRetries(t *testing.T) {
 	}))
 	defer srv.Close()
 	o := &Object{Op: "put", Bucket: "bkt", Endpoint: srv.URL, ObjectSize: 100, CountIn: ptr(int64(5)),
-		MaxAttemptsIn: ptr(3), MaxBackoffMsIn: ptr(int64(1)), AccessKeyID: "AKID", SecretAccessKey: "s"}
+		RetryParams: RetryParams{MaxAttemptsIn: ptr(3), MaxBackoffMsIn: ptr(int64(1))},
+		AWSAccess:   AWSAccess{AccessKeyID: "AKID", SecretAccessKey: "s"}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,8 @@ func TestObjectCountsSlowDownRetries(t *testing.T) {
 		t.Errorf("requests %+v, want %+v (retry %+v)", r.Requests, want, r.Retry)
 	}
 	// Without retries (the default) the first SlowDown fails the run, named as a throttle.
-	o = &Object{Op: "put", Bucket: "bkt", Endpoint: srv.URL, ObjectSize: 100, AccessKeyID: "AKID", SecretAccessKey: "s"}
+	o = &Object{Op: "put", Bucket: "bkt", Endpoint: srv.URL, ObjectSize: 100,
+		AWSAccess: AWSAccess{AccessKeyID: "AKID", SecretAccessKey: "s"}}
 	_ = o.Validate()
 	calls.Store(0)
 	if _, err := o.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "throttled: SlowDown") {
@@ -89,8 +91,9 @@ func TestKVDynamoDBRequestsAndThrottles(t *testing.T) {
 	defer srv.Close()
 	for _, op := range []string{"put", "get"} {
 		k := &KV{Backend: "dynamodb", Op: op, Table: "tbl", Endpoint: srv.URL, ItemSize: 64, CountIn: ptr(int64(4)),
-			MaxAttemptsIn: ptr(2), MaxBackoffMsIn: ptr(int64(1)), AccessKeyID: "AKID", SecretAccessKey: "s",
-			Prepare: ptr(false), ConsistentRead: op == "get"}
+			RetryParams: RetryParams{MaxAttemptsIn: ptr(2), MaxBackoffMsIn: ptr(int64(1))},
+			AWSAccess:   AWSAccess{AccessKeyID: "AKID", SecretAccessKey: "s"},
+			Prepare:     ptr(false), ConsistentRead: op == "get"}
 		if err := k.Validate(); err != nil {
 			t.Fatal(err)
 		}

@@ -50,18 +50,7 @@ type Transfer struct {
 	InvokeTimeoutMs   int64  `json:"-"`
 	InvokeTimeoutMsIn *int64 `json:"invoke_timeout_ms"`
 	// storage, for via object / kv (same meaning as in object and kv)
-	Backend         string `json:"backend"`
-	Endpoint        string `json:"endpoint"`
-	Bucket          string `json:"bucket"`
-	Table           string `json:"table"`
-	Prefix          string `json:"prefix"`
-	PathStyle       *bool  `json:"path_style"`
-	Region          string `json:"region"`
-	AccessKeyID     string `json:"access_key_id"`
-	SecretAccessKey string `json:"secret_access_key"`
-	SessionToken    string `json:"session_token"`
-	MaxAttempts     int    `json:"-"`
-	MaxAttemptsIn   *int   `json:"max_attempts"`
+	BlobParams
 	// set by the previous hop
 	Hop       int    `json:"hop"`
 	Session   string `json:"session"`
