@@ -1,0 +1,72 @@
+"""Results files written by an earlier faascope stay readable, and read the same.
+
+``tests/store/data/legacy-*-v1.db`` were written by faascope 0.1.0 (results schema version 1,
+before the store got one reader and a version history) with the real local platform: a
+sequential campaign (warm-ups, half its invocations timed out) and a burst campaign (warm and
+cold bursts, warm pools). The specs that made them are beside them (``*.spec.yaml``), and so is
+what that version's ``export``, ``analyze --format json`` and ``report`` printed from them. Every
+later version must give the same export, the same analysis and the same report text from the
+same file: a change that makes an old file unreadable, or reads it differently, fails here.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from faascope.cli import cli
+
+DATA = Path(__file__).resolve().parent / "data"
+LEGACY = {
+    "legacy-sequential-v1": ["--factors", "memory"],
+    "legacy-burst-v1": ["--factors", "burst_size,start"],
+}
+
+
+def _copy(tmp_path: Path, name: str, monkeypatch) -> Path:
+    # a copy (opening a results file may add WAL side files; the committed file stays as written),
+    # named relative to the working directory as the reports were made
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(DATA / f"{name}.db", tmp_path / f"{name}.db")
+    return Path(f"{name}.db")
+
+
+def _ok(args: list[str]):
+    res = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
+    db = _copy(tmp_path, name, monkeypatch)
+    out = tmp_path / "out.csv"
+    _ok(["export", str(db), "--format", "csv", "--out", str(out)])
+    assert out.read_text() == (DATA / f"{name}.export.csv").read_text()
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_legacy_results_file_analyses_the_same(tmp_path, name, monkeypatch):
+    db = _copy(tmp_path, name, monkeypatch)
+    res = _ok(["analyze", str(db), "--response", "latency_seconds", *LEGACY[name],
+               "--format", "json"])
+    assert json.loads(res.stdout) == json.loads((DATA / f"{name}.analyze.json").read_text())
+
+
+def _without_generated_time(text: str) -> str:
+    return re.sub(r"Generated [0-9-]+ [0-9:]+ UTC", "Generated (time)", text)
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_legacy_results_file_reports_the_same(tmp_path, name, monkeypatch):
+    db = _copy(tmp_path, name, monkeypatch)
+    out = tmp_path / "report"
+    _ok(["report", str(db), "--out", str(out)])
+    summary = _without_generated_time((out / "summary.md").read_text())
+    assert summary == (DATA / f"{name}.report-summary.md").read_text()
+    figures = sorted(p.name for p in (out / "figures").iterdir())
+    assert figures == (DATA / f"{name}.report-figures.txt").read_text().split()
