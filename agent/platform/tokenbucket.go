@@ -2,33 +2,45 @@ package platform
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// TokenBucket is Firecracker's rate limiter for bytes: a bucket of Size tokens that refills
-// from empty in RefillTime, plus OneTimeBurst tokens that are spent first and never refill.
-// Unlike Firecracker, which retries a blocked device every 100 ms, a waiter here sleeps exactly
-// until its tokens exist, so measured rates match the configuration.
+// TokenBucket is Firecracker's rate limiter for bytes (firecracker-microvm/firecracker,
+// src/vmm/src/rate_limiter): a bucket of Size tokens that refills from empty in RefillTime,
+// plus OneTimeBurst tokens that are spent first and never refill. Unlike Firecracker, which
+// retries a blocked device every 100 ms, a waiter here sleeps exactly until its tokens exist, so
+// measured rates match the configuration.
+//
+// The arithmetic (refill, reserve) takes the time as an argument and is exact in integers: a
+// fraction of a token is carried over, never rounded away, so a waiter that sleeps the time
+// reserve returned finds its tokens there. Only Take reads the clock.
 type TokenBucket struct {
 	Size         int64
 	RefillTime   time.Duration
 	OneTimeBurst int64
 	mu           sync.Mutex
-	tokens       float64
-	burst        int64
-	last         time.Time
+	tokens       int64     // whole tokens in the bucket, 0…Size
+	frac         uint64    // refill progress towards the next token, in token·ns (< RefillTime)
+	burst        int64     // one-time credit left
+	last         time.Time // refill is accounted up to here
 }
 
 // NewTokenBucket returns a full bucket; size 0 means unlimited (nil).
 func NewTokenBucket(size int64, refill time.Duration, oneTimeBurst int64) *TokenBucket {
+	return NewTokenBucketAt(size, refill, oneTimeBurst, time.Now())
+}
+
+// NewTokenBucketAt returns a bucket that is full at now; size 0 means unlimited (nil).
+func NewTokenBucketAt(size int64, refill time.Duration, oneTimeBurst int64, now time.Time) *TokenBucket {
 	if size <= 0 || refill <= 0 {
 		return nil
 	}
 	return &TokenBucket{Size: size, RefillTime: refill, OneTimeBurst: oneTimeBurst,
-		tokens: float64(size), burst: oneTimeBurst, last: time.Now()}
+		tokens: size, burst: max(oneTimeBurst, 0), last: now}
 }
 
 // Take blocks until n tokens are spent (n may exceed Size: it is taken in Size-sized parts).
@@ -36,46 +48,72 @@ func (b *TokenBucket) Take(n int64) {
 	if b == nil {
 		return
 	}
+	b.take(n, time.Now, time.Sleep)
+}
+
+// take is Take's loop with the clock passed in, so a test can run it on a synthetic one.
+func (b *TokenBucket) take(n int64, now func() time.Time, sleep func(time.Duration)) {
 	for n > 0 {
-		part := n
-		if part > b.Size {
-			part = b.Size
-		}
-		if wait := b.reserve(part); wait > 0 {
-			time.Sleep(wait)
+		part := min(n, b.Size)
+		if wait := b.reserve(part, now()); wait > 0 {
+			sleep(wait)
 			continue
 		}
 		n -= part
 	}
 }
 
-// reserve spends n tokens if available and returns 0, else how long until they will be.
-func (b *TokenBucket) reserve(n int64) time.Duration {
+// reserve spends n ≤ Size tokens at now, the one-time burst first, and returns 0; or, when
+// the bucket and the burst together hold fewer than n, spends nothing and returns how long
+// after now the refill makes up the difference.
+func (b *TokenBucket) reserve(n int64, now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := time.Now()
-	rate := float64(b.Size) / b.RefillTime.Seconds() // tokens per second
-	b.tokens += now.Sub(b.last).Seconds() * rate
-	if b.tokens > float64(b.Size) {
-		b.tokens = float64(b.Size)
+	b.refill(now)
+	if short := n - b.burst - b.tokens; short > 0 {
+		return b.timeToRefill(short)
+	}
+	fromBurst := min(n, b.burst)
+	b.burst -= fromBurst
+	b.tokens -= n - fromBurst
+	return 0
+}
+
+// refill credits the tokens accrued between b.last and now: elapsed·Size/RefillTime, with the
+// remainder kept in b.frac. The products can exceed 64 bits (a 1 GiB bucket refilled over
+// minutes), hence the 128-bit arithmetic.
+func (b *TokenBucket) refill(now time.Time) {
+	elapsed := now.Sub(b.last)
+	if elapsed <= 0 {
+		return // the same instant, or a clock that went back: nothing accrued
 	}
 	b.last = now
-	if b.burst > 0 { // the one-time credit goes first
-		use := n
-		if use > b.burst {
-			use = b.burst
-		}
-		b.burst -= use
-		n -= use
-		if n == 0 {
-			return 0
-		}
+	if elapsed >= b.RefillTime {
+		b.tokens, b.frac = b.Size, 0
+		return
 	}
-	if b.tokens >= float64(n) {
-		b.tokens -= float64(n)
-		return 0
+	hi, lo := bits.Mul64(uint64(elapsed), uint64(b.Size))
+	lo, carry := bits.Add64(lo, b.frac, 0)
+	// elapsed < RefillTime and frac < RefillTime, so the quotient is at most Size: no overflow.
+	added, frac := bits.Div64(hi+carry, lo, uint64(b.RefillTime))
+	if added >= uint64(b.Size-b.tokens) {
+		b.tokens, b.frac = b.Size, 0 // a full bucket accrues nothing more
+		return
 	}
-	return time.Duration((float64(n) - b.tokens) / rate * float64(time.Second))
+	b.tokens += int64(added)
+	b.frac = frac
+}
+
+// timeToRefill is the shortest time in which the refill adds short ≤ Size more tokens: the
+// least t with t·Size + frac ≥ short·RefillTime.
+func (b *TokenBucket) timeToRefill(short int64) time.Duration {
+	hi, lo := bits.Mul64(uint64(short), uint64(b.RefillTime))
+	lo, borrow := bits.Sub64(lo, b.frac, 0)
+	hi -= borrow
+	lo, carry := bits.Add64(lo, uint64(b.Size-1), 0) // rounds the division up
+	// The quotient is at most RefillTime+1, so it fits.
+	t, _ := bits.Div64(hi+carry, lo, uint64(b.Size))
+	return time.Duration(t)
 }
 
 // Shaping is one direction's limits: a token bucket and an optional peak rate (line rate).
