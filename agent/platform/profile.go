@@ -30,10 +30,12 @@ type Limits struct {
 	TmpBytes    int64   `json:"tmp_bytes"` // 0 = no size limit
 }
 
-// Lambda gives one vCPU per 1,769 MB of memory ("MB" here and on AWS means MiB).
+// Lambda gives one vCPU per 1,769 MB of memory ("MB" here and on AWS means MiB): AWS Lambda
+// Developer Guide, "Configure Lambda function memory".
 const lambdaMBPerVCPU = 1769.0
 
-// gcfTiers is Cloud Functions 2nd gen's memory → vCPU table (BRIEF.md, platform facts).
+// gcfTiers is Cloud Functions 2nd gen's memory → vCPU table (Google Cloud, "Cloud Run
+// functions pricing", https://cloud.google.com/functions/pricing).
 var gcfTiers = []struct {
 	MemoryMB int
 	VCPU     float64

@@ -6,7 +6,8 @@ import (
 )
 
 func TestLambdaProfileScalesCPUWithMemory(t *testing.T) {
-	// One vCPU per 1,769 MB (BRIEF.md); 128 MB → 0.0724, 2048 MB → 1.1577.
+	// One vCPU per 1,769 MB (AWS Lambda Developer Guide, "Configure Lambda function memory");
+	// 128 MB → 0.0724, 2048 MB → 1.1577.
 	cases := map[int]float64{128: 0.0724, 256: 0.1447, 1024: 0.5789, 1769: 1, 2048: 1.1577, 10240: 5.7886}
 	for mem, want := range cases {
 		l, err := LimitsFor(ProfileLambda, mem, 512)

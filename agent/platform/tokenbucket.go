@@ -129,8 +129,10 @@ type NetShape struct {
 	In, Out Shaping
 }
 
-// lambdaNet is Lambda's measured network behaviour (BRIEF.md §5, Skyrise): ~1.2 GiB/s bursts,
-// a ~300 MiB budget of which ~150 MiB is one-off and ~150 MiB refills, then 75 MiB/s.
+// lambdaNet is Lambda's measured network behaviour (Bodner et al., "An Empirical Evaluation of
+// Serverless Cloud Infrastructure for Large-Scale Data Processing", arXiv:2501.07771, the
+// Skyrise study): ~1.2 GiB/s bursts, a ~300 MiB budget of which ~150 MiB is one-off and
+// ~150 MiB refills, then 75 MiB/s.
 var lambdaNet = Shaping{Size: 150 << 20, RefillTime: 2 * time.Second, OneTimeBurst: 150 << 20,
 	PeakBps: 1288490188} // 1.2 GiB/s
 

@@ -16,7 +16,8 @@ import (
 
 // App is an application-shaped workload: read an input from a storage, compute on it, write an
 // output, timed separately (read_s, compute_s, write_s), after the three applications of the
-// S3-vs-EFS study (BRIEF.md §2):
+// S3-vs-EFS study (Basu Roy, Patel and Tiwari, "Characterizing and Mitigating the I/O
+// Scalability Challenges for Serverless Applications", IISWC 2021):
 //   - "video": a large input read sequentially, light per-byte work (a luminance histogram and
 //     a frame-difference score per 1 MiB "frame"), a small output;
 //   - "sort": MapReduce's sort step: 100-byte records with 10-byte random keys, sorted by key,
