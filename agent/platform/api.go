@@ -1,16 +1,14 @@
 package platform
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
-	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,21 +24,33 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Msg }
 
-func errNotFound(name string) error {
-	return &apiError{http.StatusNotFound, "ResourceNotFoundException", "Function not found: " + functionARN(name), ""}
-}
-
-func errInvalid(format string, args ...any) error {
-	return &apiError{http.StatusBadRequest, "InvalidParameterValueException", fmt.Sprintf(format, args...), ""}
+// awsError maps an error of the core, or of parsing a request, to the AWS error botocore
+// expects for it.
+func awsError(err error) *apiError {
+	var (
+		ae       *apiError
+		notFound *notFoundError
+		conflict *conflictError
+		invalid  *invalidParameterError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, errThrottled):
+		return &apiError{http.StatusTooManyRequests, "TooManyRequestsException", "Rate Exceeded.", "ConcurrentInvocationLimitExceeded"}
+	case errors.As(err, &notFound):
+		return &apiError{http.StatusNotFound, "ResourceNotFoundException", err.Error(), ""}
+	case errors.As(err, &conflict):
+		return &apiError{http.StatusConflict, "ResourceConflictException", err.Error(), ""}
+	case errors.As(err, &invalid):
+		return &apiError{http.StatusBadRequest, "InvalidParameterValueException", err.Error(), ""}
+	default:
+		return &apiError{http.StatusInternalServerError, "ServiceException", err.Error(), ""}
+	}
 }
 
 func writeAPIError(w http.ResponseWriter, err error) {
-	var ae *apiError
-	if errors.Is(err, errThrottled) {
-		ae = &apiError{http.StatusTooManyRequests, "TooManyRequestsException", "Rate Exceeded.", "ConcurrentInvocationLimitExceeded"}
-	} else if !errors.As(err, &ae) {
-		ae = &apiError{http.StatusInternalServerError, "ServiceException", err.Error(), ""}
-	}
+	ae := awsError(err)
 	w.Header().Set("X-Amzn-ErrorType", ae.Code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(ae.Status)
@@ -94,6 +104,9 @@ func authorized(r *http.Request, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1
 }
 
+// routes maps the API onto handlers that only translate: each parses and validates its
+// request, calls the platform's core (functions.go, platform.go) and maps the core's errors to
+// AWS errors with awsError. None touches the platform's state or its lock.
 func (p *Platform) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions", p.createFunction)
@@ -118,17 +131,7 @@ func (p *Platform) routes() *http.ServeMux {
 }
 
 func (p *Platform) health(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	n, inflight := len(p.instances), p.inFlight
-	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{
-		"ok": true, "profile": p.cfg.DefaultProfile, "isolation": p.cfg.Isolation,
-		"cgroup_version": CgroupVersion(), "keep_alive_s": p.cfg.KeepAlive.Seconds(),
-		"concurrency": p.cfg.Concurrency, "instances": n, "in_flight": inflight,
-		"data_dir": p.cfg.DataDir, "arch": hostArch(), "pid": pid(),
-		"host_network": p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", "expose": p.cfg.Expose,
-		"net_shape": p.cfg.NetShape, "shared_dir": p.cfg.SharedDir,
-	})
+	writeJSON(w, http.StatusOK, p.Status())
 }
 
 // createRequest is CreateFunction's body (fields this platform uses; others are ignored
@@ -155,21 +158,14 @@ type createRequest struct {
 
 var supportedRuntimes = map[string]bool{"provided.al2023": true, "provided.al2": true, "provided": true}
 
-func hostArch() string {
-	if runtime.GOARCH == "arm64" {
-		return "arm64"
-	}
-	return "x86_64"
-}
-
 func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
 	if err := decodeBody(r, &req); err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	if !functionNameRE.MatchString(req.FunctionName) {
-		writeAPIError(w, errInvalid("FunctionName %q must match [a-zA-Z0-9_-]{1,64}", req.FunctionName))
+	if err := checkFunctionName(req.FunctionName); err != nil { // first: a request with several faults keeps getting the same error
+		writeAPIError(w, err)
 		return
 	}
 	if req.PackageType == "Image" || req.Code.ImageUri != "" || req.Code.S3Bucket != "" {
@@ -197,102 +193,17 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f := &Function{Tags: req.Tags, Config: FunctionConfiguration{
-		FunctionName: req.FunctionName, FunctionArn: functionARN(req.FunctionName),
-		Runtime: req.Runtime, Role: req.Role, Handler: req.Handler, Description: req.Description,
-		Timeout: defaultTimeoutS, MemorySize: defaultMemoryMB, Version: "$LATEST",
-		State: "Active", LastUpdateStatus: "Successful", PackageType: "Zip",
-		Architectures: []string{arch}, EphemeralStorage: EphemeralStorage{Size: minEphemeralMB},
-	}}
-	if f.Tags == nil {
-		f.Tags = map[string]string{}
-	}
-	if err := applyConfig(&f.Config, req.Timeout, req.MemorySize, req.EphemeralStorage, req.Environment); err != nil {
+	cfg, err := p.CreateFunction(CreateFunctionInput{
+		Name: req.FunctionName, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
+		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: bytes.NewReader(zip),
+		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
+			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
+	})
+	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	if err := p.checkTags(f); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	setCode(&f.Config, zip)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, exists := p.functions[f.Config.FunctionName]; exists {
-		writeAPIError(w, &apiError{http.StatusConflict, "ResourceConflictException", "Function already exist: " + f.Config.FunctionName, ""})
-		return
-	}
-	if err := p.store.save(f, zip); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	p.functions[f.Config.FunctionName] = f
-	writeJSON(w, http.StatusCreated, f.Config)
-}
-
-// checkTags validates the tags that steer the local platform.
-func (p *Platform) checkTags(f *Function) error {
-	if v, ok := f.Tags[TagProfile]; ok {
-		if _, err := LimitsFor(v, f.Config.MemorySize, f.Config.EphemeralStorage.Size); err != nil {
-			return errInvalid("Tags[%s]: %v", TagProfile, err)
-		}
-	}
-	if v, ok := f.Tags[TagKeepAlive]; ok {
-		if s, err := strconv.ParseFloat(v, 64); err != nil || s < 0 {
-			return errInvalid("Tags[%s] must be a number of seconds ≥ 0, got %q", TagKeepAlive, v)
-		}
-	}
-	if v, ok := f.Tags[TagExpose]; ok {
-		if _, err := ParsePorts(v); err != nil {
-			return errInvalid("Tags[%s]: %v", TagExpose, err)
-		}
-	}
-	if v, ok := f.Tags[TagNetShape]; ok {
-		if _, err := ParseNetShape(v); err != nil {
-			return errInvalid("Tags[%s]: %v", TagNetShape, err)
-		}
-	}
-	if _, err := LimitsFor(p.profileOf(f), f.Config.MemorySize, f.Config.EphemeralStorage.Size); err != nil {
-		return errInvalid("MemorySize: %v", err)
-	}
-	return nil
-}
-
-func applyConfig(c *FunctionConfiguration, timeout, memory *int, eph *EphemeralStorage, env *Environment) error {
-	if timeout != nil {
-		if *timeout < minTimeoutS || *timeout > maxTimeoutS {
-			return errInvalid("Timeout %d must be between %d and %d seconds", *timeout, minTimeoutS, maxTimeoutS)
-		}
-		c.Timeout = *timeout
-	}
-	if memory != nil {
-		if *memory < minMemoryMB || *memory > maxMemoryMB {
-			return errInvalid("MemorySize %d must be between %d and %d MB", *memory, minMemoryMB, maxMemoryMB)
-		}
-		c.MemorySize = *memory
-	}
-	if eph != nil {
-		if eph.Size < minEphemeralMB || eph.Size > maxEphemeralMB {
-			return errInvalid("EphemeralStorage.Size %d must be between %d and %d MB", eph.Size, minEphemeralMB, maxEphemeralMB)
-		}
-		c.EphemeralStorage = *eph
-	}
-	if env != nil {
-		for k := range env.Variables {
-			if strings.HasPrefix(k, "AWS_LAMBDA_") || k == "AWS_REGION" || k == "_HANDLER" {
-				return errInvalid("Environment: %s is a reserved variable", k)
-			}
-		}
-		c.Environment = env
-	}
-	c.LastModified = lambdaTime(time.Now())
-	c.RevisionId = newRevision()
-	return nil
-}
-
-func setCode(c *FunctionConfiguration, zip []byte) {
-	c.CodeSize = int64(len(zip))
-	c.CodeSha256 = codeSha256(zip)
+	writeJSON(w, http.StatusCreated, cfg)
 }
 
 func decodeBody(r *http.Request, v any) error {
@@ -309,69 +220,38 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
-func (p *Platform) lookup(name string) (*Function, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f, ok := p.functions[name]
-	if !ok {
-		return nil, errNotFound(name)
-	}
-	return f, nil
-}
-
 func (p *Platform) getFunction(w http.ResponseWriter, r *http.Request) {
-	f, err := p.lookup(r.PathValue("name"))
+	fn, err := p.GetFunction(r.PathValue("name"))
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	p.mu.Lock()
-	out := map[string]any{
-		"Configuration": f.Config,
-		"Code":          map[string]string{"RepositoryType": "S3", "Location": "file://" + p.store.codePath(f.Config.FunctionName)},
-		"Tags":          f.Tags,
-	}
-	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"Configuration": fn.Config,
+		"Code":          map[string]string{"RepositoryType": "S3", "Location": "file://" + fn.CodePath},
+		"Tags":          fn.Tags,
+	})
 }
 
 func (p *Platform) getConfiguration(w http.ResponseWriter, r *http.Request) {
-	f, err := p.lookup(r.PathValue("name"))
+	fn, err := p.GetFunction(r.PathValue("name"))
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	p.mu.Lock()
-	c := f.Config
-	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, fn.Config)
 }
 
 func (p *Platform) listFunctions(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	names := make([]string, 0, len(p.functions))
-	for n := range p.functions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	start := 0
-	if m := r.URL.Query().Get("Marker"); m != "" {
-		start = sort.SearchStrings(names, m)
-	}
 	max := 50
 	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= 10000 {
 		max = v
 	}
-	out := map[string]any{}
-	list := []FunctionConfiguration{}
-	for i := start; i < len(names) && len(list) < max; i++ {
-		list = append(list, p.functions[names[i]].Config)
-		if len(list) == max && i+1 < len(names) {
-			out["NextMarker"] = names[i+1]
-		}
+	list, next := p.ListFunctions(r.URL.Query().Get("Marker"), max)
+	out := map[string]any{"Functions": list}
+	if next != "" {
+		out["NextMarker"] = next
 	}
-	p.mu.Unlock()
-	out["Functions"] = list
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -386,7 +266,6 @@ type updateConfigRequest struct {
 	Runtime          *string           `json:"Runtime"`
 }
 
-// updateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
 func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 	var req updateConfigRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -397,18 +276,16 @@ func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", *req.Runtime))
 		return
 	}
-	p.update(w, r.PathValue("name"), nil, func(next *Function) error {
-		if err := applyConfig(&next.Config, req.Timeout, req.MemorySize, req.EphemeralStorage, req.Environment); err != nil {
-			return err
-		}
-		for dst, src := range map[*string]*string{&next.Config.Description: req.Description,
-			&next.Config.Role: req.Role, &next.Config.Handler: req.Handler, &next.Config.Runtime: req.Runtime} {
-			if src != nil {
-				*dst = *src
-			}
-		}
-		return p.checkTags(next)
+	cfg, err := p.UpdateConfiguration(r.PathValue("name"), ConfigurationUpdate{
+		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
+			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
+		Description: req.Description, Role: req.Role, Handler: req.Handler, Runtime: req.Runtime,
 	})
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cfg)
 }
 
 func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
@@ -425,56 +302,18 @@ func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("ZipFile must be a base64-encoded zip file"))
 		return
 	}
-	p.update(w, r.PathValue("name"), zip, func(next *Function) error {
-		setCode(&next.Config, zip)
-		next.Config.LastModified = lambdaTime(time.Now())
-		next.Config.RevisionId = newRevision()
-		return nil
-	})
-}
-
-// update applies change to a copy of the function, persists it (with a new package when zip is
-// not nil), and retires the warm instances of the old generation.
-func (p *Platform) update(w http.ResponseWriter, name string, zip []byte, change func(*Function) error) {
-	p.mu.Lock()
-	f, ok := p.functions[name]
-	if !ok {
-		p.mu.Unlock()
-		writeAPIError(w, errNotFound(name))
-		return
-	}
-	next := *f
-	err := change(&next)
-	if err == nil {
-		next.Generation++
-		err = p.store.save(&next, zip)
-	}
+	cfg, err := p.UpdateCode(r.PathValue("name"), bytes.NewReader(zip))
 	if err != nil {
-		p.mu.Unlock()
 		writeAPIError(w, err)
 		return
 	}
-	*f = next
-	p.mu.Unlock()
-	p.retireIdle(name)
-	writeJSON(w, http.StatusOK, next.Config)
+	writeJSON(w, http.StatusOK, cfg)
 }
 
 func (p *Platform) deleteFunction(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	p.mu.Lock()
-	_, ok := p.functions[name]
-	if ok {
-		delete(p.functions, name)
-	}
-	p.mu.Unlock()
-	if !ok {
-		writeAPIError(w, errNotFound(name))
+	if err := p.DeleteFunction(r.PathValue("name")); err != nil {
+		writeAPIError(w, err)
 		return
-	}
-	p.retireIdle(name)
-	if err := p.store.remove(name); err != nil {
-		log.Printf("delete %s: %v", name, err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -501,16 +340,14 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 	switch typ := r.Header.Get("X-Amz-Invocation-Type"); typ {
 	case "", "RequestResponse":
 	case "Event":
-		if _, err := p.lookup(name); err != nil {
+		if err := p.InvokeAsync(name, payload); err != nil {
 			writeAPIError(w, err)
 			return
 		}
-		p.wg.Add(1)
-		go p.invokeAsync(name, payload)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case "DryRun":
-		if _, err := p.lookup(name); err != nil {
+		if _, err := p.GetFunction(name); err != nil {
 			writeAPIError(w, err)
 			return
 		}
@@ -546,29 +383,6 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 	w.Write(res.Payload)
 }
 
-// invokeAsync runs an Event invocation, waiting for capacity instead of failing, as Lambda's
-// internal queue does.
-func (p *Platform) invokeAsync(name string, payload []byte) {
-	defer p.wg.Done()
-	for {
-		_, meta, err := p.Invoke(p.ctx, name, payload)
-		if errors.Is(err, errThrottled) {
-			select {
-			case <-p.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-				continue
-			}
-		}
-		if err != nil {
-			log.Printf("async invoke %s: %v", name, err)
-		} else if len(meta.Logs) > 0 {
-			log.Printf("async invoke %s on %s done in %s", name, meta.InstanceID, meta.Duration)
-		}
-		return
-	}
-}
-
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
 
 // logText renders an invocation's log as Lambda does: START, the function's output, END, REPORT.
@@ -597,4 +411,3 @@ func tail(b []byte, n int) []byte {
 	}
 	return b
 }
-

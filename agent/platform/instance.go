@@ -3,7 +3,6 @@ package platform
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -284,5 +283,3 @@ func (in *Instance) close() {
 	}
 	in.server.Close()
 }
-
-var errThrottled = errors.New("throttled")

@@ -6,11 +6,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -37,9 +39,10 @@ type Config struct {
 type Platform struct {
 	cfg       Config
 	store     functionStore
-	cgroupDir string // parent cgroup for this platform's sandboxes
-	mu        sync.Mutex
-	functions map[string]*Function
+	cgroupDir string                 // parent cgroup for this platform's sandboxes
+	commitMu  sync.Mutex             // serialises changes to functions (see functions.go); outside mu
+	mu        sync.Mutex             // guards the tables below; never held across disk I/O
+	functions map[string]*Function   // published, never modified in place
 	idle      map[string][]*Instance // per function, most recently used last
 	instances map[string]*Instance
 	inFlight  int
@@ -110,6 +113,7 @@ func (p *Platform) cleanStale() {
 	for _, e := range entries {
 		os.RemoveAll(filepath.Join(p.sandboxRoot(), e.Name()))
 	}
+	p.store.clearStaging()
 	if p.cfg.Isolation == "namespaces" {
 		RemoveStaleCgroups(p.cgroupDir)
 	}
@@ -237,6 +241,38 @@ func (p *Platform) Invoke(ctx context.Context, name string, payload []byte) (res
 	meta.Logs = in.Logs.Since(mark)
 	p.release(in, res.Killed)
 	return res, meta, nil
+}
+
+// InvokeAsync queues an Event invocation and returns at once; the invocation waits for
+// capacity instead of being throttled, as Lambda's internal queue does.
+func (p *Platform) InvokeAsync(name string, payload []byte) error {
+	if _, err := p.function(name); err != nil {
+		return err
+	}
+	p.wg.Add(1)
+	go p.invokeAsync(name, payload)
+	return nil
+}
+
+func (p *Platform) invokeAsync(name string, payload []byte) {
+	defer p.wg.Done()
+	for {
+		_, meta, err := p.Invoke(p.ctx, name, payload)
+		if errors.Is(err, errThrottled) {
+			select {
+			case <-p.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+				continue
+			}
+		}
+		if err != nil {
+			log.Printf("async invoke %s: %v", name, err)
+		} else if len(meta.Logs) > 0 {
+			log.Printf("async invoke %s on %s done in %s", name, meta.InstanceID, meta.Duration)
+		}
+		return
+	}
 }
 
 // popIdle takes the most recently used warm instance of the current generation.
@@ -414,6 +450,46 @@ type InstanceInfo struct {
 	LastUsed time.Time `json:"last_used"`
 	Invokes  int       `json:"invocations"`
 	Pid      int       `json:"pid"`
+}
+
+// Status is the platform's state as /faascope/health reports it.
+type Status struct {
+	OK            bool          `json:"ok"`
+	Profile       string        `json:"profile"`
+	Isolation     string        `json:"isolation"`
+	CgroupVersion int           `json:"cgroup_version"`
+	KeepAliveS    float64       `json:"keep_alive_s"`
+	Concurrency   int           `json:"concurrency"`
+	Instances     int           `json:"instances"`
+	InFlight      int           `json:"in_flight"`
+	DataDir       string        `json:"data_dir"`
+	Arch          string        `json:"arch"`
+	Pid           int           `json:"pid"`
+	HostNetwork   bool          `json:"host_network"`
+	Expose        []PortMapping `json:"expose"`
+	NetShape      string        `json:"net_shape"`
+	SharedDir     string        `json:"shared_dir"`
+}
+
+// Status reports how the platform runs and how busy it is.
+func (p *Platform) Status() Status {
+	p.mu.Lock()
+	n, inflight := len(p.instances), p.inFlight
+	p.mu.Unlock()
+	return Status{OK: true, Profile: p.cfg.DefaultProfile, Isolation: p.cfg.Isolation,
+		CgroupVersion: CgroupVersion(), KeepAliveS: p.cfg.KeepAlive.Seconds(),
+		Concurrency: p.cfg.Concurrency, Instances: n, InFlight: inflight,
+		DataDir: p.cfg.DataDir, Arch: hostArch(), Pid: pid(),
+		HostNetwork: p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", Expose: p.cfg.Expose,
+		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir}
+}
+
+// hostArch is the Lambda name of the architecture the platform runs functions for.
+func hostArch() string {
+	if runtime.GOARCH == "arm64" {
+		return "arm64"
+	}
+	return "x86_64"
 }
 
 // Instances lists live instances, for tests and the CLI.

@@ -367,24 +367,30 @@ func TestPlatformRestartKeepsFunctionsAndCleansSandboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A function persisted on disk and a stale sandbox directory from a "crash".
-	f := &Function{Config: FunctionConfiguration{FunctionName: "kept", MemorySize: 128, Timeout: 3}, Tags: map[string]string{}}
-	if err := p.store.save(f, agentZip); err != nil {
+	// A function persisted on disk, and a stale sandbox directory and a half-uploaded package
+	// from a "crash".
+	if _, err := p.CreateFunction(CreateFunctionInput{Name: "kept", Runtime: "provided.al2023",
+		Architecture: hostArch(), Code: bytes.NewReader(agentZip)}); err != nil {
 		t.Fatal(err)
 	}
 	stale := filepath.Join(dir, "sandboxes", "ghost")
 	os.MkdirAll(stale, 0o700)
+	halfUploaded := filepath.Join(p.store.stagingDir(), "code-crash.zip")
+	os.WriteFile(halfUploaded, []byte("PK"), 0o600)
 	p.Close()
 	p2, err := New(Config{DataDir: dir, DefaultProfile: ProfileLambda, Isolation: isolation()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p2.Close()
-	if _, err := p2.lookup("kept"); err != nil {
+	if _, err := p2.GetFunction("kept"); err != nil {
 		t.Fatal("function lost across restart")
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatal("stale sandbox directory not cleaned on start")
+	}
+	if _, err := os.Stat(halfUploaded); !os.IsNotExist(err) {
+		t.Fatal("half-uploaded package not cleaned on start")
 	}
 }
 

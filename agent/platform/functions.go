@@ -1,0 +1,337 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The platform's operations on functions. api.go translates HTTP requests into these calls and
+// their errors into AWS error responses; the core owns p.mu and holds it only to read or change
+// the in-memory tables, never across disk I/O, because every invoke takes it too.
+//
+// Changes to a function are committed in two steps, each under its own lock: the package and
+// function.json on disk under p.commitMu, then the table entry under p.mu. Holding commitMu
+// across both keeps disk and memory changing in the same order when two changes race; invokes
+// never take it, and nobody holds it while a package is uploaded (that happens before, into a
+// staging file). A published *Function is never modified: an update publishes a new one, so an
+// invocation may keep reading the one it started with.
+
+// Errors of the core; api.go maps each kind to its AWS error code.
+type (
+	notFoundError         struct{ name string }
+	conflictError         struct{ name string }
+	invalidParameterError struct{ msg string }
+)
+
+func (e *notFoundError) Error() string         { return "Function not found: " + functionARN(e.name) }
+func (e *conflictError) Error() string         { return "Function already exist: " + e.name }
+func (e *invalidParameterError) Error() string { return e.msg }
+
+func errNotFound(name string) error { return &notFoundError{name} }
+
+// errInvalid is a request the platform refuses: a value outside Lambda's limits, a malformed
+// field, an unknown tag value.
+func errInvalid(format string, args ...any) error {
+	return &invalidParameterError{fmt.Sprintf(format, args...)}
+}
+
+// errThrottled is an invocation refused because the account's concurrency is exhausted.
+var errThrottled = errors.New("throttled")
+
+// Settings are the limits and environment CreateFunction and UpdateConfiguration share; nil
+// keeps the current value (the default, on create).
+type Settings struct {
+	Timeout          *int
+	MemorySize       *int
+	EphemeralStorage *EphemeralStorage
+	Environment      *Environment
+}
+
+// CreateFunctionInput is a function to create, its request already parsed.
+type CreateFunctionInput struct {
+	Name, Runtime, Role, Handler, Description string
+	Architecture                              string // "x86_64" or "arm64"
+	Settings
+	Tags map[string]string
+	Code io.Reader // the zip package; read to its end before the function exists
+}
+
+// CreateFunction validates, persists and publishes a new function. A name that exists, or
+// that a concurrent create publishes first, gives a conflictError.
+func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration, error) {
+	if err := checkFunctionName(in.Name); err != nil { // the name is a directory in the store
+		return FunctionConfiguration{}, err
+	}
+	f := &Function{Tags: maps.Clone(in.Tags), Config: FunctionConfiguration{
+		FunctionName: in.Name, FunctionArn: functionARN(in.Name),
+		Runtime: in.Runtime, Role: in.Role, Handler: in.Handler, Description: in.Description,
+		Timeout: defaultTimeoutS, MemorySize: defaultMemoryMB, Version: "$LATEST",
+		State: "Active", LastUpdateStatus: "Successful", PackageType: "Zip",
+		Architectures: []string{in.Architecture}, EphemeralStorage: EphemeralStorage{Size: minEphemeralMB},
+	}}
+	if f.Tags == nil {
+		f.Tags = map[string]string{}
+	}
+	if err := applySettings(&f.Config, in.Settings); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	if err := p.checkTags(f); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	if p.exists(in.Name) { // before writing a package that could only be thrown away
+		return FunctionConfiguration{}, &conflictError{in.Name}
+	}
+	code, err := p.stage(in.Code)
+	if err != nil {
+		return FunctionConfiguration{}, err
+	}
+	defer code.discard()
+	setCode(&f.Config, code)
+
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	if p.exists(in.Name) { // another create won the race while this package was written
+		return FunctionConfiguration{}, &conflictError{in.Name}
+	}
+	if err := p.store.commit(f, code); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	p.mu.Lock()
+	p.functions[in.Name] = f
+	p.mu.Unlock()
+	return f.Config, nil
+}
+
+// FunctionDetails is what GetFunction tells about a function.
+type FunctionDetails struct {
+	Config   FunctionConfiguration
+	Tags     map[string]string
+	CodePath string // the package on disk
+}
+
+// GetFunction returns a function's configuration, tags and package location.
+func (p *Platform) GetFunction(name string) (FunctionDetails, error) {
+	f, err := p.function(name)
+	if err != nil {
+		return FunctionDetails{}, err
+	}
+	return FunctionDetails{Config: f.Config, Tags: maps.Clone(f.Tags), CodePath: p.store.codePath(name)}, nil
+}
+
+// ListFunctions returns up to max configurations in name order, starting at the first name not
+// before marker, and the marker of the next page ("" on the last).
+func (p *Platform) ListFunctions(marker string, max int) (list []FunctionConfiguration, next string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := make([]string, 0, len(p.functions))
+	for n := range p.functions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list = []FunctionConfiguration{}
+	for i := sort.SearchStrings(names, marker); i < len(names) && len(list) < max; i++ {
+		list = append(list, p.functions[names[i]].Config)
+		if len(list) == max && i+1 < len(names) {
+			next = names[i+1]
+		}
+	}
+	return list, next
+}
+
+// ConfigurationUpdate is UpdateFunctionConfiguration's input; nil fields stay as they are.
+type ConfigurationUpdate struct {
+	Settings
+	Description, Role, Handler, Runtime *string
+}
+
+// UpdateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
+func (p *Platform) UpdateConfiguration(name string, u ConfigurationUpdate) (FunctionConfiguration, error) {
+	return p.update(name, nil, func(next *Function) error {
+		if err := applySettings(&next.Config, u.Settings); err != nil {
+			return err
+		}
+		for dst, src := range map[*string]*string{&next.Config.Description: u.Description,
+			&next.Config.Role: u.Role, &next.Config.Handler: u.Handler, &next.Config.Runtime: u.Runtime} {
+			if src != nil {
+				*dst = *src
+			}
+		}
+		return p.checkTags(next)
+	})
+}
+
+// UpdateCode replaces a function's package; the next invocation gets a fresh instance.
+func (p *Platform) UpdateCode(name string, code io.Reader) (FunctionConfiguration, error) {
+	if _, err := p.function(name); err != nil { // before writing a package that could only be thrown away
+		return FunctionConfiguration{}, err
+	}
+	staged, err := p.stage(code)
+	if err != nil {
+		return FunctionConfiguration{}, err
+	}
+	defer staged.discard()
+	return p.update(name, staged, func(next *Function) error {
+		setCode(&next.Config, staged)
+		next.Config.LastModified = lambdaTime(time.Now())
+		next.Config.RevisionId = newRevision()
+		return nil
+	})
+}
+
+// update applies change to a copy of the function, persists it (with the staged package when
+// code is not nil), publishes it and retires the warm instances of the old generation.
+func (p *Platform) update(name string, code *stagedCode, change func(*Function) error) (FunctionConfiguration, error) {
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	f, err := p.function(name)
+	if err != nil {
+		return FunctionConfiguration{}, err
+	}
+	next := *f
+	if err := change(&next); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	next.Generation++
+	if err := p.store.commit(&next, code); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	p.mu.Lock()
+	p.functions[name] = &next
+	p.mu.Unlock()
+	p.retireIdle(name)
+	return next.Config, nil
+}
+
+// DeleteFunction removes a function, its warm instances and its files; busy instances end
+// with their invocation.
+func (p *Platform) DeleteFunction(name string) error {
+	// commitMu keeps a create of the same name from committing files that this RemoveAll would
+	// then take away.
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	p.mu.Lock()
+	_, ok := p.functions[name]
+	delete(p.functions, name)
+	p.mu.Unlock()
+	if !ok {
+		return errNotFound(name)
+	}
+	p.retireIdle(name)
+	if err := p.store.remove(name); err != nil {
+		log.Printf("delete %s: %v", name, err)
+	}
+	return nil
+}
+
+// function is the published state of a function.
+func (p *Platform) function(name string) (*Function, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, ok := p.functions[name]
+	if !ok {
+		return nil, errNotFound(name)
+	}
+	return f, nil
+}
+
+func (p *Platform) exists(name string) bool {
+	_, err := p.function(name)
+	return err == nil
+}
+
+// stage writes a package to the staging area; an empty one is refused.
+func (p *Platform) stage(code io.Reader) (*stagedCode, error) {
+	if code == nil {
+		return nil, errInvalid("Code: a zip package is required")
+	}
+	staged, err := p.store.stage(code)
+	if err != nil {
+		return nil, err
+	}
+	if staged.size == 0 {
+		staged.discard()
+		return nil, errInvalid("Code: a zip package is required")
+	}
+	return staged, nil
+}
+
+func setCode(c *FunctionConfiguration, code *stagedCode) {
+	c.CodeSize = code.size
+	c.CodeSha256 = code.sha256
+}
+
+func checkFunctionName(name string) error {
+	if !functionNameRE.MatchString(name) {
+		return errInvalid("FunctionName %q must match [a-zA-Z0-9_-]{1,64}", name)
+	}
+	return nil
+}
+
+// checkTags validates the tags that steer the local platform.
+func (p *Platform) checkTags(f *Function) error {
+	if v, ok := f.Tags[TagProfile]; ok {
+		if _, err := LimitsFor(v, f.Config.MemorySize, f.Config.EphemeralStorage.Size); err != nil {
+			return errInvalid("Tags[%s]: %v", TagProfile, err)
+		}
+	}
+	if v, ok := f.Tags[TagKeepAlive]; ok {
+		if s, err := strconv.ParseFloat(v, 64); err != nil || s < 0 {
+			return errInvalid("Tags[%s] must be a number of seconds ≥ 0, got %q", TagKeepAlive, v)
+		}
+	}
+	if v, ok := f.Tags[TagExpose]; ok {
+		if _, err := ParsePorts(v); err != nil {
+			return errInvalid("Tags[%s]: %v", TagExpose, err)
+		}
+	}
+	if v, ok := f.Tags[TagNetShape]; ok {
+		if _, err := ParseNetShape(v); err != nil {
+			return errInvalid("Tags[%s]: %v", TagNetShape, err)
+		}
+	}
+	if _, err := LimitsFor(p.profileOf(f), f.Config.MemorySize, f.Config.EphemeralStorage.Size); err != nil {
+		return errInvalid("MemorySize: %v", err)
+	}
+	return nil
+}
+
+// applySettings checks the settings against Lambda's limits and applies them, marking the
+// configuration as changed.
+func applySettings(c *FunctionConfiguration, s Settings) error {
+	if s.Timeout != nil {
+		if *s.Timeout < minTimeoutS || *s.Timeout > maxTimeoutS {
+			return errInvalid("Timeout %d must be between %d and %d seconds", *s.Timeout, minTimeoutS, maxTimeoutS)
+		}
+		c.Timeout = *s.Timeout
+	}
+	if s.MemorySize != nil {
+		if *s.MemorySize < minMemoryMB || *s.MemorySize > maxMemoryMB {
+			return errInvalid("MemorySize %d must be between %d and %d MB", *s.MemorySize, minMemoryMB, maxMemoryMB)
+		}
+		c.MemorySize = *s.MemorySize
+	}
+	if eph := s.EphemeralStorage; eph != nil {
+		if eph.Size < minEphemeralMB || eph.Size > maxEphemeralMB {
+			return errInvalid("EphemeralStorage.Size %d must be between %d and %d MB", eph.Size, minEphemeralMB, maxEphemeralMB)
+		}
+		c.EphemeralStorage = *eph
+	}
+	if env := s.Environment; env != nil {
+		for k := range env.Variables {
+			if strings.HasPrefix(k, "AWS_LAMBDA_") || k == "AWS_REGION" || k == "_HANDLER" {
+				return errInvalid("Environment: %s is a reserved variable", k)
+			}
+		}
+		c.Environment = env
+	}
+	c.LastModified = lambdaTime(time.Now())
+	c.RevisionId = newRevision()
+	return nil
+}

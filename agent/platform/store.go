@@ -1,0 +1,133 @@
+package platform
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// functionStore persists functions under dataDir/functions/<name>/ so a restarted platform
+// still knows them.
+type functionStore struct{ dir string }
+
+func (s functionStore) codePath(name string) string {
+	return filepath.Join(s.dir, name, "code.zip")
+}
+
+// stagingDir holds packages being uploaded. It lies inside the store so that committing one is
+// a rename within a file system; its name is no function's (names have no dots), so loadAll
+// passes over it.
+func (s functionStore) stagingDir() string { return filepath.Join(s.dir, ".staging") }
+
+// stagedCode is a package written to the staging directory and not yet any function's.
+type stagedCode struct {
+	path   string // "" once committed
+	size   int64
+	sha256 string
+}
+
+// stage writes a package to a file of its own in the staging directory, hashing it on the
+// way. This is the slow part of a create or an update (packages go up to 1 GiB), so it runs
+// before any lock is taken.
+func (s functionStore) stage(code io.Reader) (*stagedCode, error) {
+	if err := os.MkdirAll(s.stagingDir(), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(s.stagingDir(), "code-*.zip")
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), code)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &stagedCode{path: f.Name(), size: n, sha256: codeSha256(h.Sum(nil))}, nil
+}
+
+// discard removes a package that was not committed (a create that lost a race, an update of a
+// function deleted meanwhile, a validation error); after commit it does nothing.
+func (c *stagedCode) discard() {
+	if c != nil && c.path != "" {
+		os.Remove(c.path)
+		c.path = ""
+	}
+}
+
+// commit makes f's state the persisted one, moving code (when not nil) into place as its
+// package. The caller serialises commits of the same function.
+func (s functionStore) commit(f *Function, code *stagedCode) error {
+	d := filepath.Join(s.dir, f.Config.FunctionName)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	if code != nil {
+		if err := os.Rename(code.path, s.codePath(f.Config.FunctionName)); err != nil {
+			return err
+		}
+		code.path = ""
+	}
+	b, _ := json.MarshalIndent(f, "", " ")
+	return writeAtomic(filepath.Join(d, "function.json"), b)
+}
+
+func (s functionStore) remove(name string) error {
+	return os.RemoveAll(filepath.Join(s.dir, name))
+}
+
+// clearStaging removes what uploads cut short by a crash left behind.
+func (s functionStore) clearStaging() error {
+	return os.RemoveAll(s.stagingDir())
+}
+
+func (s functionStore) loadAll() (map[string]*Function, error) {
+	out := map[string]*Function{}
+	entries, err := os.ReadDir(s.dir)
+	if os.IsNotExist(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(s.dir, e.Name(), "function.json"))
+		if err != nil {
+			continue // a half-created function: CreateFunction never answered, so it never existed
+		}
+		var f Function
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		out[f.Config.FunctionName] = &f
+	}
+	return out, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
