@@ -136,12 +136,12 @@ def test_a_scenario_the_engine_cannot_analyse_still_gets_its_figures(tmp_path):
 
 
 def test_large_cells_are_summarised_and_say_so(tmp_path, monkeypatch):
-    from faascope.report import sections
     from faascope.report.build import build_report
+    from faascope.report.sections import distributions, over_time
 
-    monkeypatch.setattr(sections, "ECDF_EXACT_MAX", 50)
-    monkeypatch.setattr(sections, "TS_POINTS_MAX", 100)
-    monkeypatch.setattr(sections, "TS_BINS", 20)
+    monkeypatch.setattr(distributions, "ECDF_EXACT_MAX", 50)
+    monkeypatch.setattr(over_time, "TS_POINTS_MAX", 100)
+    monkeypatch.setattr(over_time, "TS_BINS", 20)
     rng = np.random.default_rng(0)
     n = 400
     df = pd.DataFrame({"platform": rng.choice(["a", "b"], n), "size_bytes": rng.choice([512, 4096], n),
@@ -155,7 +155,7 @@ def test_large_cells_are_summarised_and_say_so(tmp_path, monkeypatch):
     html = res.html.read_text()
     assert html.count('class="sampled"') == len(notes)
     ecdf = next(f for f in res.figures if f.name.startswith("ecdf_"))
-    assert all(len(t.x) == sections.ECDF_GRID for t in ecdf.plotly.data)
+    assert all(len(t.x) == distributions.ECDF_GRID for t in ecdf.plotly.data)
     ts = next(f for f in res.figures if f.name.startswith("timeseries_"))
     assert all(len(t.x) == 20 for t in ts.plotly.data)
     md = res.summary.read_text()

@@ -33,7 +33,6 @@ the mean over bursts of the per-burst statistic, with a bootstrap CI over bursts
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,9 +51,6 @@ STATS = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
 STAGGER_METRICS = [("write_s", "p50"), ("write_s", "p95"), ("read_s", "p95"), ("wait_s", "p50"),
                    ("service_s", "p50"), ("service_s", "p95"), ("start_s", "p50"),
                    ("completion_s", "max")]
-#: colours saturate at ±100 %: an improvement cannot exceed 100 %, a slow-down can be any size
-#: (the cell's text still gives the value)
-COLOR_LIMIT = 100.0
 READ_OPS = {"read", "get", "GET"}
 WRITE_OPS = {"write", "put", "PUT"}
 
@@ -315,8 +311,9 @@ def stagger_improvements(data: BurstData, metrics: list[tuple[str, str]] | None 
     return pd.DataFrame(rows)
 
 
-# ------------------------------------------------------------------------------------ figures
-def _label(met: str, st: str) -> str:
+# ------------------------------------------------------------------------------------ heatmap data
+def metric_label(met: str, st: str) -> str:
+    """A per-burst statistic in words, e.g. ('write_s', 'p50') -> 'median write time'."""
     names = {"write_s": "write time", "read_s": "read time", "wait_s": "wait time",
              "service_s": "service time", "start_s": "start after burst start",
              "completion_s": "completion after burst start", "io_s": "I/O time",
@@ -325,7 +322,8 @@ def _label(met: str, st: str) -> str:
 
 
 def heatmap_panels(imp: pd.DataFrame) -> list[dict]:
-    """One panel per (group, metric, stat) with data: rows batch sizes, columns delays."""
+    """One panel per (group, metric, stat) with data: rows batch sizes, columns delays, `z` the
+    % improvements (NaN where no comparison). report/stagger_heatmaps.py draws them."""
     if imp.empty:
         return []
     panels = []
@@ -346,138 +344,6 @@ def heatmap_panels(imp: pd.DataFrame) -> list[dict]:
                 z[bs.index(r["batch_size"]), ds.index(r["delay"])] = r["improvement_pct"]
         group = dict(zip(others, key[:len(others)]))
         met, st = key[len(others)], key[len(others) + 1]
-        panels.append({"group": group, "metric": met, "stat": st, "title": _label(met, st),
+        panels.append({"group": group, "metric": met, "stat": st, "title": metric_label(met, st),
                        "batch_sizes": bs, "delays": ds, "z": z})
     return panels
-
-
-def _fmt_delay(d: Any) -> str:
-    d = float(d)
-    return f"{d * 1e3:g} ms" if d < 1 else f"{d:g} s"
-
-
-def draw_heatmaps(mf, panels: list[dict], title: str = "") -> None:
-    """Matplotlib: a grid of heatmaps (diverging, 0 = no change, blue = better)."""
-    k = len(panels)
-    cols = min(4, k)
-    rows = math.ceil(k / cols)
-    axes = np.atleast_1d(mf.subplots(rows, cols, squeeze=False)).ravel()
-    lim = COLOR_LIMIT
-    im = None
-    for ax, p in zip(axes, panels):
-        im = ax.imshow(p["z"], cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
-        ax.grid(False)
-        ax.set_xticks(range(len(p["delays"])), [_fmt_delay(d) for d in p["delays"]], fontsize=7)
-        ax.set_yticks(range(len(p["batch_sizes"])), [str(b) for b in p["batch_sizes"]], fontsize=7)
-        for i in range(p["z"].shape[0]):
-            for j in range(p["z"].shape[1]):
-                v = p["z"][i, j]
-                if np.isfinite(v):
-                    ax.text(j, i, f"{v:+.0f}%", ha="center", va="center", fontsize=7,
-                            color="white" if abs(v) > lim * 0.6 else "black")
-        ax.set_title(p["title"], fontsize=8)
-        ax.set_xlabel("delay", fontsize=7)
-        ax.set_ylabel("batch size", fontsize=7)
-    for ax in axes[k:]:
-        ax.set_visible(False)
-    if not mf.get_constrained_layout():
-        mf.subplots_adjust(hspace=0.65, wspace=0.5, right=0.86)
-    if im is not None:
-        mf.colorbar(im, ax=list(axes[:k]), shrink=0.8, extend="min",
-                    label="% improvement over all at once")
-    if title:
-        mf.suptitle(title, x=0.01, ha="left", fontsize=10)
-
-
-def plotly_heatmaps(panels: list[dict], title: str = ""):
-    """Plotly: the same grid, hover shows the value."""
-    from plotly.subplots import make_subplots
-    import plotly.graph_objects as go
-
-    k = len(panels)
-    cols = min(4, k)
-    rows = math.ceil(k / cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p["title"] for p in panels],
-                        horizontal_spacing=0.06, vertical_spacing=0.16)
-    lim = COLOR_LIMIT
-    for i, p in enumerate(panels):
-        z = p["z"]
-        text = [[("" if not np.isfinite(v) else f"{v:+.0f}%") for v in row] for row in z]
-        fig.add_trace(go.Heatmap(
-            z=z, x=[_fmt_delay(d) for d in p["delays"]], y=[str(b) for b in p["batch_sizes"]],
-            text=text, texttemplate="%{text}", colorscale="RdBu", zmin=-lim, zmax=lim,
-            showscale=(i == 0), colorbar=dict(title="% better"),
-            hovertemplate="batch %{y}, delay %{x}: %{z:.1f}% better than all at once<extra></extra>"),
-            row=i // cols + 1, col=i % cols + 1)
-    fig.update_layout(title=title or None, height=260 * rows + 80)
-    return fig
-
-
-# ------------------------------------------------------------------------------------ report
-def burst_table_rows(stats: pd.DataFrame, factors: list[str]) -> tuple[list[str], list[list]]:
-    def f(v, ms=True):
-        if v is None or (isinstance(v, float) and not math.isfinite(v)):
-            return "–"
-        return f"{v * 1e3:.3g} ms" if ms and v < 1 else (f"{v:.3g} s" if ms else f"{v}")
-
-    headers = ["cell", "burst", "ok/planned", "throttled", "spread", "wait p50", "wait p99",
-               "run p50", "service p95", "service max", "cold", "instances", "max/host conc."]
-    rows = []
-    for _, r in stats.iterrows():
-        rows.append([r["cell_key"], r["burst"], f"{r['ok']}/{r['planned']}", r["throttled"],
-                     f(r["send_spread_s"]), f(r.get("wait_s_p50")), f(r.get("wait_s_p99")),
-                     f(r.get("run_s_p50")), f(r.get("service_s_p95")), f(r.get("service_s_max")),
-                     r["cold"], r["instances"], r["max_concurrent_per_host"]])
-    return headers, rows
-
-
-def concurrency_section(ctx) -> Any:
-    """Report section (report-level): bursts, co-residency and the staggering heatmaps.
-    Returns None when the input is not a burst campaign."""
-    src = getattr(getattr(ctx, "data", None), "source", None)
-    path = getattr(src, "path", None)
-    if path is None or not is_burst_store(path):
-        return None
-    from faascope.report.figures import Fig
-    from faascope.report.items import Block, Text, table
-
-    data = load_bursts(path)
-    stats = burst_stats(data, include_split=True)
-    b = Block("concurrency", "Bursts, co-residency and staggering")
-    if stats.empty:
-        b.items.append(Text("No measured burst is recorded yet.", "note"))
-        return b
-    headers, rows = burst_table_rows(stats, data.factors)
-    notes = ["wait = send → function start, run = start → workload end, service = wait + run; "
-             "spread = last send − first send of the burst (client side)"]
-    if stats["split"].any():
-        notes.append(f"{int(stats['split'].sum())} burst(s) were resumed after an interruption "
-                     "(split): they are left out of the staggering comparison")
-    b.items.append(table("Per burst", headers, rows, notes))
-    thr = int(stats["throttled"].sum())
-    if thr:
-        b.items.append(Text(f"{thr:,} invocation(s) were throttled (TooManyRequestsException); "
-                            "they are recorded as client errors, never retried.", "warn"))
-    try:
-        imp = stagger_improvements(data, alpha=getattr(ctx, "alpha", 0.05))
-    except BadInput:
-        imp = pd.DataFrame()
-    panels = heatmap_panels(imp)
-    if panels:
-        name = "stagger_improvement_heatmaps"
-        title = "% improvement over launching all at once (batch size × delay)"
-        b.items.append(Fig(name, title, plotly_heatmaps(panels),
-                           lambda mf: draw_heatmaps(mf, panels, title),
-                           caption="Blue: the staggered cell is better (lower) than the all-at-once "
-                                   "cell; red: worse. Each value compares the mean over bursts of "
-                                   "the per-burst statistic.",
-                           size=(3.2 * min(4, len(panels)), 2.8 * math.ceil(len(panels) / 4) + 0.6),
-                           height=260 * math.ceil(len(panels) / 4) + 80))
-        trows = [[r["batch_size"], _fmt_delay(r["delay"]), _label(r["metric"], r["stat"]),
-                  "–" if r["improvement_pct"] is None or pd.isna(r["improvement_pct"]) else f"{r['improvement_pct']:+.1f}%",
-                  "–" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]",
-                  r["n_bursts"], r["n_baseline"]] for _, r in imp.iterrows()]
-        b.items.append(table("Staggering vs all at once", ["batch size", "delay", "metric",
-                                                           "improvement", "95% CI", "bursts",
-                                                           "baseline bursts"], trows))
-    return b

@@ -2,9 +2,10 @@
 summary of a results store or a foreign CSV/Parquet table.
 
 Modules: data (input, selection, level labels), scenarios (cells and the engine's analysis per
-scenario), sections (the registry of report sections and their figures), figures (one figure in
-plotly and matplotlib), page (report.html), summary (summary.md), build (the pipeline),
-commands (the CLI). See docs/report.md.
+scenario), sections/ (the registry of report sections, one module per section), figures (one
+figure in plotly and matplotlib), stagger_heatmaps (the staggering heatmaps, also drawn by
+`faascope stagger grid`), items (what a section is made of), page (report.html), summary
+(summary.md), build (the pipeline), commands (the CLI). See docs/report.md.
 """
 from __future__ import annotations
 

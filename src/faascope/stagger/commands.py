@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import random
 import sys
 from pathlib import Path
@@ -146,35 +145,22 @@ def _print(out: dict) -> None:
 def grid_command(results, fmt, figure, alpha):
     """% improvement of each staggered cell over all at once, from a burst campaign's RESULTS
     (the report's heatmaps as a table, JSON or a figure)."""
-    from faascope.analysis.concurrency import (draw_heatmaps, heatmap_panels, load_bursts,
-                                               plotly_heatmaps, stagger_improvements)
+    from faascope.analysis.concurrency import heatmap_panels, load_bursts, metric_label, stagger_improvements
 
     imp = stagger_improvements(load_bursts(results), alpha=alpha)
     if imp.empty:
         raise BadInput(f"{results} has no staggered cell to compare with an all-at-once cell",
                        field="RESULTS")
     if figure:
-        panels = heatmap_panels(imp)
-        title = "% improvement over launching all at once (batch size × delay)"
-        if figure.endswith(".html"):
-            plotly_heatmaps(panels, title).write_html(figure, include_plotlyjs=True)
-        else:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
+        from faascope.report.stagger_heatmaps import write_heatmaps
 
-            mf = plt.figure(figsize=(3.2 * min(4, len(panels)), 2.8 * math.ceil(len(panels) / 4) + 0.6))
-            draw_heatmaps(mf, panels, title)
-            mf.savefig(figure, dpi=200, bbox_inches="tight")
-            plt.close(mf)
+        write_heatmaps(heatmap_panels(imp), figure)
     if fmt == "json":
         json.dump(json.loads(imp.to_json(orient="records")), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
     from rich.console import Console
     from rich.table import Table
-
-    from faascope.analysis.concurrency import _label
 
     t = Table(title=f"Staggering vs all at once ({100 * (1 - alpha):g} % bootstrap CI over bursts)")
     others = [c for c in imp.columns if c not in ("batch_size", "delay", "metric", "stat",
@@ -187,6 +173,6 @@ def grid_command(results, fmt, figure, alpha):
         ci = "–" if r["ci_low"] is None or r["ci_low"] != r["ci_low"] else \
             f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]"
         t.add_row(*[str(r[c]) for c in others], str(r["batch_size"]), f"{float(r['delay']):g} s",
-                  _label(r["metric"], r["stat"]), "–" if pct is None or pct != pct else f"{pct:+.1f} %",
+                  metric_label(r["metric"], r["stat"]), "–" if pct is None or pct != pct else f"{pct:+.1f} %",
                   ci, f"{r['n_bursts']} vs {r['n_baseline']}")
     Console().print(t)

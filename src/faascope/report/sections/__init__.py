@@ -1,0 +1,70 @@
+"""The report's sections: a short, ordered registry, one module per section.
+
+Each entry names a section and the function that builds it from the data. ``scope="report"``
+sections run once (overview, decision table, bursts); ``scope="scenario"`` sections run once per
+scenario. A builder returns a `Block` (heading + text, tables and figures) or None when it has
+nothing to say for this input (e.g. no cold-start column). A later capability adds its figures
+by writing one module with one builder and adding one line to `SECTIONS` (see docs/report.md), e.g.:
+
+    SectionDef("bandwidth", "Bandwidth over time", "scenario", bandwidth_section,
+               "bytes/s per time bin, per cell; needs the bytes column")
+
+Every builder receives a `Ctx` (context.py); helpers shared by several sections are in
+helpers.py. Where a plot of every row would be unreadable or heavy (large inputs), the builder
+summarises and says so in the figure's `note`; the thresholds are module constants of the
+section that applies them (e.g. `distributions.ECDF_EXACT_MAX`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from faascope.report.sections.anova import anova_section
+from faascope.report.sections.centre import centre_section
+from faascope.report.sections.coldwarm import coldwarm_section
+from faascope.report.sections.concurrency import concurrency_section
+from faascope.report.sections.context import Ctx
+from faascope.report.sections.decisions import decisions_section
+from faascope.report.sections.distributions import distributions_section
+from faascope.report.sections.over_time import time_section
+from faascope.report.sections.overview import overview_section
+from faascope.report.sections.predictability import predictability_section
+from faascope.report.sections.scenario_decision import scenario_decision_section
+from faascope.report.sections.tukey import tukey_section
+
+__all__ = ["SECTIONS", "Ctx", "SectionDef"]
+
+
+@dataclass(frozen=True)
+class SectionDef:
+    key: str
+    title: str
+    scope: str                      # "report" or "scenario"
+    build: Callable                 # (ctx) -> Block | None, or (ctx, scenario) -> Block | None
+    about: str = ""
+
+
+SECTIONS: list[SectionDef] = [
+    SectionDef("overview", "Overview", "report", overview_section,
+               "campaign (spec, design, excluded cells, counts, errors, retries, duration, machine, versions) "
+               "or, for a foreign table, what is known about it"),
+    SectionDef("decisions", "Decision table", "report", decisions_section,
+               "best level of the compared factor for performance and for predictability, per scenario"),
+    SectionDef("concurrency", "Bursts and staggering", "report", concurrency_section,
+               "per-burst wait/run/service percentiles, co-residency, staggering heatmaps (burst campaigns only)"),
+    SectionDef("distributions", "Distributions", "scenario", distributions_section,
+               "ECDF per cell (log-x option) and histograms"),
+    SectionDef("centre", "Mean and median", "scenario", centre_section,
+               "mean and median with CIs per cell, and the per-cell statistics table"),
+    SectionDef("predictability", "Predictability", "scenario", predictability_section,
+               "CV per cell with CIs and the CV comparisons per factor"),
+    SectionDef("anova", "ANOVA", "scenario", anova_section,
+               "share of variation per factor/interaction, ANOVA table, robustness checks"),
+    SectionDef("tukey", "Tukey HSD", "scenario", tukey_section, "pairwise differences with family-wise intervals"),
+    SectionDef("decision", "Decision", "scenario", scenario_decision_section,
+               "this scenario's rows of the decision table"),
+    SectionDef("coldwarm", "Cold vs warm", "scenario", coldwarm_section,
+               "latency of cold and warm starts per cell (needs a `cold` column)"),
+    SectionDef("time", "Over time", "scenario", time_section,
+               "latency over the campaign, by hour of day, and drift (needs a timestamp column)"),
+]

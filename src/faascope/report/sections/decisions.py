@@ -1,0 +1,28 @@
+"""The report-level decision table: the best level of the compared factor, across scenarios."""
+from __future__ import annotations
+
+from faascope.analysis import render
+from faascope.report.items import Block, Text
+from faascope.report.scenarios import all_decisions
+from faascope.report.sections.context import Ctx
+from faascope.report.sections.helpers import labelled
+
+
+def decisions_section(ctx: Ctx) -> Block | None:
+    rows = all_decisions(ctx.scenarios)
+    b = Block("decisions", f"Decision table: best {ctx.data.compare}")
+    if not rows:
+        b.items.append(Text("No scenario could be analysed, so there is no decision table (see each scenario for why).",
+                            "warn"))
+        return b
+    sec = render.decision_section(rows, ctx.data.scenario_cols, ctx.data.compare)
+    sec.title = f"Best {ctx.data.compare} for performance (lower mean) and predictability (lower CV)"
+    b.items.append(Text(
+        f"Per scenario, and within each combination of the other factors: which level of `{ctx.data.compare}` is "
+        "best. A level wins only when the data say so; '-' means no significant or meaningful difference.", "p"))
+    b.items.append(labelled(ctx, sec.title, sec.headers, sec.rows, sec.notes,
+                            caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
+    failed = [sc for sc in ctx.scenarios if sc.error]
+    for sc in failed:
+        b.items.append(Text(f"Not analysed: {sc.title(ctx.data)}: {sc.error}", "warn"))
+    return b

@@ -1,0 +1,179 @@
+"""The report's first section: what was measured and how (a campaign's spec, design, excluded
+cells, counts, errors, retries, duration, machine and versions), or, for a foreign table, what is
+known about it; then what this report analyses."""
+from __future__ import annotations
+
+import pandas as pd
+
+from faascope.report.data import factor_info, fmt_duration
+from faascope.report.items import Block, Details, KeyValues, Text, table
+from faascope.report.sections.context import Ctx
+
+
+def overview_section(ctx: Ctx) -> Block:
+    d = ctx.data
+    src = d.source
+    b = Block("overview", "Campaign overview" if src.kind == "store" else "Input overview")
+    if src.kind == "store":
+        _store_overview(ctx, b)
+    else:
+        _table_overview(ctx, b)
+    fac = [(f"factor {f}" + (" (compared)" if f == d.compare else ""),
+            f"{d.info[f].describe_levels()}") for f in d.factors]
+    sel = [("response", f"`{d.response}`" + (f" ({ctx.unit})" if ctx.unit else ""))] + fac
+    if d.scenario_cols:
+        sel.append(("scenarios", " × ".join(d.scenario_cols) + (" (chosen automatically)" if d.scenario_auto else "")
+                    + f": {len(ctx.scenarios)} scenario(s)"))
+    sel.append(("rows analysed", f"{d.counts['analysed']:,}"))
+    if d.time_source:
+        t = d.data[d.time_col]
+        sel.append(("time span", f"{_ts(t.min())} → {_ts(t.max())} ({fmt_duration((t.max() - t.min()).total_seconds())}; "
+                    f"from column `{d.time_source}`)"))
+    b.items.append(KeyValues(sel, "What is analysed"))
+    for n in d.notes:
+        b.items.append(Text(n, "note"))
+    b.items.append(Text(
+        f"Statistics per scenario: per-cell mean with a t-based {ctx.conf} CI, median with an order-statistic "
+        f"CI, coefficient of variation (CV = s/mean, the predictability metric; lower is more predictable) "
+        f"with a bootstrap CI, ANOVA with interactions (share of variation = SS/SST), Tukey HSD at "
+        f"{ctx.conf} family-wise confidence. Lower latency is better.", "note"))
+    return b
+
+
+def _ts(t) -> str:
+    if t is None or pd.isna(t):
+        return "–"
+    return pd.Timestamp(t).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _store_overview(ctx: Ctx, b: Block) -> None:
+    d = ctx.data
+    src = d.source
+    camp = src.campaign or {}
+    plan = src.plan or {}
+    spec = src.spec or {}
+    rows = d.all_rows
+    pairs = [("campaign", f"{camp.get('name')} (status: {camp.get('status')})"),
+             ("results store", f"`{src.path}`")]
+    if spec.get("description"):
+        pairs.append(("description", " ".join(str(spec["description"]).split())))
+    pairs.append(("provider", str(camp.get("provider"))))
+    fn = spec.get("function") or {}
+    if fn:
+        pairs.append(("function", ", ".join(f"{k}={v}" for k, v in fn.items() if v is not None)))
+    wl = spec.get("workload") or {}
+    if wl:
+        pairs.append(("workload", ", ".join(f"{k}={v}" for k, v in wl.items() if v is not None)))
+    t0 = _parse_one(rows.get("started_at"), "min")
+    t1 = _parse_one(rows.get("ended_at"), "max")
+    if t0 is not None and t1 is not None:
+        pairs.append(("duration", f"{fmt_duration((t1 - t0).total_seconds())} ({_ts(t0)} → {_ts(t1)}; first "
+                      "invocation sent → last one answered)"))
+    pairs.append(("created / completed", f"{camp.get('created_at')} / {camp.get('completed_at') or '–'}"))
+    mach = camp.get("machine") or {}
+    if mach:
+        pairs.append(("machine", ", ".join(str(mach[k]) for k in ("hostname", "cpu_model") if mach.get(k))
+                      + f"; {mach.get('cpus')} CPUs; {mach.get('system')} {mach.get('release')} {mach.get('machine')}; "
+                      f"time zone {mach.get('timezone')}"))
+    vers = [f"faascope {camp.get('faascope_version')}"]
+    vers += [f"{k} {mach[k]}" for k in ("python", "boto3", "botocore") if mach.get(k)]
+    pairs.append(("versions", ", ".join(vers)))
+    pairs.append(("spec hash", f"`{str(camp.get('spec_hash'))[:16]}`"))
+    b.items.append(KeyValues(pairs, "Campaign"))
+
+    # design
+    dz = [("design", str(plan.get("design", "–"))),
+          ("factors", "; ".join(f"{f['name']} ({f.get('field')}): {', '.join(map(str, f.get('levels', [])))}"
+                                for f in src.factor_meta) or "–"),
+          ("cells run", f"{len(plan.get('cells', []))}"),
+          ("cells excluded", f"{len(plan.get('excluded', []))} (by the compatibility rules below)"),
+          ("replications per cell", str(plan.get("replications", camp.get("replications")))),
+          ("warm-ups per cell", str(plan.get("warmup_per_cell", 0))),
+          ("forced cold starts", str(plan.get("cold", "none"))),
+          ("run order", ("randomised" if plan.get("randomize") else "replication by replication")
+           + f", seed {plan.get('seed', camp.get('seed'))}"),
+          ("blocks", f"{plan.get('blocks', 1)}" + (f", {plan['block_interval_s']:g} s apart"
+                                                  if plan.get("block_interval_s") else ""))]
+    rules = (spec.get("design") or {}).get("rules") or []
+    if rules:
+        dz.append(("compatibility rules", "; ".join(f"`{r}`" for r in rules)))
+    b.items.append(KeyValues(dz, "Design"))
+    exc = plan.get("excluded") or []
+    if exc:
+        names = list(exc[0]["levels"])
+        b.items.append(table(f"Excluded cells ({len(exc)})", names + ["excluded by rule"],
+                             [[_level_text(ctx, k, e["levels"].get(k)) for k in names] + [e.get("rule", "")]
+                              for e in exc],
+                             caption="Combinations the design does not run, and the first rule each breaks."))
+
+    # counts, errors, retries
+    n_rec = len(rows)
+    warm = int(pd.to_numeric(rows.get("warmup", pd.Series(dtype=float)), errors="coerce").fillna(0).sum())
+    status = rows["status"].value_counts() if "status" in rows else pd.Series(dtype=int)
+    retries = pd.to_numeric(rows.get("retries", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    cold = pd.to_numeric(rows.get("cold", pd.Series(dtype=float)), errors="coerce")
+    forced = pd.to_numeric(rows.get("cold_forced", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    cz = [("planned invocations", f"{src.planned_runs:,}" if src.planned_runs is not None else "–"),
+          ("recorded", f"{n_rec:,}" + (f" ({src.planned_runs - n_rec:,} missing: the campaign did not finish; "
+                                       "resume it with `faascope run … --resume`)"
+                                       if src.planned_runs and n_rec < src.planned_runs else "")),
+          ("measured / warm-ups", f"{n_rec - warm:,} / {warm:,}"),
+          ("outcome", ", ".join(f"{k}: {v:,}" for k, v in status.items()) or "–"),
+          ("retries", f"{int(retries.sum()):,} in total; {int((retries > 0).sum()):,} invocation(s) needed one or more"),
+          ("cold starts", f"{int((cold == 1).sum()):,} of {int(cold.notna().sum()):,} invocations reported cold"
+                          + (f" ({int(forced.sum()):,} forced by the plan)" if forced.sum() else ""))]
+    events = pd.Series([e["kind"] for e in src.events]).value_counts() if src.events else pd.Series(dtype=int)
+    if len(events):
+        cz.append(("events", ", ".join(f"{k}: {v}" for k, v in events.items())))
+    b.items.append(KeyValues(cz, "Invocations"))
+    if "ok" in rows:
+        bad = rows[pd.to_numeric(rows["ok"], errors="coerce").fillna(0) == 0]
+        if len(bad):
+            g = bad.groupby([bad["status"].fillna(""), bad["error_type"].fillna("")], sort=True)
+            err_rows = []
+            for (st, et), grp in g:
+                msg = str(grp["error_message"].dropna().iloc[0])[:160] if grp["error_message"].notna().any() else ""
+                err_rows.append([st, et or "–", str(len(grp)), msg])
+            b.items.append(table("Errors", ["status", "error type", "count", "first message"], err_rows,
+                                 caption="Failed invocations (left out of the statistics)."))
+        else:
+            b.items.append(Text("No failed invocations.", "note"))
+    if camp.get("spec_text"):
+        b.items.append(Details(f"Spec as written ({camp.get('spec_path') or 'spec'})", camp["spec_text"], "yaml"))
+
+
+def _parse_one(s: pd.Series | None, how: str):
+    if s is None or len(s) == 0:
+        return None
+    t = pd.to_datetime(s, errors="coerce", utc=True, format="ISO8601")
+    v = t.min() if how == "min" else t.max()
+    return None if pd.isna(v) else v
+
+
+def _level_text(ctx: Ctx, factor: str, value) -> str:
+    info = ctx.data.info.get(factor)
+    s = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+    if info is not None:
+        return info.label(s)
+    return factor_info(factor, [s]).label(s) if s else s
+
+
+def _table_overview(ctx: Ctx, b: Block) -> None:
+    d = ctx.data
+    src = d.source
+    size = src.path.stat().st_size
+    pairs = [("file", f"`{src.path}` ({size:,} bytes, {src.path.suffix.lstrip('.') or 'table'})"),
+             ("rows read", f"{src.rows_read:,}"),
+             ("columns", f"{len(src.columns)}: " + ", ".join(f"`{c}`" for c in src.columns[:60])
+              + (" …" if len(src.columns) > 60 else ""))]
+    if d.mapping:
+        pairs.append(("column mapping (--map)", ", ".join(f"`{o}` → `{n}`" for o, n in d.mapping.items())))
+    pairs.append(("filters (--filter)", " ".join(f"`{f}`" for f in d.filters) or "none"))
+    pairs.append(("--latest", f"{d.latest} most recent rows per cell" if d.latest else "all rows"))
+    for col in ("status", "ok"):
+        if col in d.all_rows:
+            vc = d.all_rows[col].astype(str).value_counts()
+            pairs.append((f"values of `{col}`", ", ".join(f"{k}: {v:,}" for k, v in vc.head(8).items())))
+    pairs.append(("not known", "spec, design, excluded cells, retries, machine and versions are recorded only by a "
+                  "faascope results store"))
+    b.items.append(KeyValues(pairs, "Input"))
