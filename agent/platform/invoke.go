@@ -1,0 +1,274 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Invocations: a warm instance of the function's current generation if there is one, else a
+// cold start in a new sandbox; the instance goes back to the warm pool when it is done.
+
+// invokeMeta describes how an invocation was served, for headers and the REPORT line.
+type invokeMeta struct {
+	InstanceID string
+	Cold       bool
+	Setup      time.Duration
+	Init       time.Duration
+	Duration   time.Duration
+	MemoryMB   int
+	PeakBytes  int64
+	RequestID  string
+	Logs       []byte
+}
+
+// Invoke runs one synchronous invocation. It returns errThrottled when the account's
+// concurrency is exhausted.
+func (p *Platform) Invoke(ctx context.Context, name string, payload []byte) (result, invokeMeta, error) {
+	meta := invokeMeta{RequestID: newRevision()}
+	p.mu.Lock()
+	f, ok := p.functions[name]
+	if !ok {
+		p.mu.Unlock()
+		return result{}, meta, errNotFound(name)
+	}
+	if p.inFlight >= p.cfg.Concurrency {
+		p.mu.Unlock()
+		return result{}, meta, errThrottled
+	}
+	p.inFlight++
+	cfg, gen := f.Config, f.Generation
+	in := p.popIdle(name, gen)
+	p.mu.Unlock()
+	defer func() { p.mu.Lock(); p.inFlight--; p.mu.Unlock() }()
+
+	meta.MemoryMB = cfg.MemorySize
+	if in == nil {
+		var err error
+		if in, err = p.coldStart(ctx, f, cfg, gen); err != nil {
+			if ie, ok := err.(*initError); ok {
+				meta.Cold, meta.Logs = true, ie.logs // what the runtime printed before it failed
+				return result{Payload: ie.payload, FuncError: "Unhandled"}, meta, nil
+			}
+			return result{}, meta, err
+		}
+		meta.Cold, meta.Setup, meta.Init = true, in.Sandbox.Setup, in.InitDur
+	}
+	meta.InstanceID = in.ID
+	span := time.Duration(cfg.Timeout) * time.Second
+	inv := &invocation{RequestID: meta.RequestID, Payload: payload, Deadline: time.Now().Add(span),
+		deadlineSpan: span, done: make(chan result, 1)}
+	mark := in.Logs.Mark()
+	t0 := time.Now()
+	res := in.run(inv)
+	meta.Duration = time.Since(t0)
+	meta.PeakBytes = in.Sandbox.PeakMemory()
+	meta.Logs = in.Logs.Since(mark)
+	p.release(in, res.Killed)
+	return res, meta, nil
+}
+
+// InvokeAsync queues an Event invocation and returns at once; the invocation waits for
+// capacity instead of being throttled, as Lambda's internal queue does.
+func (p *Platform) InvokeAsync(name string, payload []byte) error {
+	if _, err := p.function(name); err != nil {
+		return err
+	}
+	p.wg.Add(1)
+	go p.invokeAsync(name, payload)
+	return nil
+}
+
+func (p *Platform) invokeAsync(name string, payload []byte) {
+	defer p.wg.Done()
+	for {
+		_, meta, err := p.Invoke(p.ctx, name, payload)
+		if errors.Is(err, errThrottled) {
+			select {
+			case <-p.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+				continue
+			}
+		}
+		if err != nil {
+			log.Printf("async invoke %s: %v", name, err)
+		} else if len(meta.Logs) > 0 {
+			log.Printf("async invoke %s on %s done in %s", name, meta.InstanceID, meta.Duration)
+		}
+		return
+	}
+}
+
+// popIdle takes the most recently used warm instance of the current generation.
+func (p *Platform) popIdle(name string, gen int) *Instance {
+	list := p.idle[name]
+	for len(list) > 0 {
+		in := list[len(list)-1]
+		list = list[:len(list)-1]
+		if in.Version == gen {
+			p.idle[name] = list
+			in.busy = true
+			return in
+		}
+		delete(p.instances, in.ID)
+		go in.close()
+	}
+	p.idle[name] = list
+	return nil
+}
+
+// release returns an instance to the warm pool, or destroys it when it died or is outdated.
+func (p *Platform) release(in *Instance, killed bool) {
+	p.mu.Lock()
+	in.invokes++
+	f := p.functions[in.Function]
+	if killed || f == nil || f.Generation != in.Version || p.ctx.Err() != nil {
+		delete(p.instances, in.ID)
+		p.mu.Unlock()
+		in.close()
+		return
+	}
+	in.busy = false
+	in.lastUsed = time.Now()
+	p.idle[in.Function] = append(p.idle[in.Function], in)
+	p.mu.Unlock()
+}
+
+func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfiguration, gen int) (*Instance, error) {
+	p.mu.Lock()
+	p.seq++
+	id := fmt.Sprintf("%s-%d-%d", cfg.FunctionName, gen, p.seq)
+	p.mu.Unlock()
+	in, err := newInstance(id, cfg.FunctionName, gen)
+	if err != nil {
+		return nil, err
+	}
+	in.busy = true
+	limits, err := LimitsFor(p.profileOf(f), cfg.MemorySize, cfg.EphemeralStorage.Size)
+	if err != nil {
+		in.server.Close()
+		return nil, err
+	}
+	logFile, _ := os.OpenFile(filepath.Join(p.logDir, cfg.FunctionName+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	var out io.Writer = in.Logs
+	if logFile != nil {
+		out = io.MultiWriter(in.Logs, logFile)
+	}
+	isolate := p.cfg.Isolation == "namespaces"
+	netOpts, err := p.networkFor(f, in, isolate)
+	if err != nil {
+		in.server.Close()
+		return nil, err
+	}
+	runtimeAPI := in.RuntimeAPIAddr()
+	if netOpts != nil {
+		runtimeAPI = "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
+	}
+	sb, err := StartSandbox(SandboxOptions{
+		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: p.store.codePath(cfg.FunctionName),
+		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
+		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
+	})
+	in.Sandbox = sb
+	if err != nil {
+		in.close()
+		if logFile != nil {
+			logFile.Close()
+		}
+		return nil, &initError{payload: lambdaError("Runtime.SandboxError", err.Error())}
+	}
+	if logFile != nil {
+		go func() { <-sb.Exited(); logFile.Close() }()
+	}
+	p.mu.Lock()
+	p.instances[id] = in
+	p.mu.Unlock()
+	if err := in.waitReady(ctx, p.cfg.InitTimeout); err != nil {
+		p.mu.Lock()
+		delete(p.instances, id)
+		p.mu.Unlock()
+		in.close()
+		if ie, ok := err.(*initError); ok {
+			ie.logs = in.Logs.Since(0)
+			log.Printf("init of %s failed: %s", id, ie.payload)
+		}
+		return nil, err
+	}
+	return in, nil
+}
+
+func (p *Platform) profileOf(f *Function) string {
+	if v := f.Tags[TagProfile]; v != "" {
+		return v
+	}
+	return p.cfg.DefaultProfile
+}
+
+// networkFor gives a sandbox its own network namespace, reaching only the Runtime API and the
+// exposed ports (the platform's and the function's), shaped by the function's or the
+// platform's token buckets. Nil means the host's network.
+func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOptions, error) {
+	if !isolate || p.cfg.HostNetwork {
+		return nil, nil
+	}
+	shapeSpec := p.cfg.NetShape
+	if v, ok := f.Tags[TagNetShape]; ok {
+		shapeSpec = v
+	}
+	shape, err := ParseNetShape(shapeSpec)
+	if err != nil {
+		return nil, err
+	}
+	ports := append([]PortMapping{}, p.cfg.Expose...)
+	if v, ok := f.Tags[TagExpose]; ok {
+		extra, err := ParsePorts(v)
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, extra...)
+	}
+	maps := []portMap{{Inside: RuntimeAPIPort, Target: in.RuntimeAPIAddr()}}
+	seen := map[int]bool{}
+	for i := len(ports) - 1; i >= 0; i-- { // backwards: the function's mapping of a port wins
+		pm := ports[i]
+		if !seen[pm.Inside] {
+			seen[pm.Inside] = true
+			maps = append(maps, portMap{Inside: pm.Inside, Target: "127.0.0.1:" + strconv.Itoa(pm.Host), Shaped: true})
+		}
+	}
+	return &NetOptions{Maps: maps, Shape: shape}, nil
+}
+
+func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits, runtimeAPI string) []string {
+	env := []string{}
+	if cfg.Environment != nil {
+		keys := make([]string, 0, len(cfg.Environment.Variables))
+		for k := range cfg.Environment.Variables {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+cfg.Environment.Variables[k])
+		}
+	}
+	// Lambda's reserved variables come last so a user's value cannot shadow them.
+	return append(env,
+		"AWS_LAMBDA_RUNTIME_API="+runtimeAPI,
+		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(cfg.MemorySize),
+		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/"+cfg.FunctionName,
+		"AWS_LAMBDA_LOG_STREAM_NAME="+time.Now().UTC().Format("2006/01/02")+"/[$LATEST]"+in.ID,
+		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_EXECUTION_ENV=faascope-local-"+lim.Profile, "_HANDLER="+cfg.Handler,
+		"FAASCOPE_PROFILE="+lim.Profile, "FAASCOPE_INSTANCE_ID="+in.ID,
+	)
+}
