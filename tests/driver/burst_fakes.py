@@ -152,6 +152,11 @@ class FakeEndpointProvider(Provider):
     def force_cold(self, name):
         self.calls.append(("force_cold", name))
 
+    def async_requests(self, *, log_tail=False):
+        from faascope.providers.lambda_api import LambdaRequests
+
+        return LambdaRequests(self.client, log_tail=log_tail)
+
     def invoke(self, name, payload):  # pragma: no cover - the burst driver sends itself
         raise AssertionError("the burst driver must not call Provider.invoke")
 

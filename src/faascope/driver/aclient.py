@@ -8,6 +8,11 @@ REST request, so it is sent with aiohttp and signed by **the boto3 client's own 
 (SigV4, the same credential chain, region and signing name as every other faascope call). The
 same code reaches AWS and the local platform; only the endpoint differs.
 
+This module only sends and times. What to send and what a reply means belong to the provider:
+``provider.async_requests(log_tail=...)`` returns a
+:class:`~faascope.providers.requests.RequestFactory` (the Lambda API for ``local`` and ``aws`` in
+:mod:`faascope.providers.lambda_api`, agent URLs for ``http`` in :mod:`faascope.providers.http`).
+
 Requests are prepared (serialised and signed) before their scheduled time, so the send path is
 only aiohttp's request write. Timestamps, all wall-clock Unix ns (``time.time_ns``, the clock the
 agent's ``received_ns`` uses on the same machine):
@@ -24,18 +29,16 @@ error or a timeout is a ``client_error`` result with its type, never retried.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import resource
 import time
-import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Optional
 
-from faascope.errors import BadInput, Failure
-from faascope.providers.base import InvokeResult, Provider, classify
+from faascope.errors import Failure
+from faascope.providers.base import InvokeResult, Provider
+from faascope.providers.requests import Prepared, RequestFactory, Timing
 
-INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
+__all__ = ["AsyncInvoker", "ClientStats", "Prepared", "RequestFactory", "Timing",
+           "raise_fd_limit", "request_factory"]
 
 
 def _aiohttp():
@@ -59,160 +62,10 @@ def raise_fd_limit(want: int) -> int:
     return soft
 
 
-@dataclass
-class Prepared:
-    """A request ready to go: URL, headers (signed), body; ``endpoint`` is what may be recorded."""
-
-    url: Any  # yarl.URL (already encoded)
-    headers: dict[str, str]
-    body: bytes
-    endpoint: str
-    protocol: str  # "lambda" or "http"
-    endpoint_name: Optional[str] = None
-
-
-@dataclass
-class Timing:
-    send_ns: Optional[int] = None
-    headers_ns: Optional[int] = None
-    end_ns: Optional[int] = None
-    connection: str = ""  # "reused" or "new"
-
-
-class RequestFactory:
-    """Builds :class:`Prepared` requests for a provider."""
-
-    protocol = "abstract"
-
-    def prepare(self, name: str, payload: dict | bytes, *, dry_run: bool = False) -> Prepared:
-        raise NotImplementedError
-
-    def describe(self) -> dict:
-        return {"protocol": self.protocol}
-
-
-class LambdaRequests(RequestFactory):
-    """Lambda ``Invoke`` requests signed with the boto3 client's own signer (AWS and local)."""
-
-    protocol = "lambda"
-
-    def __init__(self, client: Any, log_tail: bool = False):
-        self.client = client
-        self.endpoint = client.meta.endpoint_url.rstrip("/")
-        self.region = client.meta.region_name
-        self.log_tail = log_tail
-        signer = getattr(client, "_request_signer", None)
-        if signer is None:  # pragma: no cover - botocore has had it since 2015
-            raise Failure("cannot find the boto3 client's request signer")
-        self.signer = signer
-
-    def prepare(self, name: str, payload: dict | bytes, *, dry_run: bool = False) -> Prepared:
-        from botocore.awsrequest import AWSRequest
-        from yarl import URL
-
-        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        url = self.endpoint + INVOKE_PATH.format(name=urllib.parse.quote(name, safe=""))
-        headers = {"X-Amz-Invocation-Type": "DryRun" if dry_run else "RequestResponse",
-                   "X-Amz-Log-Type": "Tail" if (self.log_tail and not dry_run) else "None",
-                   "Content-Type": "application/json"}
-        req = AWSRequest(method="POST", url=url, data=body, headers=headers)
-        self.signer.sign("Invoke", req)  # SigV4 with the client's credentials, region, service
-        return Prepared(url=URL(url, encoded=True), headers=dict(req.headers.items()), body=body,
-                        endpoint=self.endpoint, protocol="lambda")
-
-    def describe(self) -> dict:
-        return {"protocol": "lambda", "endpoint_url": self.endpoint, "region": self.region,
-                "signing": "SigV4 (the boto3 client's signer)"}
-
-
-class HTTPRequests(RequestFactory):
-    """Agents in HTTP mode (the ``http`` provider's endpoints): POST the payload."""
-
-    protocol = "http"
-
-    def __init__(self, provider: Any):
-        self.provider = provider
-
-    def prepare(self, name: str, payload: dict | bytes, *, dry_run: bool = False) -> Prepared:
-        from yarl import URL
-
-        from faascope.providers.http import expand_env, redact_url
-
-        pl = json.loads(payload) if isinstance(payload, bytes) else payload
-        ep = self.provider.pick(name, pl)
-        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        headers = {"Content-Type": "application/json"}
-        headers.update(self.provider._headers(ep))
-        url = expand_env(ep.url)
-        if dry_run:  # the agent's health check: opens a connection without running anything
-            u = urllib.parse.urlsplit(url)
-            url = urllib.parse.urlunsplit((u.scheme, u.netloc, "/healthz", "", ""))
-        return Prepared(url=URL(url), headers=headers, body=body, endpoint=redact_url(ep.url),
-                        protocol="http", endpoint_name=ep.name)
-
-
 def request_factory(provider: Provider, log_tail: bool = False) -> RequestFactory:
-    """The request factory for a provider: the Lambda API (local, aws) or agent URLs (http)."""
-    client = getattr(provider, "client", None)
-    if client is not None and getattr(getattr(client, "meta", None), "service_model", None) is not None \
-            and client.meta.service_model.service_name == "lambda":
-        return LambdaRequests(client, log_tail=log_tail)
-    if getattr(provider, "kind", "") == "http":
-        return HTTPRequests(provider)
-    raise BadInput(f"bursts need the Lambda API (providers local, aws) or agent URLs (http); the "
-                   f"{getattr(provider, 'kind', '?')!r} provider is not supported yet",
-                   field="provider.kind")
-
-
-def _error_type(headers: Any, body: bytes) -> tuple[str, Optional[str]]:
-    et = headers.get("X-Amzn-ErrorType") or ""
-    et = et.split(":", 1)[0]
-    msg = None
-    try:
-        d = json.loads(body.decode("utf-8", errors="replace")) if body else None
-    except ValueError:
-        d = None
-    if isinstance(d, dict):
-        et = et or str(d.get("Type") or d.get("__type") or "")
-        msg = d.get("message") or d.get("Message") or d.get("errorMessage")
-    elif body:
-        msg = body[:300].decode("utf-8", errors="replace")
-    return et, msg
-
-
-def parse_reply(prep: Prepared, status: int, headers: Any, body: bytes, t: Timing) -> InvokeResult:
-    """An :class:`InvokeResult` from an HTTP reply (the same statuses as the boto3 provider)."""
-    common = dict(send_ns=t.send_ns, headers_ns=t.headers_ns, end_ns=t.end_ns, attempts=1,
-                  retries=0)
-    if prep.protocol == "lambda":
-        rid = headers.get("X-Amzn-RequestId") or headers.get("x-amzn-requestid")
-        extra = {k.lower()[len("x-faascope-"):].replace("-", "_"): v for k, v in headers.items()
-                 if k.lower().startswith("x-faascope-")}
-        if status >= 300:
-            et, msg = _error_type(headers, body)
-            if not et:
-                et = "TooManyRequestsException" if status == 429 else f"HTTP{status}"
-            return InvokeResult(status="client_error", error_type=et,
-                                error_message=f"HTTP {status}: {msg}" if msg else f"HTTP {status}",
-                                request_id=rid, platform=(extra or None), **common)
-        fields = classify(body, headers.get("X-Amz-Function-Error"))
-        tail = headers.get("X-Amz-Log-Result")
-        if tail:
-            try:
-                tail = base64.b64decode(tail).decode("utf-8", errors="replace")
-            except ValueError:
-                pass
-        return InvokeResult(**fields, request_id=rid, log_tail=tail or None,
-                            platform=extra or None, **common)
-    # agent over plain HTTP
-    fields = classify(body, None)
-    meta: dict[str, Any] = {"endpoint": prep.endpoint, "http_status": status}
-    if prep.endpoint_name:
-        meta["endpoint_name"] = prep.endpoint_name
-    if fields["response"] is None:
-        st = "client_error" if status == 429 else "function_error"
-        fields.update(status=st, error_type=f"HTTP{status}" if status >= 300 else fields["error_type"])
-    return InvokeResult(**fields, request_id=headers.get("x-request-id"), platform=meta, **common)
+    """The provider's burst requests (:meth:`~faascope.providers.base.Provider.async_requests`);
+    kept for callers written before the method existed."""
+    return provider.async_requests(log_tail=log_tail)
 
 
 @dataclass
@@ -274,7 +127,7 @@ class AsyncInvoker:
                 t.headers_ns = time.time_ns()
                 body = await resp.read()
                 t.end_ns = time.time_ns()
-                res = parse_reply(prep, resp.status, resp.headers, body, t)
+                res = self.factory.parse(prep, resp.status, resp.headers, body, t)
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
             t.end_ns = time.time_ns()
             # the names botocore gives the same failures, so analyses treat both clients alike
@@ -311,8 +164,8 @@ class AsyncInvoker:
 
         async def one(p: Prepared) -> int:
             try:
-                method = "GET" if p.protocol == "http" else "POST"
-                async with self.session.request(method, p.url, data=None if method == "GET" else p.body,
+                async with self.session.request(p.method, p.url,
+                                                data=None if p.method == "GET" else p.body,
                                                 headers=p.headers, trace_request_ctx=Timing()) as r:
                     await r.read()
                     return r.status

@@ -17,9 +17,12 @@ import abc
 import importlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from faascope.errors import BadInput
+
+if TYPE_CHECKING:  # providers.requests imports this module
+    from faascope.providers.requests import RequestFactory
 
 COLD_NONCE_VAR = "FAASCOPE_COLD_NONCE"
 
@@ -157,6 +160,14 @@ class Provider(abc.ABC):
     def describe(self) -> dict:
         """What to record about the provider in the campaign (endpoint, region …)."""
         return {"kind": self.kind}
+
+    def async_requests(self, *, log_tail: bool = False) -> "RequestFactory":
+        """The burst driver's requests for this provider: prepared ahead of time, sent by its
+        asynchronous client (:mod:`faascope.driver.aclient`), replies parsed here.
+        ``log_tail``: ask for the platform's log tail where there is one (Lambda's
+        ``LogType=Tail``). Providers that support bursts override this."""
+        raise BadInput(f"bursts need the Lambda API (providers local, aws) or agent URLs (http); the "
+                       f"{self.kind!r} provider is not supported yet", field="provider.kind")
 
     def bind_campaign(self, uid: str, name: str) -> None:
         """Called by the runner before deploying: providers tag what they create with it

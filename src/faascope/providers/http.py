@@ -41,6 +41,7 @@ from typing import Any, Callable, Optional
 
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, InvokeResult, Provider, classify
+from faascope.providers.requests import Prepared, RequestFactory, Timing
 
 RETRY_STATUS = {429, 502, 503, 504}
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -288,15 +289,20 @@ class HTTPProvider(Provider):
             self._assigned[key] = next(self._cycle[mem])
         return self._assigned[key]
 
-    def _headers(self, ep: Endpoint) -> dict[str, str]:
+    def endpoint_headers(self, ep: Endpoint) -> dict[str, str]:
+        """The headers to send to ``ep`` (provider-wide, then the endpoint's own), with ``${VAR}``
+        read from the environment now; never to be recorded."""
         h = {k: expand_env(v) for k, v in self.headers.items()}
         h.update({k: expand_env(v) for k, v in (ep.headers or {}).items()})
         return h
 
+    def async_requests(self, *, log_tail: bool = False) -> "HTTPRequests":
+        return HTTPRequests(self)  # agents in HTTP mode have no log tail
+
     def invoke(self, name: str, payload: dict) -> InvokeResult:
         ep = self.pick(name, payload)
         body = json.dumps(payload).encode()
-        res = self.invoker.post(expand_env(ep.url), body, headers_fn=lambda: self._headers(ep),
+        res = self.invoker.post(expand_env(ep.url), body, headers_fn=lambda: self.endpoint_headers(ep),
                                 display=redact_url(ep.url))
         if ep.name and res.platform is not None:
             res.platform["endpoint_name"] = ep.name
@@ -304,3 +310,44 @@ class HTTPProvider(Provider):
 
     def close(self) -> None:
         self.invoker.close()
+
+
+class HTTPRequests(RequestFactory):
+    """The burst driver's requests to agents in HTTP mode (the ``http`` provider's endpoints, routed
+    as :meth:`HTTPProvider.pick` routes): POST the payload; a dry run is a ``GET /healthz``."""
+
+    protocol = "http"
+
+    def __init__(self, provider: HTTPProvider):
+        self.provider = provider
+
+    def prepare(self, name: str, payload: dict | bytes, *, dry_run: bool = False) -> Prepared:
+        from yarl import URL
+
+        pl = json.loads(payload) if isinstance(payload, bytes) else payload
+        ep = self.provider.pick(name, pl)
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"}
+        headers.update(self.provider.endpoint_headers(ep))
+        url = expand_env(ep.url)
+        method = "POST"
+        if dry_run:  # the agent's health check: opens a connection without running anything
+            u = urllib.parse.urlsplit(url)
+            url = urllib.parse.urlunsplit((u.scheme, u.netloc, "/healthz", "", ""))
+            method = "GET"
+        return Prepared(url=URL(url), headers=headers, body=body, endpoint=redact_url(ep.url),
+                        protocol="http", endpoint_name=ep.name, method=method)
+
+    def parse(self, prep: Prepared, status: int, headers: Any, body: bytes,
+              timing: Timing) -> InvokeResult:
+        fields = classify(body, None)
+        meta: dict[str, Any] = {"endpoint": prep.endpoint, "http_status": status}
+        if prep.endpoint_name:
+            meta["endpoint_name"] = prep.endpoint_name
+        if fields["response"] is None:
+            # not an agent reply: a throttle, a platform error page, a crash (as HTTPInvoker.post)
+            st = "client_error" if status == 429 else "function_error"
+            fields.update(status=st, error_type=f"HTTP{status}" if status >= 300 else fields["error_type"])
+        return InvokeResult(**fields, request_id=headers.get("x-request-id"), platform=meta,
+                            send_ns=timing.send_ns, headers_ns=timing.headers_ns,
+                            end_ns=timing.end_ns, attempts=1, retries=0)

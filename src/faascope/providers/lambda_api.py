@@ -14,6 +14,9 @@ the client:
   anchored to one wall-clock reading;
 - control-plane calls (create, update, delete) use a separate client with the standard retry
   policy and wait for the function to be Active / Successful with boto3's waiters, as AWS needs.
+
+The burst driver sends the same ``Invoke`` requests itself (aiohttp, :class:`LambdaRequests`,
+signed by this provider's boto3 client) and reads their replies with :func:`lambda_result`.
 """
 from __future__ import annotations
 
@@ -23,11 +26,13 @@ import json
 import secrets
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from faascope.errors import Failure
 from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, InvokeResult, Provider, classify
+from faascope.providers.requests import Prepared, RequestFactory, Timing
 
 PROFILE_TAG = "faascope:profile"
 KEEP_ALIVE_TAG = "faascope:keep-alive"
@@ -35,6 +40,10 @@ CREATED_BY_TAG = "faascope:created-by"
 CAMPAIGN_TAG = "faascope:campaign"
 SPEC_TAG = "faascope:spec"
 RUNTIME = "provided.al2023"
+INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
+#: the local platform's own reply headers (instance id, cold, setup/init/duration ms), recorded
+#: under ``platform`` without the prefix; AWS sends none (docs/platform.md)
+PLATFORM_HEADER_PREFIX = "x-faascope-"
 
 # REPORT RequestId: <id>\tDuration: 1.23 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\t
 # Max Memory Used: 20 MB\tInit Duration: 45.6 ms
@@ -69,6 +78,114 @@ def parse_report(log_tail: Optional[str]) -> Optional[dict]:
         except ValueError:
             continue
     return out or None
+
+
+def _lower(headers: Mapping[str, str]) -> dict[str, str]:
+    """Header names in lower case; of repeated names the first, as aiohttp's ``get`` gives."""
+    out: dict[str, str] = {}
+    for k, v in headers.items():
+        out.setdefault(k.lower(), v)
+    return out
+
+
+def _error_type(headers: dict[str, str], body: Optional[bytes]) -> tuple[str, Optional[str]]:
+    """An error reply's type and message: the ``X-Amzn-ErrorType`` header (``Type:extra``), else
+    the JSON body's type; the message from the body (Lambda's ``{"Type", "message"}``)."""
+    et = (headers.get("x-amzn-errortype") or "").split(":", 1)[0]
+    msg = None
+    try:
+        d = json.loads(body.decode("utf-8", errors="replace")) if body else None
+    except ValueError:
+        d = None
+    if isinstance(d, dict):
+        et = et or str(d.get("Type") or d.get("__type") or "")
+        msg = d.get("message") or d.get("Message") or d.get("errorMessage")
+    elif body:
+        msg = body[:300].decode("utf-8", errors="replace")
+    return et, msg
+
+
+def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes], *,
+                  send_ns: Optional[int], headers_ns: Optional[int], end_ns: Optional[int],
+                  attempts: int = 1, retries: int = 0) -> InvokeResult:
+    """What a Lambda ``Invoke`` reply (RequestResponse) says, as an :class:`InvokeResult`.
+
+    ``status``, ``headers`` (any case) and ``body`` are the HTTP reply as the API reference
+    describes it (https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html): a status of 300
+    or more is an error of the call itself (``client_error``: throttling is 429
+    ``TooManyRequestsException``); otherwise the body is the function's response, classified by
+    :func:`~faascope.providers.base.classify` with ``X-Amz-Function-Error``, and
+    ``X-Amz-Log-Result`` is the base64 log tail (its ``REPORT`` line parsed into
+    ``platform["report"]``). ``X-Amzn-RequestId`` is the request id; the local platform's
+    ``X-Faascope-*`` headers go to ``platform``.
+    """
+    h = _lower(headers)
+    common = dict(send_ns=send_ns, headers_ns=headers_ns, end_ns=end_ns, attempts=attempts,
+                  retries=retries, request_id=h.get("x-amzn-requestid"))
+    extra: dict[str, Any] = {k[len(PLATFORM_HEADER_PREFIX):].replace("-", "_"): v
+                             for k, v in h.items() if k.startswith(PLATFORM_HEADER_PREFIX)}
+    if status >= 300:
+        et, msg = _error_type(h, body)
+        if not et:
+            et = "TooManyRequestsException" if status == 429 else f"HTTP{status}"
+        return InvokeResult(status="client_error", error_type=et,
+                            error_message=f"HTTP {status}: {msg}" if msg else f"HTTP {status}",
+                            platform=extra or None, **common)
+    fields = classify(body, h.get("x-amz-function-error"))
+    tail = h.get("x-amz-log-result")
+    if tail:
+        try:
+            tail = base64.b64decode(tail).decode("utf-8", errors="replace")
+        except ValueError:
+            pass  # keep what was sent: a log tail that is not base64 is still worth reading
+        report = parse_report(tail)
+        if report:
+            extra["report"] = report
+    return InvokeResult(**fields, log_tail=tail or None, platform=extra or None, **common)
+
+
+class LambdaRequests(RequestFactory):
+    """Lambda ``Invoke`` requests for the burst driver, signed with a boto3 Lambda client's own
+    signer (AWS and the local platform alike; why not aiobotocore: docs/concurrency.md)."""
+
+    protocol = "lambda"
+
+    def __init__(self, client: Any, log_tail: bool = False):
+        self.client = client
+        self.endpoint = client.meta.endpoint_url.rstrip("/")
+        self.region = client.meta.region_name
+        self.log_tail = log_tail
+        # botocore's per-client SigV4 signer: the client's credential chain (refreshed when they
+        # expire), region and signing name, with no public accessor
+        signer = getattr(client, "_request_signer", None)
+        if signer is None:  # pragma: no cover - botocore has had it since 2015
+            raise Failure("cannot find the boto3 client's request signer")
+        self.signer = signer
+
+    def prepare(self, name: str, payload: dict | bytes, *, dry_run: bool = False) -> Prepared:
+        from botocore.awsrequest import AWSRequest
+        from yarl import URL
+
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        url = self.endpoint + INVOKE_PATH.format(name=urllib.parse.quote(name, safe=""))
+        # DryRun: Lambda validates the request and runs nothing (API_Invoke.html); the driver
+        # sends it to open pooled connections before a burst
+        headers = {"X-Amz-Invocation-Type": "DryRun" if dry_run else "RequestResponse",
+                   "X-Amz-Log-Type": "Tail" if (self.log_tail and not dry_run) else "None",
+                   "Content-Type": "application/json"}
+        req = AWSRequest(method="POST", url=url, data=body, headers=headers)
+        self.signer.sign("Invoke", req)  # SigV4 with the client's credentials, region, service
+        return Prepared(url=URL(url, encoded=True), headers=dict(req.headers.items()), body=body,
+                        endpoint=self.endpoint, protocol="lambda")
+
+    def parse(self, prep: Prepared, status: int, headers: Any, body: bytes,
+              timing: Timing) -> InvokeResult:
+        return lambda_result(status, headers, body, send_ns=timing.send_ns,
+                             headers_ns=timing.headers_ns, end_ns=timing.end_ns)
+
+    def describe(self) -> dict:
+        return {"protocol": "lambda", "endpoint_url": self.endpoint, "region": self.region,
+                "signing": "SigV4 (the boto3 client's signer)"}
 
 
 class LambdaAPIProvider(Provider):
@@ -129,6 +246,9 @@ class LambdaAPIProvider(Provider):
     def describe(self) -> dict:
         return {"kind": self.kind, "region": self.region, "endpoint_url": self.endpoint_url,
                 "max_attempts": self.max_attempts}
+
+    def async_requests(self, *, log_tail: bool = False) -> LambdaRequests:
+        return LambdaRequests(self.client, log_tail=log_tail)
 
     # ------------------------------------------------------------------ hooks
     def _on_send(self, request=None, **_):
