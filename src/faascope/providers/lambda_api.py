@@ -16,7 +16,9 @@ the client:
   policy and wait for the function to be Active / Successful with boto3's waiters, as AWS needs.
 
 The burst driver sends the same ``Invoke`` requests itself (aiohttp, :class:`LambdaRequests`,
-signed by this provider's boto3 client) and reads their replies with :func:`lambda_result`.
+signed by this provider's boto3 client). Both paths read a reply with one function,
+:func:`lambda_result`: the async path hands it the HTTP reply as received, the boto3 path the
+same status, headers and body recovered from boto3's response (or from the raw error reply).
 """
 from __future__ import annotations
 
@@ -108,7 +110,7 @@ def _error_type(headers: dict[str, str], body: Optional[bytes]) -> tuple[str, Op
 def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes], *,
                   send_ns: Optional[int], headers_ns: Optional[int], end_ns: Optional[int],
                   attempts: int = 1, retries: int = 0) -> InvokeResult:
-    """What a Lambda ``Invoke`` reply (RequestResponse) says, as an :class:`InvokeResult`.
+    """The one reading of a Lambda ``Invoke`` reply (RequestResponse), for both clients.
 
     ``status``, ``headers`` (any case) and ``body`` are the HTTP reply as the API reference
     describes it (https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html): a status of 300
@@ -142,6 +144,44 @@ def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes]
         if report:
             extra["report"] = report
     return InvokeResult(**fields, log_tail=tail or None, platform=extra or None, **common)
+
+
+def _boto3_reply(resp: dict, payload: bytes) -> tuple[int, dict[str, str], bytes]:
+    """The HTTP reply behind boto3's ``invoke`` response, for :func:`lambda_result`.
+
+    The headers are botocore's ``ResponseMetadata.HTTPHeaders``; ``FunctionError``, ``LogResult``
+    and ``RequestId`` are botocore's readings of headers too, put back in case the response was
+    built without HTTP (botocore's Stubber does)."""
+    meta = resp.get("ResponseMetadata") or {}
+    headers = _lower(meta.get("HTTPHeaders") or {})
+    for name, key in (("x-amz-function-error", "FunctionError"), ("x-amz-log-result", "LogResult")):
+        if resp.get(key) is not None:
+            headers[name] = resp[key]
+    if meta.get("RequestId"):
+        headers.setdefault("x-amzn-requestid", meta["RequestId"])
+    return int(resp.get("StatusCode") or meta.get("HTTPStatusCode") or 200), headers, payload
+
+
+def _client_error_reply(exc: Any, raw: Optional[tuple[int, Mapping[str, str], bytes]]
+                        ) -> tuple[int, dict[str, str], bytes]:
+    """The HTTP reply behind a botocore ``ClientError`` from ``invoke``, for :func:`lambda_result`.
+
+    ``raw`` is the error reply as botocore's ``response-received`` event saw it (status, headers,
+    body), so the error's type and message are read exactly as the async client reads them. Without
+    it (a handler answered instead of HTTP, as botocore's Stubber does) botocore's parsed error is
+    put back in Lambda's error form: ``X-Amzn-ErrorType`` and ``{"message": ...}``."""
+    if raw is not None:
+        status, headers, body = raw
+        return status, _lower(headers), body
+    meta = exc.response.get("ResponseMetadata") or {}
+    err = exc.response.get("Error") or {}
+    headers = _lower(meta.get("HTTPHeaders") or {})
+    if err.get("Code"):
+        headers.setdefault("x-amzn-errortype", str(err["Code"]))
+    if meta.get("RequestId"):
+        headers.setdefault("x-amzn-requestid", meta["RequestId"])
+    body = json.dumps({"message": err["Message"]}).encode() if err.get("Message") else b""
+    return int(meta.get("HTTPStatusCode") or 400), headers, body
 
 
 class LambdaRequests(RequestFactory):
@@ -227,6 +267,7 @@ class LambdaAPIProvider(Provider):
         self._attempts = 0
         self._send_pc: Optional[int] = None
         self._headers_pc: Optional[int] = None
+        self._error_reply: Optional[tuple[int, Any, bytes]] = None
         self._zips: dict[tuple, bytes] = {}
         self._zipdir: Optional[tempfile.TemporaryDirectory] = None
         self._env: dict[str, dict[str, str]] = {}
@@ -255,10 +296,17 @@ class LambdaAPIProvider(Provider):
         self._attempts += 1
         self._send_pc = time.perf_counter_ns()
         self._headers_pc = None
+        self._error_reply = None
         return None  # a non-None value would replace the HTTP response
 
-    def _on_response(self, **_):
+    def _on_response(self, response_dict=None, **_):
         self._headers_pc = time.perf_counter_ns()
+        # an error reply's body is already read (botocore.endpoint.convert_to_response_dict);
+        # kept so lambda_result reads it as the async client does. A 2xx body is the payload
+        # stream, left to invoke().
+        if response_dict and response_dict.get("status_code", 0) >= 300:
+            self._error_reply = (response_dict["status_code"], response_dict.get("headers") or {},
+                                 response_dict.get("body") or b"")
 
     # ------------------------------------------------------------------ code
     def _zip(self, arch: str, image_size: Optional[int]) -> bytes:
@@ -401,11 +449,15 @@ class LambdaAPIProvider(Provider):
         body = json.dumps(payload).encode()
         self._attempts = 0
         self._send_pc = self._headers_pc = None
+        self._error_reply = None
         wall0 = time.time_ns()
         pc0 = time.perf_counter_ns()
 
         def wall(pc: Optional[int]) -> Optional[int]:
             return None if pc is None else wall0 + (pc - pc0)
+
+        def retries(meta: dict) -> int:
+            return max(self._attempts - 1, meta.get("RetryAttempts", 0) or 0)
 
         try:
             resp = self.client.invoke(FunctionName=name, InvocationType="RequestResponse",
@@ -415,38 +467,22 @@ class LambdaAPIProvider(Provider):
             end_pc = time.perf_counter_ns()
         except ClientError as exc:
             end_pc = time.perf_counter_ns()
-            meta = exc.response.get("ResponseMetadata", {})
-            return InvokeResult(
-                status="client_error", error_type=exc.response.get("Error", {}).get("Code") or "ClientError",
-                error_message=str(exc), send_ns=wall(self._send_pc), headers_ns=wall(self._headers_pc),
-                end_ns=wall(end_pc), attempts=max(self._attempts, 1),
-                retries=max(self._attempts - 1, meta.get("RetryAttempts", 0) or 0),
-                request_id=meta.get("RequestId"))
+            status, headers, reply = _client_error_reply(exc, self._error_reply)
+            return lambda_result(status, headers, reply, send_ns=wall(self._send_pc),
+                                 headers_ns=wall(self._headers_pc), end_ns=wall(end_pc),
+                                 attempts=max(self._attempts, 1),
+                                 retries=retries(exc.response.get("ResponseMetadata") or {}))
         except (BotoCoreError, OSError) as exc:
             end_pc = time.perf_counter_ns()
             return InvokeResult(
                 status="client_error", error_type=type(exc).__name__, error_message=str(exc),
                 send_ns=wall(self._send_pc), headers_ns=wall(self._headers_pc), end_ns=wall(end_pc),
                 attempts=max(self._attempts, 1), retries=max(self._attempts - 1, 0))
-        meta = resp.get("ResponseMetadata", {})
-        fields = classify(data, resp.get("FunctionError"))
-        tail = resp.get("LogResult")
-        if tail:
-            try:
-                tail = base64.b64decode(tail).decode("utf-8", errors="replace")
-            except ValueError:
-                pass
-        extra = {k[len("x-faascope-"):].replace("-", "_"): v
-                 for k, v in (meta.get("HTTPHeaders") or {}).items()
-                 if k.lower().startswith("x-faascope-")}
-        report = parse_report(tail) if isinstance(tail, str) else None
-        if report:
-            extra["report"] = report
-        return InvokeResult(
-            **fields, send_ns=wall(self._send_pc), headers_ns=wall(headers_pc), end_ns=wall(end_pc),
-            attempts=max(self._attempts, 1),
-            retries=max(self._attempts - 1, meta.get("RetryAttempts", 0) or 0),
-            request_id=meta.get("RequestId"), log_tail=tail, platform=extra or None)
+        status, headers, reply = _boto3_reply(resp, data)
+        return lambda_result(status, headers, reply, send_ns=wall(self._send_pc),
+                             headers_ns=wall(headers_pc), end_ns=wall(end_pc),
+                             attempts=max(self._attempts, 1),
+                             retries=retries(resp.get("ResponseMetadata") or {}))
 
     def close(self) -> None:
         if self._zipdir is not None:
