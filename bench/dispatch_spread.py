@@ -101,7 +101,7 @@ def boto_client(endpoint: str, n: int):
 # --------------------------------------------------------------------------- the clients
 def run_async(client, n: int, fn: str) -> dict:
     from faascope.driver.aclient import AsyncInvoker, request_factory
-    from faascope.driver.bursts import Member, dispatch
+    from faascope.driver.dispatch import Member, dispatch
 
     class P:  # the bits of a provider request_factory needs
         pass

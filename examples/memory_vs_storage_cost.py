@@ -4,7 +4,7 @@ and what a million such invocations would cost on Lambda plus S3 requests (faasc
 
     python examples/memory_vs_storage_cost.py --memories 128,256,512,1024,2048 --size 16777216
 
-Kim & Lee (BRIEF.md §4) saw S3 transfers speed up with memory because the client stack is
+Kim & Lee (I/O resource isolation of FaaS runtimes) saw S3 transfers speed up with memory because the client stack is
 CPU-bound, while cost grows faster than speed above ~1 GB; this reproduces the method locally.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the baseline appear in 20 ms samples; then fit the bucket back from the samples.
 
     python examples/network_bursting.py                        # a small bucket: 16 MiB budget, 16 MiB/s
-    python examples/network_bursting.py --shape lambda --bytes 700000000   # Lambda's (BRIEF.md §5)
+    python examples/network_bursting.py --shape lambda --bytes 700000000   # Lambda's (Skyrise, 2024; docs/platform.md)
     python examples/network_bursting.py --plot bursting.png
 
 On AWS, run the same `network` workload against a faascope sink on an EC2 host

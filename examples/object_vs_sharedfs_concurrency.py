@@ -1,4 +1,4 @@
-"""Object storage vs a shared file system under 1 ... N concurrent invocations (BRIEF.md §2):
+"""Object storage vs a shared file system under 1 ... N concurrent invocations (Roy et al., IISWC 2021):
 each invocation writes then reads its own data, through S3 (VersityGW locally) or the shared
 directory (EFS's stand-in), and we compare median and tail read/write times as concurrency grows.
 The "sharedfs" side runs both ways the study did: private files, and one shared file written at

@@ -12,7 +12,7 @@ from faascope import __version__
 COMMANDS = {
     "platform": "faascope.providers.local_platform:platform_group",
     "package": "faascope.providers.packaging:package_command",
-    "plan": "faascope.specs.commands:plan_command",
+    "plan": "faascope.designs.commands:plan_command",
     "run": "faascope.driver.commands:run_command",
     "export": "faascope.store.commands:export_command",
     "analyze": "faascope.analysis.commands:analyze_command",

@@ -1,4 +1,4 @@
-"""Errors with the exit statuses of the command-line contract (DESIGN.md)."""
+"""Errors with the exit statuses of the command-line contract (docs/specs.md, "Command line")."""
 from __future__ import annotations
 
 import click

@@ -13,10 +13,8 @@ from click.testing import CliRunner
 from faascope.analysis.commands import analyze_command
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-THESIS = Path("/work/shared/reference/thesis-2024/main_experiment.csv")
-if not THESIS.exists():  # a checkout next to the shared folder
-    THESIS = Path(__file__).resolve().parents[3] / "shared/reference/thesis-2024/main_experiment.csv"
-needs_thesis = pytest.mark.skipif(not THESIS.exists(), reason="thesis reference data not available")
+#: the 2024 thesis's measurements, shipped with the examples (examples/data/thesis-2024/README.md)
+THESIS = Path(__file__).resolve().parents[2] / "examples/data/thesis-2024/main_experiment.csv"
 
 
 def run(*args):
@@ -146,7 +144,6 @@ def test_cell_with_one_row_is_named(tmp_path):
     assert r.exit_code == 2 and "cell wool=B, tension=H has 1 row" in r.output
 
 
-@needs_thesis
 def test_thesis_large_files_filtered_tier_is_clear_error():
     r = run(THESIS, "--response", "latency_seconds", "--factors", "system_name,resource_tier",
             "--filter", "operation_type=WRITE", "--filter", "file_size_bytes=1024000000")
@@ -154,7 +151,6 @@ def test_thesis_large_files_filtered_tier_is_clear_error():
     assert "resource_tier" in r.output and "one level" in r.output and "TIER_5" in r.output
 
 
-@needs_thesis
 def test_thesis_large_writes_platform_by_io_size():
     res = run_json(THESIS, "--response", "latency_seconds", "--factors", "system_name,io_size_bytes",
                    "--filter", "operation_type=WRITE", "--filter", "file_size_bytes=1024000000",
@@ -167,7 +163,6 @@ def test_thesis_large_writes_platform_by_io_size():
     assert abs(sum(r["pct_variation"] for r in res["anova"]) - 100) < 1e-9
 
 
-@needs_thesis
 def test_thesis_per_operation_and_file_size():
     r = run(THESIS, "--response", "latency_seconds", "--factors", "system_name,resource_tier,io_size_bytes",
             "--scenario", "operation_type,file_size_bytes", "--latest", "150", "--bootstrap", "300",

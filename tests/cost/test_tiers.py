@@ -1,4 +1,5 @@
-"""Cross-platform resource tiers: BRIEF.md section 1's table must come out exactly."""
+"""Cross-platform resource tiers: the 2024 thesis's table must come
+out exactly."""
 from __future__ import annotations
 
 import json
@@ -10,9 +11,9 @@ from faascope.cli import cli
 from faascope.tiers import GCF_TIERS, derive_tiers, gcf_vcpu, lambda_vcpu, round3
 
 STUDY_MEMORY = [128, 256, 512, 1024, 2048]
-# BRIEF.md §1: "Lambda vCPU ≈ MB/1769 (0.072 … 1.158), GCF 0.083/0.167/0.333/0.583/1"
-BRIEF_LAMBDA_ENDS = (0.072, 1.158)
-BRIEF_GCF = [0.083, 0.167, 0.333, 0.583, 1.0]
+# the thesis's tiers: Lambda vCPU = MB/1769 (0.072 … 1.158), GCF 0.083/0.167/0.333/0.583/1
+THESIS_LAMBDA_ENDS = (0.072, 1.158)
+THESIS_GCF = [0.083, 0.167, 0.333, 0.583, 1.0]
 
 
 def test_study_tier_table_reproduced_to_the_digits_the_brief_gives():
@@ -20,9 +21,9 @@ def test_study_tier_table_reproduced_to_the_digits_the_brief_gives():
     assert [t.memory_mb for t in tiers] == STUDY_MEMORY
     aws = [round3(t.cells[0].vcpu) for t in tiers]
     gcf = [t.cells[1].vcpu for t in tiers]
-    assert (aws[0], aws[-1]) == BRIEF_LAMBDA_ENDS
+    assert (aws[0], aws[-1]) == THESIS_LAMBDA_ENDS
     assert aws == [0.072, 0.145, 0.289, 0.579, 1.158]
-    assert gcf == BRIEF_GCF
+    assert gcf == THESIS_GCF
     # memory is identical on both platforms in every tier
     assert all(c.memory_mb == t.memory_mb for t in tiers for c in t.cells)
     assert all(t.complete for t in tiers)

@@ -137,9 +137,9 @@ def test_overrides_apply_per_cell():
 
 
 def test_thesis_design_has_exactly_the_compatible_cells():
-    """BRIEF.md §1: profiles x tiers 128/2048 MB x files 10 KB/1 GB x I/O 512 B/128 KB x op;
+    """The 2024 thesis's design: profiles x tiers 128/2048 MB x files 10 KB/1 GB x I/O 512 B/128 KB x op;
     a 1 GB file only at 2048 MB, a 10 KB file only with 512 B I/O -> the 16 cells the study ran
-    (cross-checked with shared/reference/thesis-2024/main_experiment.csv: 16 cells)."""
+    (cross-checked with examples/data/thesis-2024/main_experiment.csv: 16 cells)."""
     p = build_plan(load_spec(THESIS), seed=1)
     cells = {tuple(c.levels.values()) for c in p.cells}
     expected = set()

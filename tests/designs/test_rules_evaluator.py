@@ -1,6 +1,6 @@
 import pytest
 
-from faascope.designs.rules import Rule, RuleError
+from faascope.specs.rules import Rule, RuleError
 
 ENV = {"io_size": 512, "file_size": 10_000, "memory": 128 * 2**20, "memory_mb": 128,
        "profile": "gcf", "op": "read", "direct": True}

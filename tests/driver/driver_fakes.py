@@ -1,6 +1,6 @@
 """A FAKE, in-process provider for driver tests: no platform, no agent, no network.
 
-It answers like the agent (DESIGN.md response shape) after a short sleep, tracks warm/cold
+It answers like the agent (the response schema, src/faascope/schemas) after a short sleep, tracks warm/cold
 instances per function like a platform would, and can be told to fail some invocations. Tests that
 use it say so in their names (``..._with_in_process_fake_provider``).
 

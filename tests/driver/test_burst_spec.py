@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from faascope.designs.plan import build_plan
-from faascope.driver.bursts import derived_name, expand_runs, group_pending, summarise
-from faascope.driver.schedule import burst_schedule, read_trace, stagger_span
+from faascope.driver.burst_plan import derived_name, expand_runs, group_pending
+from faascope.driver.burst_summary import summarise
+from faascope.designs.schedule import burst_schedule, read_trace, stagger_span
 from faascope.errors import BadInput
 from faascope.specs.loader import load_spec, parse_spec
 
@@ -122,7 +123,7 @@ def test_derived_names_fit_lambda_limits():
 
 
 def test_burst_summary_counts_throttles_and_spread():
-    from faascope.driver.bursts import Member
+    from faascope.driver.dispatch import Member
     from faascope.providers.base import InvokeResult
 
     ms = [Member(row={}, member=i, batch=0, offset_s=0.0, copy=0, function="f", scheduled_ns=1000)
@@ -141,7 +142,7 @@ def test_burst_summary_counts_throttles_and_spread():
 
 
 def test_plan_cost_and_duration_count_burst_members():
-    from faascope.cost.estimate import estimate_plan_cost
+    from faascope.designs.cost import estimate_plan_cost
     from faascope.designs.estimate import estimate
 
     loaded = parse_spec(spec(load={"burst_size": 50, "warm_pool": 10, "pause": "2s"},

@@ -1,7 +1,7 @@
 import json
 import re
 
-from faascope.driver.runner import function_name
+from faascope.driver.campaign import function_name
 from faascope.providers.base import FunctionConfig, classify
 
 OK = {"ok": True, "cold": False, "instance": {"id": "i"}, "timings": {}, "workload": {"elapsed_s": 1},

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faascope.designs.rules import Rule, RuleError
+from faascope.specs.rules import Rule, RuleError
 from faascope.errors import BadInput
 from faascope.specs.loader import parse_spec
 from faascope.units import SizeError, parse_size

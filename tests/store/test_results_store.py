@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from faascope.cli import cli
-from faascope.store.sqlite import DuplicateRecord, ResultsStore
+from faascope.store.writer import DuplicateRecord, ResultsStore
 
 
 def make_store(tmp_path, factors=None):

@@ -33,7 +33,6 @@ the mean over bursts of the per-burst statistic, with a bootstrap CI over bursts
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -42,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from faascope.errors import BadInput
+from faascope.store.reader import ResultsFile, is_burst_results, measured_only
 
 METRICS = ["delay_s", "wait_s", "start_s", "run_s", "service_s", "completion_s", "read_s",
            "write_s", "io_s", "compute_s", "round_trip_s", "send_lag_s"]
@@ -65,22 +65,12 @@ class BurstData:
 
     @property
     def measured(self) -> pd.DataFrame:
-        return self.invocations[self.invocations["warmup"] == 0]
+        """Members that are not warm-ups (failures kept: a burst's statistics count them)."""
+        return measured_only(self.invocations, keep_failed=True)[0]
 
 
 def is_burst_store(path: str | Path) -> bool:
-    p = Path(path)
-    if p.suffix.lower() not in (".db", ".sqlite", ".sqlite3") or not p.exists():
-        return False
-    try:
-        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
-        try:
-            return con.execute("SELECT 1 FROM sqlite_master WHERE name='burst_invocations'"
-                               ).fetchone() is not None
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        return False
+    return is_burst_results(path)
 
 
 def _split_io(kind: Any, op: Any, w: dict) -> tuple[Optional[float], Optional[float], Optional[float]]:
@@ -105,25 +95,10 @@ def _split_io(kind: Any, op: Any, w: dict) -> tuple[Optional[float], Optional[fl
 def load_bursts(path: str | Path) -> BurstData:
     """The burst members and bursts of a results store written by a burst campaign."""
     p = Path(path)
-    if not is_burst_store(p):
-        raise BadInput(f"{p} is not the results store of a burst campaign (no burst_invocations "
-                       "view; run a spec with a load section)", field="INPUT")
-    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
-    try:
-        inv = pd.read_sql_query("SELECT * FROM burst_invocations", con)
-        raw = pd.read_sql_query(
-            "SELECT i.id AS invocation_id, json_extract(i.response_json, '$.workload') AS w, "
-            "json_extract(c.payload_json, '$.workload.op') AS payload_op, "
-            "json_extract(c.payload_json, '$.workload.kind') AS payload_kind "
-            "FROM invocations i JOIN cells c ON c.campaign_id = i.campaign_id AND "
-            "c.cell_key = i.cell_key", con)
-        bursts = pd.read_sql_query("SELECT * FROM bursts", con)
-        row = con.execute("SELECT * FROM campaign LIMIT 1").fetchone()
-        names = [d[0] for d in con.execute("SELECT * FROM campaign LIMIT 1").description]
-        campaign = dict(zip(names, row)) if row else {}
-    finally:
-        con.close()
-    factors = [f["name"] for f in json.loads(campaign.get("factors_json") or "[]")]
+    with ResultsFile(p, field="INPUT") as rf:
+        inv, raw, bursts = rf.burst_frames()
+        factors = rf.factor_names()
+        campaign = rf.campaign() or {}
     raw = raw.set_index("invocation_id")
     rs, ws, cs = [], [], []
     for iid in inv["invocation_id"]:

@@ -20,14 +20,13 @@ import numpy as np
 import pandas as pd
 
 from faascope.errors import BadInput
+from faascope.store.reader import ResultsFile, is_results_path, measured_only
 
 #: columns tried, in order, as the default `--order-by` for `--latest`
 TIMESTAMP_CANDIDATES = (
     "occurred_at", "collected_at", "timestamp", "time", "started_at", "client_send_ns",
     "client_send_at", "sent_at", "created_at", "recorded_at",
 )
-#: the results-store view read from a .db / .sqlite file
-STORE_VIEW = "invocations_flat"
 
 
 # --------------------------------------------------------------------------------------- loading
@@ -47,7 +46,7 @@ def load_table(path: str | Path) -> pd.DataFrame:
             return pd.read_csv(p, dtype=str, keep_default_na=False, sep=sep)
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(p)
-        if suffix in (".db", ".sqlite", ".sqlite3"):
+        if is_results_path(p):
             return _load_store(p)
     except BadInput:
         raise
@@ -59,28 +58,13 @@ def load_table(path: str | Path) -> pd.DataFrame:
 
 
 def _load_store(p: Path) -> pd.DataFrame:
-    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
-    try:
-        names = {r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if STORE_VIEW not in names:
-            raise BadInput(
-                f"{p.name} has no table or view {STORE_VIEW!r} (found: {', '.join(sorted(names)) or 'none'}); "
-                "export the results with `faascope export RESULTS --format csv` and analyse the CSV",
-                field="INPUT")
-        df = pd.read_sql_query(f"SELECT * FROM {STORE_VIEW}", con)
-    finally:
-        con.close()
+    with ResultsFile(p, field="INPUT") as rf:
+        df = rf.flat()
     # Warm-ups and failed invocations have no latency to compare: leave them out, and say so.
-    keep = pd.Series(True, index=df.index)
-    if "warmup" in df.columns:
-        keep &= df["warmup"].astype(str) == "0"
-    if "ok" in df.columns:
-        keep &= df["ok"].astype(str) == "1"
-    dropped = int((~keep).sum())
-    df = df[keep].reset_index(drop=True)
-    df.attrs["notes"] = ([f"{dropped} warm-up or failed invocation(s) of the results store left out"]
-                         if dropped else [])
+    df, left_out = measured_only(df)
+    df = df.reset_index(drop=True)
+    df.attrs["notes"] = ([f"{left_out.total} warm-up or failed invocation(s) of the results store "
+                          "left out"] if left_out.total else [])
     return df
 
 

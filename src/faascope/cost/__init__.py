@@ -1,5 +1,6 @@
 """Cost: versioned price tables (``tables/<name>@<version>.json``, each with its date and source),
-the per-invocation cost model, the plan's cost estimate, and cost-vs-latency helpers for reports.
+the per-invocation cost model, and cost-vs-latency helpers for reports (a plan's cost estimate is
+:mod:`faascope.designs.cost`).
 
     from faascope.cost import cost_table, pareto_front, invocation_cost, Pricing
 """

@@ -26,6 +26,7 @@ from typing import Optional
 
 from faascope.cost.pricing import Pricing
 from faascope.errors import BadInput
+from faascope.tiers import gcf_vcpu
 
 #: the platforms the model prices, and the names that mean them
 PLATFORM_ALIASES = {
@@ -106,8 +107,6 @@ def lambda_cost(memory_mb: float, duration_s: float, *, arch: str = "x86_64",
 def gcf_cost(memory_mb: float, duration_s: float, *, vcpu: Optional[float] = None,
              platform: str = "gcf", pricing: Optional[Pricing] = None) -> InvocationCost:
     """One GCF 2nd gen / Cloud Run (request-based) invocation; ``vcpu`` defaults to the GCF tier's."""
-    from faascope.tiers import gcf_vcpu
-
     p = (pricing or Pricing())["gcp_functions"]
     cpu = vcpu if vcpu is not None else gcf_vcpu(int(memory_mb))
     billed_s = round_up(duration_s, p["granularity_ms"])

@@ -42,7 +42,7 @@ def plan_command(spec, fmt, replications, seed):
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)
     est = estimate(plan)
-    from faascope.cost.estimate import estimate_plan_cost, summary_line
+    from faascope.designs.cost import estimate_plan_cost, summary_line
     cost = estimate_plan_cost(plan, loaded.spec.provider.parsed_settings())
     if fmt == "json":
         out = plan.to_json(estimate=est)

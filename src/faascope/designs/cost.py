@@ -21,6 +21,8 @@ from typing import Any, Optional
 
 from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, InvocationCost, invocation_cost
 from faascope.cost.pricing import Pricing, pricing_for
+from faascope.designs.estimate import workload_seconds
+from faascope.tiers import PLATFORMS, lambda_vcpu
 
 FUNCTION_OVERHEAD_S = 0.002  # the agent's own handling inside the billed duration
 INIT_S = 0.1                 # a cold start's billed init (a static Go binary starts fast)
@@ -52,14 +54,11 @@ def cell_platform(provider_kind: str, profile: Optional[str], settings: Any) -> 
 
 def _vcpu(platform: str, vcpu: Optional[float], memory_mb: int) -> Optional[float]:
     if vcpu is not None and vcpu < 0:  # match_lambda: the Cloud Run CPU closest to Lambda's
-        from faascope.tiers import PLATFORMS, lambda_vcpu
         return PLATFORMS["cloudrun"].closest_cpu(memory_mb, lambda_vcpu(memory_mb))
     return vcpu
 
 
 def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricing] = None) -> dict:
-    from faascope.designs.estimate import workload_seconds
-
     kind = plan.spec.provider_kind
     if settings is None:
         settings = plan.spec.spec.provider.settings

@@ -31,6 +31,7 @@ import math
 from typing import Any
 
 from faascope.designs.plan import Cell, Plan
+from faascope.designs.schedule import burst_schedule
 
 GCF_TIERS = [(128, 0.083), (256, 0.167), (512, 0.333), (1024, 0.583), (2048, 1.0), (4096, 2.0),
              (8192, 2.0), (16384, 4.0), (32768, 8.0)]
@@ -103,8 +104,6 @@ def estimate(plan: Plan) -> dict[str, Any]:
     for r in plan.runs:
         ld = cells[r.cell_key].load
         if ld is not None:  # a burst: its members overlap; the schedule and pause add up
-            from faascope.driver.schedule import burst_schedule
-
             cold = ld.get("start", "warm") != "warm"
             span = burst_schedule(ld)[-1].offset_s if ld.get("arrival", {}).get("process") != "trace" else 0.0
             total += (per_cell[r.cell_key] * (2 if ld.get("warm_pool") else 1) + span

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from faascope.designs.rules import RuleError
+from faascope.specs.rules import RuleError
 from faascope.errors import BadInput
 from faascope.specs.loader import LoadedSpec
 from faascope.specs.model import FunctionSpec
@@ -132,7 +132,7 @@ class Plan:
         return out
 
     def to_json(self, estimate: dict | None = None) -> dict:
-        """The DESIGN.md plan JSON (cells, excluded, invocations), plus extra keys."""
+        """The plan JSON of the command-line contract (docs/specs.md) (cells, excluded, invocations), plus extra keys."""
         d: dict[str, Any] = {
             "cells": [
                 {"levels": c.levels, "replications": self.replications, "key": c.key,

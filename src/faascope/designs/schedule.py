@@ -2,7 +2,8 @@
 
 - ``burst``: every member at 0 (as close together as the client allows);
 - ``stagger {batch_size b, delay d}``: member i at floor(i / b) * d, so the last batch starts at
-  (ceil(N / b) - 1) * d (the I/O-scalability study's mitigation, BRIEF.md §2);
+  (ceil(N / b) - 1) * d (the mitigation of Roy et al.'s study of
+  I/O scalability on Lambda, IISWC 2021);
 - ``fixed {interval}``: member i at i * interval;
 - ``exponential {interval, shift, seed}``: gaps shift + Exp(mean = interval) (STeLLAR's shifted
   exponential), the first member at 0; burst k of a cell draws with ``seed + k``, so every burst is

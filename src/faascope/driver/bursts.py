@@ -1,17 +1,14 @@
-"""The burst driver: a campaign whose planned runs are bursts (a spec with a ``load`` section).
+"""The burst executor: a campaign whose planned runs are bursts (a spec with a ``load`` section).
 
 Each replication of a cell is one **burst** of ``load.burst_size`` invocations sent as close
 together as the client allows, or on an arrival schedule (fixed, shifted exponential, trace) or
-in staggered batches (:mod:`faascope.driver.schedule`). One asyncio loop and one aiohttp
+in staggered batches (:mod:`faascope.designs.schedule`). One asyncio loop and one aiohttp
 connection pool send everything (:mod:`faascope.driver.aclient`); no thread per request.
 
-The plan is the ordinary design plan (cells x replications, randomised, blocked), expanded so that
-every invocation has its own slot in ``planned_runs``: burst k of a cell with N members owns the
-measured replications k*N … k*N+N-1 and, with a warm pool of W, the warm-up replications
-k*W … k*W+W-1. The store's UNIQUE(cell, replication, kind) then makes resuming exact: a killed
-campaign resumes with the missing slots only. A burst that was cut short is finished as a second
-*attempt* with its missing members (recorded in ``bursts`` and flagged ``split`` there, so the
-analysis can tell a burst of N from two smaller ones).
+Every invocation has its own planned slot (:mod:`faascope.driver.burst_plan`), so resuming is
+exact. A burst that was cut short is finished as a second *attempt* with its missing members
+(recorded in ``bursts`` and flagged ``split`` there, so the analysis can tell a burst of N from
+two smaller ones).
 
 Per burst, in order: wait for its time block and ``load.pause``; make it cold as the design says
 (``start``: cold = environment change, fresh = a new function, expire = wait out the keep-alive);
@@ -22,437 +19,102 @@ budget. Errors and throttles are results, never retried.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import itertools
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Optional
 
-import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from faascope.designs.schedule import burst_schedule, describe
+from faascope.driver.aclient import AsyncInvoker, request_factory
+from faascope.driver.burst_plan import BurstGroup, cell_burst_shape, derived_name, group_pending
+from faascope.driver.burst_summary import burst_line, summarise
+from faascope.driver.campaign import Campaign, Interrupted
+from faascope.driver.dispatch import Budget, Member, dispatch
 from faascope.errors import BadInput, Failure
-from faascope.providers.base import FunctionConfig, InvokeResult, Provider, make_provider
-
-THROTTLE_TYPES = ("TooManyRequestsException", "ThrottlingException", "TooManyRequests", "HTTP429")
-
-
-# ------------------------------------------------------------------------------------ planning
-def cell_burst_shape(cell) -> tuple[int, int]:
-    """(burst size N, warm pool W) of a plan cell."""
-    ld = cell.load or {}
-    n = int(ld.get("burst_size", 1))
-    pool = ld.get("warm_pool", 0)
-    if ld.get("start", "warm") != "warm":
-        return n, 0  # a warm pool only precedes warm bursts
-    return n, (n if pool == "burst" else int(pool or 0))
+from faascope.providers.base import FunctionConfig, InvokeResult
+from faascope.store.writer import RecordWriter
 
 
-def expand_runs(plan) -> list[dict]:
-    """The invocation-level ``planned_runs`` rows of a burst plan (see the module doc)."""
-    cells = plan.cells_by_key
-    rows: list[dict] = []
-    for r in plan.runs:
-        if r.kind != "measure":  # design.warmup is refused for burst specs (load.warm_pool)
-            continue
-        n, w = cell_burst_shape(cells[r.cell_key])
-        k = r.replication
-        for j in range(w):
-            rows.append(dict(order=len(rows), cell_key=r.cell_key, replication=k * w + j,
-                             kind="warmup", block=r.block, force_cold=False))
-        for i in range(n):
-            rows.append(dict(order=len(rows), cell_key=r.cell_key, replication=k * n + i,
-                             kind="measure", block=r.block, force_cold=r.force_cold))
-    return rows
+class BurstExecutor:
+    """Runs a burst campaign's pending bursts; ``faascope stagger suggest`` runs its trial
+    bursts through the same object, round by round (:meth:`run_groups`, then :meth:`close`)."""
 
+    def __init__(self, campaign: Campaign):
+        for c in campaign.plan.cells:
+            if (c.load or {}).get("start") == "expire" and \
+                    getattr(campaign.settings, "keep_alive_s", None) is None:
+                raise BadInput("load.start: expire waits out the keep-alive, so set "
+                               "provider.settings.keep_alive_s (local platform); elsewhere use "
+                               "load.pause", field="load.start")
+        self.campaign = campaign
+        self.writer: Optional[RecordWriter] = None
+        campaign.store.add_burst_tables()
 
-def check_burst_spec(loaded) -> None:
-    """Design settings that a burst spec expresses in ``load`` instead (exit 2 before anything)."""
-    d = loaded.spec.design
-    if d.warmup:
-        raise BadInput("with a load section, warm up with load.warm_pool (a warm pool sent "
-                       "together before each burst), not design.warmup", field="design.warmup")
-    if d.cold_mode != "none":
-        raise BadInput("with a load section, choose cold or warm bursts with load.start (cold, "
-                       "fresh, expire or warm), not design.cold", field="design.cold")
-
-
-def is_burst_spec(loaded) -> bool:
-    return loaded.spec.load is not None or any(f.section == "load" for f in loaded.factors)
-
-
-@dataclass
-class BurstGroup:
-    cell_key: str
-    burst: int
-    block: int
-    first_order: int
-    warmup: list[dict] = field(default_factory=list)
-    measure: list[dict] = field(default_factory=list)
-
-
-def group_pending(pending: list[dict], cells: dict) -> list[BurstGroup]:
-    groups: dict[tuple[str, int], BurstGroup] = {}
-    for row in pending:
-        n, w = cell_burst_shape(cells[row["cell_key"]])
-        size = n if row["kind"] == "measure" else w
-        k = row["replication"] // max(size, 1)
-        g = groups.get((row["cell_key"], k))
-        if g is None:
-            g = groups[(row["cell_key"], k)] = BurstGroup(row["cell_key"], k, row["block"],
-                                                          row["order_index"])
-        (g.measure if row["kind"] == "measure" else g.warmup).append(row)
-        g.first_order = min(g.first_order, row["order_index"])
-    return sorted(groups.values(), key=lambda g: g.first_order)
-
-
-def derived_name(base: str, suffix: str) -> str:
-    """``base + suffix`` within Lambda's 64 characters (shortened with a hash when needed)."""
-    if len(base) + len(suffix) <= 64:
-        return base + suffix
-    h = hashlib.sha1(base.encode()).hexdigest()[:8]
-    return base[:64 - len(suffix) - 9] + "-" + h + suffix
-
-
-# ------------------------------------------------------------------------------------ summaries
-def _q(a: np.ndarray, p: float) -> Optional[float]:
-    return float(np.quantile(a, p)) if a.size else None
-
-
-def dist(values) -> dict[str, Optional[float]]:
-    a = np.asarray([v for v in values if v is not None], dtype=float)
-    if not a.size:
-        return {"n": 0}
-    return {"n": int(a.size), "p50": _q(a, .5), "p95": _q(a, .95), "p99": _q(a, .99),
-            "max": float(a.max()), "min": float(a.min()), "mean": float(a.mean())}
-
-
-def summarise(results: list[tuple[Any, InvokeResult]], planned: int) -> dict:
-    """A burst's summary from its (member, result) pairs: statuses, throttles, dispatch spread,
-    lag behind the schedule, arrival spread, wait/run/service quantiles, instances."""
-    statuses: dict[str, int] = {}
-    errors: dict[str, int] = {}
-    sends, lags, recv, arrival, waits, runs, services, rts = [], [], [], [], [], [], [], []
-    instances, sandboxes, hosts, cold = set(), set(), set(), 0
-    new_conns = 0
-    for m, r in results:
-        statuses[r.status] = statuses.get(r.status, 0) + 1
-        if r.status != "ok":
-            errors[r.error_type or r.status] = errors.get(r.error_type or r.status, 0) + 1
-        if (r.platform or {}).get("connection") == "new":
-            new_conns += 1
-        if r.send_ns is not None:
-            sends.append(r.send_ns)
-            lags.append((r.send_ns - m.scheduled_ns) / 1e9)
-            if r.end_ns is not None:
-                rts.append((r.end_ns - r.send_ns) / 1e9)
-        resp = r.response or {}
-        t = resp.get("timings") or {}
-        inst = resp.get("instance") or {}
-        if inst.get("id"):
-            instances.add(inst["id"])
-        if inst.get("sandbox"):
-            sandboxes.add(inst["sandbox"])
-        if inst.get("boot_id"):
-            hosts.add(inst["boot_id"])
-        if resp.get("cold"):
-            cold += 1
-        rec = t.get("received_ns")
-        if rec is not None:
-            recv.append(rec)
-            p = r.platform or {}
-            est = rec
-            if str(p.get("cold", "")).lower() == "true":
-                est = rec - int((float(p.get("setup_ms") or 0) + float(p.get("init_ms") or 0)) * 1e6)
-            arrival.append(est)
-            if r.send_ns is not None:
-                waits.append((rec - r.send_ns) / 1e9)
-            end = t.get("workload_end_ns")
-            if end is not None:
-                runs.append((end - rec) / 1e9)
-                if r.send_ns is not None:
-                    services.append((end - r.send_ns) / 1e9)
-    sent = len(sends)
-    return {
-        "planned": planned, "sent": sent, "replies": len(results), "statuses": statuses,
-        "errors": errors, "throttled": sum(v for k, v in errors.items() if k in THROTTLE_TYPES),
-        "failed": sum(v for k, v in statuses.items() if k != "ok"),
-        "first_send_ns": min(sends) if sends else None, "last_send_ns": max(sends) if sends else None,
-        "send_spread_s": (max(sends) - min(sends)) / 1e9 if sends else None,
-        "send_lag_s": dist(lags),
-        "received_spread_s": (max(recv) - min(recv)) / 1e9 if recv else None,
-        "arrival_spread_est_s": (max(arrival) - min(arrival)) / 1e9 if arrival else None,
-        "wait_s": dist(waits), "run_s": dist(runs), "service_s": dist(services),
-        "round_trip_s": dist(rts), "cold": cold, "instances": len(instances),
-        "sandboxes": len(sandboxes), "hosts": len(hosts), "new_connections": new_conns,
-    }
-
-
-def _ms(v: Optional[float]) -> str:
-    return "–" if v is None else (f"{v * 1e3:.1f} ms" if v < 10 else f"{v:.2f} s")
-
-
-def burst_line(label: str, s: dict) -> str:
-    st = ", ".join(f"{v} {k}" for k, v in sorted(s["statuses"].items()))
-    return (f"{label}: {s['sent']}/{s['planned']} sent, spread {_ms(s['send_spread_s'])}, "
-            f"{st or 'no replies'}"
-            + (f", {s['throttled']} throttled" if s["throttled"] else "")
-            + f"; wait p50 {_ms(s['wait_s'].get('p50'))} p99 {_ms(s['wait_s'].get('p99'))}, "
-              f"service p99 {_ms(s['service_s'].get('p99'))}; {s['cold']} cold, "
-              f"{s['instances']} instance(s)")
-
-
-# ------------------------------------------------------------------------------------ sending
-@dataclass
-class Member:
-    row: dict
-    member: int
-    batch: int
-    offset_s: float
-    copy: int
-    function: str
-    scheduled_ns: int = 0
-    prep: Any = None
-    index: int = 0  # burst * burst_size + member: distinct across the cell's bursts
-
-
-class Budget:
-    def __init__(self, planned: int, max_failed_fraction: float, stop_sending: bool,
-                 min_failed: int = 1):
-        self.planned = planned
-        self.limit = max_failed_fraction * planned
-        self.stop_sending = stop_sending
-        self.min_failed = min_failed
-        self.failed = 0
-
-    def add(self, res: InvokeResult) -> None:
-        if res.status != "ok":
-            self.failed += 1
-
-    @property
-    def exceeded(self) -> bool:
-        return self.failed > self.limit and self.failed >= self.min_failed
-
-
-async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
-                   on_result: Callable[[Member, InvokeResult], None],
-                   budget: Optional[Budget] = None, stop: Any = None,
-                   sign_ahead_s: float = 60.0, member_field: Optional[str] = None) -> dict:
-    """Send ``members`` on their schedule (offsets from a start ``lead_s`` from now); calls
-    ``on_result`` as each reply arrives; returns {start_ns, sent, stopped}."""
-    loop = asyncio.get_running_loop()
-
-    def member_payload(body: bytes, m: Member) -> bytes:
-        if member_field is not None:
-            d = json.loads(body)
-            d["workload"][member_field] = m.index
-            body = json.dumps(d).encode()
-        return body.replace(b"{index}", str(m.index).encode())
-
-    def prepare(m: Member):
-        return inv.factory.prepare(m.function, member_payload(payload, m) if per_member else payload)
-
-    members = sorted(members, key=lambda m: (m.offset_s, m.member))
-    # prepare (serialise + sign) what is due soon; the rest just before its time
-    idx = 0
-    per_member = member_field is not None or b"{index}" in payload
-    while idx < len(members) and members[idx].offset_s < sign_ahead_s:
-        members[idx].prep = prepare(members[idx])
-        idx += 1
-    start_loop = loop.time() + lead_s
-    start_ns = time.time_ns() + int(lead_s * 1e9)
-    for m in members:
-        m.scheduled_ns = start_ns + int(round(m.offset_s * 1e9))
-    tasks: list[asyncio.Task] = []
-    stopped = None
-
-    async def one(m: Member) -> None:
-        res = await inv.send(m.prep)
-        m.prep = None
-        if budget is not None:
-            budget.add(res)
-        on_result(m, res)
-
-    for offset, grp in itertools.groupby(members, key=lambda m: m.offset_s):
-        grp = list(grp)
-        if budget is not None and budget.stop_sending and budget.exceeded:
-            stopped = "error_budget"
-            break
-        if stop is not None and stop.stop:
-            stopped = "interrupted"
-            break
-        while idx < len(members) and members[idx].offset_s < offset + sign_ahead_s:
-            members[idx].prep = prepare(members[idx])
-            idx += 1
-        for m in grp:
-            if m.prep is None:
-                m.prep = prepare(m)
-        delay = start_loop + offset - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        for m in grp:
-            tasks.append(loop.create_task(one(m)))
-    if tasks:
-        await asyncio.gather(*tasks)
-    return {"start_ns": start_ns, "sent": len(tasks), "stopped": stopped}
-
-
-# ------------------------------------------------------------------------------------ campaign
-def execute_bursts(loaded, plan, store, campaign: dict, settings: Any, results: Path,
-                   spec_path: Path, provider_factory: Optional[Callable], progress: bool, con: Any):
-    """Run the pending slots of a burst campaign (called by :func:`runner.run_campaign`)."""
-    from faascope.driver import burst_store as bs
-    from faascope.driver.runner import (Interrupted, RunSummary, _already_complete, _conclude,
-                                        _settle, _StopFlag)
-
-    cid = campaign["id"]
-    cells = plan.cells_by_key
-    bs.ensure_schema(store)
-    planned = store.planned_runs(cid)
-    pending = store.pending_runs(cid)
-    missing = {r["cell_key"] for r in pending} - set(cells)
-    if missing:
-        raise Failure(f"the recorded plan refers to cells the spec no longer has: {sorted(missing)[:3]}")
-    keep = getattr(settings, "keep_functions", False)
-    summary = RunSummary(results=results, campaign_id=cid, planned=len(planned), recorded=0,
-                         ran_now=0, statuses={}, complete=False, seed=campaign["seed"],
-                         factors=[f.name for f in loaded.factors])
-    resume_hint = f"faascope run {spec_path} --results {results} --resume"
-    if not pending:
-        return _already_complete(store, campaign, summary)
-
-    for c in cells.values():
-        ld = c.load or {}
-        if ld.get("start") == "expire" and getattr(settings, "keep_alive_s", None) is None:
-            raise BadInput("load.start: expire waits out the keep-alive, so set "
-                           "provider.settings.keep_alive_s (local platform); elsewhere use "
-                           "load.pause", field="load.start")
-
-    provider = provider_factory(loaded) if provider_factory else make_provider(
-        loaded.provider_kind, settings)
-    say = lambda msg: con.print(msg)  # noqa: E731
-    stop = _StopFlag(say)
-    groups = group_pending(pending, cells)
-    session = BurstSession(loaded, plan, store, campaign, provider, spec_path, progress, con, summary)
-    failure: Optional[BaseException] = None
-    interrupted = False
-    try:
-        with stop:
-            session.deploy_for(groups, stop)
-            store.set_status(cid, "running")
-            interrupted = session.run_groups(groups, stop)
-    except (KeyboardInterrupt, Interrupted):
-        interrupted = True
-    except (Failure, BadInput) as exc:
-        failure = exc
-    finally:
+    def run(self, campaign: Campaign) -> None:
+        groups = group_pending(campaign.pending(), campaign.plan.cells_by_key)
         try:
-            session.writer.close()
-        except BaseException as exc:  # noqa: BLE001 - a store failure is the campaign's failure
-            failure = failure or Failure(f"writing records failed: {exc}")
-        _settle(store, cid, summary, len(planned), lambda: len(store.pending_runs(cid)))
-        session.close(teardown=summary.complete and not keep)
-    if isinstance(failure, BadInput):
-        raise failure
-    return _conclude(summary, failure, interrupted, results, resume_hint)
+            self.deploy_for(groups)
+            campaign.set_running()
+            self.run_groups(groups)
+        finally:
+            self.close()
 
-
-class BurstSession:
-    """A provider with its deployed functions, a record writer and the bursts' runner: what a
-    burst campaign (and ``faascope stagger suggest``, round by round) runs bursts with."""
-
-    def __init__(self, loaded, plan, store, campaign: dict, provider: Provider, spec_path: Path,
-                 progress: bool, con: Any, summary: Any):
-        from faascope.driver import burst_store as bs
-        from faascope.driver.runner import function_name
-
-        settings = loaded.spec.provider.parsed_settings()
-        strategy = getattr(settings, "functions", "per_config")
-        prefix = getattr(settings, "function_prefix", "faascope")
-        self.loaded, self.plan, self.store, self.campaign = loaded, plan, store, campaign
-        self.provider, self.spec_path, self.progress, self.con = provider, spec_path, progress, con
-        self.summary = summary
-        if hasattr(provider, "bind_campaign"):
-            provider.bind_campaign(campaign["uid"], loaded.spec.name)
-        self._naming = (prefix, strategy, function_name)
-        self.set_plan(loaded, plan)
-        self.deployed: dict[str, FunctionConfig] = {}
-        bs.ensure_schema(store)
-        self.writer = bs.RecordWriter(store.path)
-
-    def set_plan(self, loaded, plan) -> None:
-        """Use this (grown) plan from now on: its cells and their function names."""
-        prefix, strategy, function_name = self._naming
-        self.loaded, self.plan = loaded, plan
-        self.cells = plan.cells_by_key
-        self.base_names = {key: function_name(prefix, loaded.spec.name, self.campaign["uid"],
-                                              FunctionConfig.from_dict(c.config).identity(strategy))
-                           for key, c in self.cells.items()}
-
-    def deploy_for(self, groups: list[BurstGroup], stop: Any = None) -> None:
+    def deploy_for(self, groups: list[BurstGroup]) -> None:
         """Deploy the functions (and parallel copies) every non-fresh burst of ``groups`` needs."""
-        from faascope.driver.runner import Interrupted
-
+        campaign = self.campaign
+        cells, base_names = campaign.plan.cells_by_key, campaign.base_function_names()
         for g in groups:
-            c = self.cells[g.cell_key]
+            c = cells[g.cell_key]
             if (c.load or {}).get("start") == "fresh":
                 continue
             cfg = FunctionConfig.from_dict(c.config)
-            for name in _copies(self.base_names[g.cell_key], c):
-                if name not in self.deployed:
-                    t0 = time.perf_counter()
-                    self.provider.deploy(name, cfg)
-                    self.deployed[name] = cfg
-                    self.store.event(self.campaign["id"], "deployed", {
-                        "function": name, "config": cfg.as_dict(),
-                        "seconds": round(time.perf_counter() - t0, 3),
-                        "provider": self.provider.describe()})
-            if stop is not None and stop.stop:
+            for name in function_copies(base_names[g.cell_key], c):
+                campaign.deploy(name, cfg)
+            if campaign.stop.stop:
                 raise Interrupted
 
-    def run_groups(self, groups: list[BurstGroup], stop: Any) -> bool:
+    def run_groups(self, groups: list[BurstGroup]) -> bool:
         """Run these bursts in order (one event loop); True when interrupted."""
-        runner = _CampaignBursts(self.loaded, self.plan, self.store, self.campaign, self.provider,
-                                 groups, self.cells, self.base_names, self.deployed, self.writer,
-                                 stop, self.progress, self.con, self.summary, self.spec_path)
-        interrupted = asyncio.run(runner.run())
+        if self.writer is None:
+            self.writer = RecordWriter(self.campaign.results)
+        interrupted = asyncio.run(_Bursts(self.campaign, groups, self.writer).run())
         self.writer.flush()
         return interrupted
 
-    def close(self, teardown: bool) -> None:
-        if teardown:
-            for name in sorted(self.deployed):
-                try:
-                    self.provider.teardown(name)
-                except Exception as exc:  # noqa: BLE001
-                    self.con.print(f"[yellow]warning[/yellow]: could not delete function {name}: {exc}")
-        self.provider.close()
+    def close(self) -> None:
+        """Wait for every record handed to the writer to be committed."""
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        try:
+            writer.close()
+        except BaseException as exc:  # a store failure is the campaign's failure
+            raise Failure(f"writing records failed: {exc}") from None
 
 
-def _copies(base: str, cell) -> list[str]:
+def function_copies(base: str, cell) -> list[str]:
+    """The names of a cell's parallel function copies (``load.functions``)."""
     k = int((cell.load or {}).get("functions", 1))
     return [base] if k == 1 else [derived_name(base, f"-p{j}") for j in range(k)]
 
 
-class _CampaignBursts:
-    """The async part of a burst campaign (one event loop for all bursts)."""
+class _Bursts:
+    """The async part of a burst campaign (one event loop for the bursts of one call)."""
 
-    def __init__(self, loaded, plan, store, campaign, provider: Provider, groups, cells,
-                 base_names, deployed, writer, stop, progress, con, summary, spec_path: Path):
-        self.loaded, self.plan, self.store, self.campaign = loaded, plan, store, campaign
-        self.provider, self.groups, self.cells = provider, groups, cells
-        self.base_names, self.deployed, self.writer = base_names, deployed, writer
-        self.stop, self.progress, self.con, self.summary = stop, progress, con, summary
-        self.spec_dir = Path(spec_path).resolve().parent
-        self.cid = campaign["id"]
-        self.settings = loaded.spec.provider.parsed_settings()
+    def __init__(self, campaign: Campaign, groups: list[BurstGroup], writer: RecordWriter):
+        self.campaign, self.groups, self.writer = campaign, groups, writer
+        self.provider = campaign.open_provider()
+        self.store, self.cid, self.summary = campaign.store, campaign.id, campaign.summary
+        self.stop, self.settings = campaign.stop, campaign.settings
+        self.cells = campaign.plan.cells_by_key
+        self.base_names = campaign.base_function_names()
+        self.spec_dir = Path(campaign.spec_path).resolve().parent
 
     def _record(self, m: Member, res: InvokeResult, cell, attempt: int, burst: int,
                 cfg: FunctionConfig) -> None:
-        from faascope.driver.runner import _record
-
-        rec = _record(self.cid, m.row, cell, m.function, cfg, res, m.scheduled_ns)
+        rec = self.campaign.record_row(m.row, cell, m.function, cfg, res, m.scheduled_ns)
         mem = {"campaign_id": self.cid, "cell_key": m.row["cell_key"],
                "replication": m.row["replication"], "kind": m.row["kind"], "burst": burst,
                "attempt": attempt, "member": m.member, "batch": m.batch,
@@ -461,30 +123,27 @@ class _CampaignBursts:
         self.writer.put(rec, mem)
 
     async def run(self) -> bool:
-        from faascope.driver.aclient import AsyncInvoker, request_factory
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn)
-
         biggest = max(max(cell_burst_shape(self.cells[g.cell_key])) for g in self.groups)
         s = self.settings
         factory = request_factory(self.provider, log_tail=False)
         inv = AsyncInvoker(factory, max_connections=max(biggest, 1),
                            connect_timeout_s=getattr(s, "connect_timeout_s", 10.0),
                            read_timeout_s=getattr(s, "read_timeout_s", 960.0))
-        self.store.event(self.cid, "burst_driver", {"client": factory.describe(),
-                                                     "max_connections": inv.max_connections,
-                                                     "attempts_per_invocation": 1})
+        self.campaign.event("burst_driver", {"client": factory.describe(),
+                                             "max_connections": inv.max_connections,
+                                             "attempts_per_invocation": 1})
         total = self.summary.planned
         done = total - sum(len(g.warmup) + len(g.measure) for g in self.groups)
-        interval = self.plan.block_interval_s or 0.0
-        anchor = float(self.campaign["started_at_unix"])
+        interval = self.campaign.plan.block_interval_s or 0.0
+        anchor = self.campaign.started_at_unix
         cols = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn()]
         last_end = None
         try:
-            with Progress(*cols, console=self.con, disable=not self.progress) as bar:
-                task = bar.add_task(self.campaign["name"], total=total, completed=done, errors=0)
-                for gi, g in enumerate(self.groups):
+            with Progress(*cols, console=self.campaign.console,
+                          disable=not self.campaign.progress) as bar:
+                task = bar.add_task(self.campaign.name, total=total, completed=done, errors=0)
+                for g in self.groups:
                     if self.stop.stop:
                         return True
                     cell = self.cells[g.cell_key]
@@ -513,14 +172,11 @@ class _CampaignBursts:
         return True
 
     async def _one_burst(self, inv, g: BurstGroup, cell, ld: dict, bar, task) -> str:
-        from faascope.driver import burst_store as bs
-        from faascope.driver.schedule import burst_schedule, describe
-
         n, w = cell_burst_shape(cell)
         cfg = FunctionConfig.from_dict(cell.config)
         start = ld.get("start", "warm")
         base = self.base_names[g.cell_key]
-        names = _copies(base, cell)
+        names = function_copies(base, cell)
         if start == "fresh":
             names = [derived_name(nm, f"-n{g.burst}") for nm in names]
             for nm in names:
@@ -528,9 +184,7 @@ class _CampaignBursts:
                 self.provider.deploy(nm, cfg)
         else:
             for nm in names:
-                if self.deployed.get(nm) != cfg:  # shared functions: memory etc. in place
-                    self.provider.update_configuration(nm, cfg)
-                    self.deployed[nm] = cfg
+                self.campaign.configure(nm, cfg)  # shared functions: memory etc. in place
         if start == "cold" and g.measure:
             for nm in names:
                 self.provider.force_cold(nm)
@@ -540,7 +194,7 @@ class _CampaignBursts:
                 return "interrupted"
         arrival = dict(ld.get("arrival") or {})
         if arrival.get("process") == "exponential" and arrival.get("seed") is None:
-            arrival["seed"] = int(self.campaign["seed"])  # recorded in the burst's schedule
+            arrival["seed"] = int(self.campaign.row["seed"])  # recorded in the burst's schedule
             ld["arrival"] = arrival
         payload = json.dumps(cell.payload).encode()
         label = f"{g.cell_key} burst {g.burst}"
@@ -552,11 +206,11 @@ class _CampaignBursts:
                         set(pc.get("errors") or {}) <= {"EndpointConnectionError"} and pc.get("errors"):
                     # nothing reached the endpoint: no function could run, so stop before
                     # recording a whole burst of refusals (as the sequential runner does)
-                    self.store.event(self.cid, "endpoint_unreachable", {"burst": label, **pc})
+                    self.campaign.event("endpoint_unreachable", {"burst": label, **pc})
                     raise Failure(f"the endpoint is unreachable ({pc['errors']}); nothing was sent "
                                   f"for {label}")
                 if pc.get("failed"):
-                    self.con.print(f"[yellow]note[/yellow]: {pc['failed']} of {pc['requested']} "
+                    self.campaign.say(f"[yellow]note[/yellow]: {pc['failed']} of {pc['requested']} "
                                    f"connection warm-ups failed ({label})")
             for kind, rows in (("warmup", g.warmup), ("measure", g.measure)):
                 if not rows:
@@ -574,7 +228,7 @@ class _CampaignBursts:
                     members.append(Member(row=row, member=mi, batch=batch, offset_s=off,
                                           copy=mi % len(names), function=names[mi % len(names)],
                                           index=g.burst * size + mi))
-                attempt = bs.next_attempt(self.store, self.cid, g.cell_key, g.burst, kind)
+                attempt = self.store.next_burst_attempt(self.cid, g.cell_key, g.burst, kind)
                 sched = describe(ld) if kind == "measure" else {"warm_pool": size}
                 sched.update(members=len(members), split=len(members) < size or attempt > 1,
                              functions=names, start=start)
@@ -594,7 +248,7 @@ class _CampaignBursts:
                     bar.update(task, advance=1)
 
                 lead = 0.05 + 0.0002 * len(members)
-                bs.begin_burst(self.store, self.cid, g.cell_key, g.burst, kind, attempt,
+                self.store.begin_burst(self.cid, g.cell_key, g.burst, kind, attempt,
                                len(members), time.time_ns() + int(lead * 1e9), sched)
                 out = await dispatch(inv, members, payload, lead_s=lead, on_result=on_result,
                                      budget=budget, stop=self.stop,
@@ -609,16 +263,16 @@ class _CampaignBursts:
                 if budget is not None:
                     s["error_budget"] = {"max_failed_fraction": budget.limit / max(budget.planned, 1),
                                          "failed": budget.failed, "exceeded": budget_hit}
-                bs.end_burst(self.store, self.cid, g.cell_key, g.burst, kind, attempt,
+                self.store.end_burst(self.cid, g.cell_key, g.burst, kind, attempt,
                              status=status, sent=out["sent"], recorded=len(collected),
                              first_send_ns=s["first_send_ns"], last_send_ns=s["last_send_ns"],
                              detail=s)
                 self.summary.ran_now += len(collected)
                 if kind == "measure":
-                    self.con.print(burst_line(label + (f" (attempt {attempt})" if attempt > 1 else ""), s),
+                    self.campaign.say(burst_line(label + (f" (attempt {attempt})" if attempt > 1 else ""), s),
                                    soft_wrap=True, markup=False)
                 if budget_hit:
-                    self.store.event(self.cid, "error_budget_exceeded", {
+                    self.campaign.event("error_budget_exceeded", {
                         "cell_key": g.cell_key, "burst": g.burst, "failed": budget.failed,
                         "planned": budget.planned, "errors": s["errors"],
                         "max_failed_fraction": float(eb.get("max_failed_fraction", 0.5))})
@@ -634,5 +288,5 @@ class _CampaignBursts:
                     try:
                         self.provider.teardown(nm)
                     except Exception as exc:  # noqa: BLE001
-                        self.con.print(f"[yellow]warning[/yellow]: could not delete {nm}: {exc}")
+                        self.campaign.say(f"[yellow]warning[/yellow]: could not delete {nm}: {exc}")
         return "ok"

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from faascope.store.reader import is_burst_results
+
 
 @click.command("run")
 @click.argument("spec", type=click.Path(dir_okay=False))
@@ -35,9 +37,7 @@ def run_command(spec, results, resume, replications, seed, force, no_progress):
     statuses = ", ".join(f"{v} {k}" for k, v in sorted(s.statuses.items())) or "none"
     out.print(f"campaign complete: {s.recorded} of {s.planned} invocations recorded in "
               f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed})")
-    from faascope.analysis.concurrency import is_burst_store
-
-    if is_burst_store(s.results):
+    if is_burst_results(s.results):
         out.print(f"next: faascope report {s.results} --out reports/{Path(s.results).stem} "
                   "(bursts, co-residency and staggering; docs/concurrency.md)", soft_wrap=True)
     elif s.factors:

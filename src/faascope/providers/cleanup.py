@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import click
 
 from faascope.errors import BadInput, Failure
+from faascope.store.reader import ResultsFile
 from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG
 
 LEGACY_TAG = ("faascope", "1")  # functions from before faascope:created-by
@@ -70,17 +71,8 @@ def campaign_uid(value: Optional[str]) -> Optional[str]:
         return None
     p = Path(value)
     if p.is_file():
-        from faascope.store.sqlite import ResultsStore
-
-        try:
-            st = ResultsStore(p)
-            c = st.campaign()
-            st.close()
-        except Exception as exc:
-            raise BadInput(f"{value} is not a faascope results file ({exc})", field="--campaign") from None
-        if not c:
-            raise BadInput(f"{value} holds no campaign", field="--campaign")
-        return c["uid"]
+        with ResultsFile(p, field="--campaign") as rf:
+            return rf.require_campaign()["uid"]
     if not value.strip() or any(ch in value for ch in "/\\ "):
         raise BadInput(f"not a campaign uid nor a results file: {value!r}", field="--campaign")
     return value.strip()

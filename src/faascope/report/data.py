@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,8 +31,8 @@ from faascope.analysis.io import (
     natural_levels,
 )
 from faascope.errors import BadInput
+from faascope.store.reader import ResultsFile, is_results_path, measured_only
 
-STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 DEFAULT_RESPONSE = "latency_seconds"
 
 _DEC = (("TB", 1000**4), ("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
@@ -140,45 +139,17 @@ class Source:
         return self.path.name
 
 
-def _is_store(path: Path) -> bool:
-    return path.suffix.lower() in STORE_SUFFIXES
-
-
-def _read_store_meta(path: Path) -> dict:
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        con.row_factory = sqlite3.Row
-        row = con.execute("SELECT * FROM campaign ORDER BY id LIMIT 1").fetchone()
-        camp = dict(row) if row else {}
-        for k in ("plan_json", "factors_json", "machine_json", "spec_json"):
-            if camp.get(k):
-                try:
-                    camp[k[:-5]] = json.loads(camp[k])
-                except ValueError:
-                    camp[k[:-5]] = None
-        events = [dict(r) for r in con.execute("SELECT at, kind, detail_json FROM events ORDER BY id")]
-        planned = con.execute("SELECT count(*) FROM planned_runs").fetchone()[0]
-        return {"campaign": camp, "events": events, "planned": planned}
-    finally:
-        con.close()
-
-
 def load_source(path: str | Path) -> tuple[pd.DataFrame, Source]:
     p = Path(path)
     if not p.exists():
         raise BadInput(f"file not found: {p}", field="INPUT")
     if p.is_dir():
         raise BadInput(f"{p} is a directory; give a results store, CSV or Parquet file", field="INPUT")
-    if _is_store(p):
-        from faascope.store.commands import read_flat
-        try:
-            df = read_flat(p)
-        except BadInput as exc:
-            raise BadInput(exc.message.split(": ", 1)[-1] if exc.field else exc.message, field="INPUT") from None
-        try:
-            meta = _read_store_meta(p)
-        except sqlite3.DatabaseError as exc:
-            raise BadInput(f"cannot read the campaign of {p}: {exc}", field="INPUT") from None
+    if is_results_path(p):
+        with ResultsFile(p, field="INPUT") as rf:
+            rf.require_campaign()
+            df = rf.flat()
+            meta = rf.campaign_meta()
         camp = meta["campaign"]
         src = Source("store", p, len(df), list(map(str, df.columns)), campaign=camp,
                      plan=camp.get("plan"), spec=camp.get("spec"), factor_meta=camp.get("factors") or [],
@@ -391,19 +362,15 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
     all_rows = df
     # results store: leave warm-ups and failed invocations out of the statistics
     if src.kind == "store":
-        if "warmup" in df.columns:
-            w = pd.to_numeric(df["warmup"], errors="coerce").fillna(0).astype(bool).to_numpy()
-            counts["warmups"] = int(w.sum())
-            if w.any():
-                notes.append(f"{int(w.sum())} warm-up invocation(s) are not part of the statistics.")
-            df = df.loc[~w]
+        df, left_out = measured_only(df)
+        counts["warmups"] = left_out.warmups
+        if left_out.warmups:
+            notes.append(f"{left_out.warmups} warm-up invocation(s) are not part of the statistics.")
         if "ok" in df.columns:
-            ok = pd.to_numeric(df["ok"], errors="coerce").fillna(0).astype(bool).to_numpy()
-            counts["failed"] = int((~ok).sum())
-            if (~ok).any():
-                notes.append(f"{int((~ok).sum())} failed invocation(s) are left out of the statistics "
-                             "(see Errors).")
-            df = df.loc[ok]
+            counts["failed"] = left_out.failed
+        if left_out.failed:
+            notes.append(f"{left_out.failed} failed invocation(s) are left out of the statistics "
+                         "(see Errors).")
     if filters:
         before = len(df)
         df = apply_filters(df, list(filters))

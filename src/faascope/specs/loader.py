@@ -18,7 +18,7 @@ from typing import Annotated, Any, Iterable
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from faascope.designs.rules import Rule, RuleError
+from faascope.specs.rules import Rule, RuleError
 from faascope.errors import BadInput
 from faascope.specs.model import (
     PROVIDER_SETTINGS,

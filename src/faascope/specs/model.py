@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from faascope.units import parse_duration, parse_memory_mb, parse_size
+from faascope.cost.pricing import Pricing
+from faascope.errors import BadInput
 
 
 def _size(v: Any) -> int:
@@ -65,9 +67,6 @@ class CommonProviderSettings(Strict):
     @classmethod
     def _pricing(cls, v: Optional[dict]) -> Optional[dict]:
         if v is not None:
-            from faascope.cost.pricing import Pricing
-            from faascope.errors import BadInput
-
             try:
                 Pricing(v, field_prefix="pricing")
             except BadInput as exc:
@@ -204,7 +203,7 @@ class FunctionSpec(Strict):
 
 
 # --------------------------------------------------------------------------------------------
-# workloads (the agent's request, DESIGN.md)
+# workloads (the agent's request, docs/agent.md)
 # --------------------------------------------------------------------------------------------
 class NoopWorkload(Strict):
     kind: Literal["noop"]
@@ -265,7 +264,7 @@ WORKLOAD_MODELS: dict[str, type[BaseModel]] = {
 
 
 def agent_request(workload: BaseModel) -> dict:
-    """The invocation payload for the agent: ``{"workload": {...}}`` (DESIGN.md)."""
+    """The invocation payload for the agent: ``{"workload": {...}}`` (docs/agent.md)."""
     if hasattr(workload, "agent_request"):
         w = workload.agent_request()
     else:

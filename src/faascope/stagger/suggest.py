@@ -19,7 +19,15 @@ import secrets
 from pathlib import Path
 from typing import Any, Optional
 
+from rich.console import Console
+
+from faascope.analysis.concurrency import burst_stats, load_bursts
+from faascope.designs.plan import build_plan
+from faascope.driver.burst_plan import expand_runs, group_pending
+from faascope.driver.bursts import BurstExecutor
+from faascope.driver.campaign import Campaign
 from faascope.errors import BadInput, Failure
+from faascope.specs.loader import load_spec, parse_spec
 from faascope.stagger.search import (
     Candidate,
     default_batch_sizes,
@@ -56,18 +64,6 @@ def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("ser
             eta: int = 3, budget: Optional[int] = None, results: str | Path | None = None,
             seed: Optional[int] = None, progress: bool = True, provider_factory=None,
             console: Any = None) -> dict:
-    from rich.console import Console
-
-    from faascope import __version__
-    from faascope.analysis.concurrency import burst_stats, load_bursts
-    from faascope.designs.estimate import estimate
-    from faascope.designs.plan import build_plan
-    from faascope.driver.bursts import BurstSession, expand_runs, group_pending
-    from faascope.driver.runner import RunSummary, _cells_rows, _factor_meta, _StopFlag
-    from faascope.providers.base import make_provider
-    from faascope.specs.loader import load_spec, parse_spec
-    from faascope.store.sqlite import ResultsStore
-
     con = console or Console(stderr=True)
     spec_path = Path(spec_path)
     loaded0 = load_spec(spec_path)
@@ -90,31 +86,15 @@ def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("ser
     # 1. the pilot: all at once only
     loaded = parse_spec(_spec_dict(loaded0, n, [n], [0.0], MAX_BURSTS_PER_CELL, seed),
                         source=str(spec_path))
-    plan = build_plan(loaded)
-    store = ResultsStore(results)
-    uid = secrets.token_hex(4)
-    cid = store.create_campaign(
-        uid=uid, name=loaded.spec.name, spec_json=loaded.canonical(), spec_text=spec_path.read_text(),
-        spec_path=str(spec_path), spec_hash=loaded.spec_hash, seed=seed,
-        replications=plan.replications, plan_json=plan.to_json(estimate=estimate(plan)),
-        factors=_factor_meta(loaded), provider=loaded.provider_kind, version=__version__,
-        cells=_cells_rows(plan), runs=expand_runs(plan))
-    campaign = store.campaign()
-    settings = loaded.spec.provider.parsed_settings()
-    provider = provider_factory(loaded) if provider_factory else make_provider(
-        loaded.provider_kind, settings)
-    summary = RunSummary(results=results, campaign_id=cid, planned=0, recorded=0, ran_now=0,
-                         statuses={}, complete=False, seed=seed)
-    state: dict[str, Any] = {"plan": plan, "loaded": loaded}
+    campaign = Campaign.create(loaded, build_plan(loaded), results, spec_path, expand_runs,
+                               provider_factory=provider_factory, progress=progress, console=con)
+    executor = BurstExecutor(campaign)
+    campaign.open_provider()
     base_key = f"batch_size={n}|delay=0.0"
     rng = random.Random(seed)
-    stop = _StopFlag(lambda m: con.print(m))
-    session = BurstSession(loaded, plan, store, campaign, provider, spec_path, progress, con, summary)
 
     def next_bursts(cell_key: str, k: int) -> list[int]:
-        done = {r[0] for r in store.conn.execute(
-            "SELECT DISTINCT burst FROM burst_members WHERE campaign_id=? AND cell_key=?",
-            (cid, cell_key))}
+        done = campaign.store.bursts_of_cell(campaign.id, cell_key)
         free = [b for b in range(MAX_BURSTS_PER_CELL) if b not in done]
         if len(free) < k:
             raise Failure(f"more than {MAX_BURSTS_PER_CELL} bursts of one cell; lower --budget")
@@ -123,15 +103,14 @@ def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("ser
     def run_bursts(pairs: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
         rng.shuffle(pairs)
         want = set(pairs)
-        pend = [r for r in store.pending_runs(cid)]
-        cells = state["plan"].cells_by_key
-        groups = [g for g in group_pending(pend, cells) if (g.cell_key, g.burst) in want]
+        groups = [g for g in group_pending(campaign.pending(), campaign.plan.cells_by_key)
+                  if (g.cell_key, g.burst) in want]
         order = {p: i for i, p in enumerate(pairs)}
         groups.sort(key=lambda g: order[(g.cell_key, g.burst)])
+        summary = campaign.summary
         summary.planned = summary.ran_now + sum(len(g.measure) + len(g.warmup) for g in groups)
-        session.set_plan(state["loaded"], state["plan"])
-        session.deploy_for(groups, stop)
-        if session.run_groups(groups, stop):
+        executor.deploy_for(groups)
+        if executor.run_groups(groups):
             raise Failure("interrupted")
         stats = burst_stats(load_bursts(results), [met], include_split=True)
         out = {}
@@ -142,7 +121,7 @@ def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("ser
         return out
 
     try:
-        with stop:
+        with campaign.stop:
             # 2. pilot bursts
             pilot = run_bursts([(base_key, b) for b in next_bursts(base_key, 2)])
             base_scores = list(pilot.values())
@@ -152,12 +131,8 @@ def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("ser
             # 3. the full plan: baseline + candidates
             loaded = parse_spec(_spec_dict(loaded0, n, batch_sizes, delays, MAX_BURSTS_PER_CELL, seed),
                                 source=str(spec_path))
-            plan = build_plan(loaded)
-            store.replace_plan(cid, spec_json=loaded.canonical(), spec_text=spec_path.read_text(),
-                               spec_hash=loaded.spec_hash, plan_json=plan.to_json(),
-                               factors=_factor_meta(loaded), cells=_cells_rows(plan),
-                               runs=expand_runs(plan), reason="stagger suggest: candidates added")
-            state.update(plan=plan, loaded=loaded)
+            campaign.replace_plan(loaded, build_plan(loaded), expand_runs, with_estimate=False,
+                                  reason="stagger suggest: candidates added")
             cands = [Candidate(b, d) for b in batch_sizes for d in delays]
             bmean = sum(base_scores) / len(base_scores) if base_scores else math.inf
             if met in BOUNDED_METRICS:
@@ -185,14 +160,15 @@ def suggest(spec_path: str | Path, n: int, *, objective: tuple[str, str] = ("ser
                                      initial_baseline=base_scores)
     finally:
         try:
-            session.writer.close()
+            executor.close()
         finally:
-            session.close(teardown=not getattr(settings, "keep_functions", False))
-    invs = store.count(cid)
-    out = _result_dict(res, n, objective, results, invs, cands)
-    store.set_status(cid, "suggest")
-    store.event(cid, "stagger_suggest", out)
-    store.close()
+            if not getattr(campaign.settings, "keep_functions", False):
+                campaign.teardown()
+            campaign.close_provider()
+    out = _result_dict(res, n, objective, results, campaign.store.count(campaign.id), cands)
+    campaign.store.set_status(campaign.id, "suggest")
+    campaign.event("stagger_suggest", out)
+    campaign.close()
     return out
 
 

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from faascope.errors import BadInput, Failure
+from faascope.providers.local_platform import default_data_dir
 
 VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
 VERSITYGW_VERSION = "v1.8.0"
@@ -36,12 +37,6 @@ DEFAULT_ACCESS_KEY = "faascope"
 DEFAULT_SECRET_KEY = "faascope-local-secret"
 DEFAULT_BUCKET = "faascope"
 DEFAULT_REGION = "us-east-1"
-
-
-def default_data_dir() -> Path:
-    from faascope.providers.local_platform import default_data_dir as d
-
-    return d()
 
 
 def free_port() -> int:
@@ -315,12 +310,12 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
     return st
 
 
-def _state_file(data_dir: Path | None) -> Path:
+def state_file(data_dir: Path | None) -> Path:
     return Path(data_dir or default_data_dir()) / "standins.json"
 
 
 def save(st: StandIns, data_dir: Path | None = None) -> Path:
-    f = _state_file(data_dir)
+    f = state_file(data_dir)
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text(json.dumps(st.to_json(), indent=2))
     os.chmod(f, 0o600)  # holds the local S3 stand-in's (made-up) keys
@@ -329,7 +324,7 @@ def save(st: StandIns, data_dir: Path | None = None) -> Path:
 
 def load(data_dir: Path | None = None) -> StandIns | None:
     try:
-        return StandIns.from_json(json.loads(_state_file(data_dir).read_text()))
+        return StandIns.from_json(json.loads(state_file(data_dir).read_text()))
     except (OSError, ValueError):
         return None
 
@@ -339,7 +334,7 @@ def stop_saved(data_dir: Path | None = None) -> bool:
     if st is None:
         return False
     st.stop()
-    _state_file(data_dir).unlink(missing_ok=True)
+    state_file(data_dir).unlink(missing_ok=True)
     return True
 
 

@@ -46,7 +46,7 @@ def start_command(only, data_dir, work_dir, shared_dir, s3_port, redis_port, sin
     if "s3" in st.servers:
         e = st.servers["s3"].extra
         click.echo(f"        bucket {e['bucket']}, region {e['region']}, access key {e['access_key']} "
-                   f"(secret in {standins._state_file(data_dir)})")
+                   f"(secret in {standins.state_file(data_dir)})")
     shared = f" --shared-dir {st.servers['shared'].endpoint}" if "shared" in st.servers else ""
     click.echo(f"platform: faascope platform start --port 9002 --expose {st.expose}{shared}")
     click.echo("function environment: " + " ".join(f"{k}={v}" for k, v in st.function_env().items()))

@@ -2,35 +2,12 @@
 invocation (warm-ups included and flagged in the ``warmup`` column)."""
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import click
 
-from faascope.errors import BadInput, Failure
-
-
-def read_flat(results: str | Path, include_warmups: bool = True):
-    """The ``invocations_flat`` view of a results file as a pandas DataFrame."""
-    import pandas as pd
-
-    from faascope.store.sqlite import StoreError, open_existing
-
-    try:
-        store = open_existing(results)
-    except FileNotFoundError:
-        raise BadInput(f"no such results file: {results}", field="RESULTS") from None
-    except (StoreError, sqlite3.DatabaseError) as exc:
-        raise BadInput(f"{results} is not a faascope results file ({exc})", field="RESULTS") from None
-    try:
-        if store.campaign() is None:
-            raise BadInput(f"{results} holds no campaign", field="RESULTS")
-        sql = "SELECT * FROM invocations_flat"
-        if not include_warmups:
-            sql += " WHERE warmup = 0"
-        return pd.read_sql_query(sql, store.conn)
-    finally:
-        store.close()
+from faascope.errors import Failure
+from faascope.store.reader import read_flat
 
 
 @click.command("export")

@@ -18,7 +18,7 @@ platform that cannot run that memory makes the tier incomplete, and says why), a
 gets the CPU closest to the reference platform's (the first one listed) among those it allows.
 
 :func:`derive_tiers` returns them with the CPU difference per tier, and ``faascope tiers`` prints
-them (BRIEF.md section 1: ``faascope tiers --platforms aws,gcf --memory 128,256,512,1024,2048``).
+them (the 2024 thesis's resource tiers, docs/cost.md: ``faascope tiers --platforms aws,gcf --memory 128,256,512,1024,2048``).
 """
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def gcf_vcpu(memory_mb: int) -> float:
 
 
 def round3(x: float) -> float:
-    """Round half up to 3 decimals (the precision BRIEF.md and GCF's table use)."""
+    """Round half up to 3 decimals (the precision GCF's tier table uses)."""
     return float(Decimal(repr(x)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
 
 

@@ -1,0 +1,459 @@
+"""A campaign's lifecycle, owned in one place: open (create or resume), deploy, record, stop,
+settle, conclude, tear down.
+
+How the pending invocations are sent is an executor's business (:mod:`faascope.driver.sequential`
+one at a time, :mod:`faascope.driver.bursts` in bursts); an executor sees the campaign only
+through this class's public methods, and the campaign never looks inside an executor:
+
+    campaign = Campaign.open(loaded, spec_path, results, resume=...)
+    summary = campaign.execute(executor)      # executor.run(campaign)
+
+Order of events (nothing is written before the spec and the plan are valid):
+
+1. check the results file (new campaign, or ``--resume``);
+2. plan (or, on resume, rebuild the recorded plan: same seed, same replications, same order);
+3. create the campaign in the store (spec, hash, seed, plan, run order, version, machine);
+4. the executor deploys the functions it needs (``campaign.deploy``) and runs the pending
+   invocations, recording each durably;
+5. settle: mark the campaign complete or interrupted; delete the functions when complete
+   (unless ``keep_functions``).
+
+Ctrl-C (or SIGTERM) once: finish what is in flight, record it, stop. Twice: abandon it (nothing
+is recorded for it). Either way the store is consistent and ``faascope run SPEC --results FILE
+--resume`` continues with exactly the missing records.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Protocol
+
+from faascope import __version__
+from faascope.designs.estimate import estimate
+from faascope.designs.plan import Cell, Plan, build_plan
+from faascope.errors import BadInput, Failure
+from faascope.providers.base import FunctionConfig, InvokeResult, Provider, make_provider
+from faascope.specs.loader import LoadedSpec
+from faascope.store.reader import NotAResultsFile, ResultsFile
+from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns
+from faascope.store.writer import ResultsStore
+
+ProviderFactory = Callable[[LoadedSpec], Provider]
+#: a plan's planned_runs rows (an executor's: one per invocation slot)
+RunRows = Callable[[Plan], list[dict]]
+
+#: client errors raised before a request reached the endpoint (connection refused, DNS, connect
+#: timeout): the function cannot have run. A read timeout or a dropped connection is different:
+#: the function may have run, so those are recorded as errors.
+NEVER_REACHED = {"EndpointConnectionError", "ConnectTimeoutError"}
+
+
+@dataclass
+class RunSummary:
+    results: Path
+    campaign_id: int
+    planned: int
+    recorded: int
+    ran_now: int
+    statuses: dict[str, int]
+    complete: bool
+    interrupted: bool = False
+    seed: int = 0
+    factors: list[str] = field(default_factory=list)
+
+
+class Interrupted(Exception):
+    """The user asked to stop (first Ctrl-C) at a point where nothing is in flight."""
+
+
+class Executor(Protocol):
+    """Sends a campaign's pending invocations: deploys what it needs (``campaign.deploy``),
+    records every result through the campaign, adds to ``campaign.summary.ran_now``, checks
+    ``campaign.stop`` between invocations and raises :class:`Interrupted` (or returns) when it
+    is set."""
+
+    def run(self, campaign: "Campaign") -> None: ...
+
+
+def default_results_path(loaded: LoadedSpec) -> Path:
+    return Path("results") / f"{loaded.spec.name}.db"
+
+
+def function_name(prefix: str, spec_name: str, uid: str, identity: tuple) -> str:
+    """A Lambda-valid function name (64 characters at most) unique to the campaign and the
+    function configuration's identity."""
+    h = hashlib.sha1(json.dumps(identity, default=str).encode()).hexdigest()[:8]
+    base = re.sub(r"[^A-Za-z0-9_-]", "-", spec_name)[:30]
+    return f"{prefix}-{base}-{uid[:6]}-{h}"[:64]
+
+
+def factor_meta(loaded: LoadedSpec) -> list[dict]:
+    return [{"name": f.name, "field": f"{f.section}.{f.field}",
+             "boolean": all(isinstance(v, bool) for v in f.levels), "levels": f.levels}
+            for f in loaded.factors]
+
+
+def cell_rows(plan: Plan) -> list[dict]:
+    return [{"key": c.key, "index": c.index, "levels": c.levels,
+             "function": c.function.model_dump(mode="json"), "payload": c.payload}
+            for c in plan.cells]
+
+
+def sequential_runs(plan: Plan) -> list[dict]:
+    """The planned_runs rows of a plan run one invocation per run."""
+    return [r.as_dict() for r in plan.runs]
+
+
+class StopFlag:
+    """First Ctrl-C/SIGTERM: stop after what is in flight. Second: abandon it."""
+
+    def __init__(self, say: Callable[[str], None]):
+        self.stop = False
+        self.say = say
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def _handler(self, signum, frame):
+        if self.stop:
+            raise KeyboardInterrupt
+        self.stop = True
+        self.say("stopping after the invocation in flight (press Ctrl-C again to abandon it)")
+
+    def __exit__(self, *exc):
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        return False
+
+
+class Campaign:
+    """One campaign in one results file, with the provider that runs it."""
+
+    def __init__(self, loaded: LoadedSpec, plan: Plan, store: ResultsStore, row: dict,
+                 results: Path, spec_path: Path, *, provider_factory: Optional[ProviderFactory],
+                 progress: bool, console: Any):
+        self.loaded, self.plan, self.store, self.row = loaded, plan, store, row
+        self.results, self.spec_path = results, spec_path
+        self.settings = loaded.spec.provider.parsed_settings()
+        self.progress, self.console = progress, console
+        self.provider_factory = provider_factory
+        self.provider: Optional[Provider] = None
+        self.deployed: dict[str, FunctionConfig] = {}
+        self.stop = StopFlag(self.say)
+        self.summary = RunSummary(results=results, campaign_id=self.id, planned=0, recorded=0,
+                                  ran_now=0, statuses={}, complete=False, seed=int(row["seed"]),
+                                  factors=[f.name for f in loaded.factors])
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, loaded: LoadedSpec, spec_path: Path, results: Optional[Path], *,
+             run_rows: RunRows, resume: bool = False, replications: Optional[int] = None,
+             seed: Optional[int] = None, force: bool = False,
+             provider_factory: Optional[ProviderFactory] = None, progress: bool = True,
+             console: Any = None) -> "Campaign":
+        """A new campaign in ``results``, or (``resume``) the one it holds, checked against the
+        spec; BadInput (exit 2) for every refusal, before anything is written."""
+        results = Path(results) if results else default_results_path(loaded)
+        existing = _existing_campaign(results)
+        if existing is not None and not resume:
+            done = "complete" if existing["status"] == "complete" else existing["status"]
+            raise BadInput(f"{results} already holds the campaign {existing['name']!r} ({done}); "
+                           f"continue it with --resume, or choose another --results file",
+                           field="--results")
+        if resume and existing is None:
+            raise BadInput(f"there is no campaign to resume in {results}; run without --resume "
+                           "to start one", field="--resume")
+        kw = dict(provider_factory=provider_factory, progress=progress, console=console)
+        if existing is None:
+            plan = build_plan(loaded, replications=replications, seed=seed)
+            return cls.create(loaded, plan, results, spec_path, run_rows, **kw)
+        if replications is not None and replications != existing["replications"]:
+            raise BadInput(f"the campaign in {results} was planned with "
+                           f"{existing['replications']} replication(s); a resumed campaign keeps "
+                           f"its plan (start a new --results file for {replications})",
+                           field="--replications")
+        if seed is not None and seed != existing["seed"]:
+            raise BadInput(f"the campaign in {results} was planned with seed {existing['seed']}; "
+                           "a resumed campaign keeps its seed", field="--seed")
+        if existing["spec_hash"] != loaded.spec_hash and not force:
+            raise BadInput(
+                f"the spec changed since the campaign in {results} was started (spec hash "
+                f"{existing['spec_hash'][:12]} recorded, {loaded.spec_hash[:12]} now); restore "
+                "it, use a new --results file, or pass --force to continue with the new spec "
+                "(recorded invocations are kept)", field="SPEC")
+        plan = build_plan(loaded, replications=existing["replications"], seed=existing["seed"])
+        campaign = cls(loaded, plan, ResultsStore(results), existing, results, spec_path, **kw)
+        if existing["spec_hash"] != loaded.spec_hash:
+            campaign.replace_plan(loaded, plan, run_rows,
+                                  reason="resumed with --force after the spec changed")
+            campaign.say("[yellow]warning[/yellow]: the spec changed; continuing with the new "
+                         "spec (--force); earlier records are kept")
+        campaign.event("resumed", {"pending": len(campaign.pending())})
+        return campaign
+
+    @classmethod
+    def create(cls, loaded: LoadedSpec, plan: Plan, results: Path, spec_path: Path,
+               run_rows: RunRows, *, with_estimate: bool = True, **kw) -> "Campaign":
+        """Record a new campaign (spec, plan, run order) in a new results file."""
+        results.parent.mkdir(parents=True, exist_ok=True)
+        store = ResultsStore(results)
+        store.create_campaign(
+            uid=secrets.token_hex(4), name=loaded.spec.name, spec_json=loaded.canonical(),
+            spec_text=spec_path.read_text(), spec_path=str(spec_path),
+            spec_hash=loaded.spec_hash, seed=plan.seed, replications=plan.replications,
+            plan_json=plan.to_json(estimate=estimate(plan)) if with_estimate else plan.to_json(),
+            factors=factor_meta(loaded), provider=loaded.provider_kind, version=__version__,
+            cells=cell_rows(plan), runs=run_rows(plan))
+        return cls(loaded, plan, store, store.campaign(), results, spec_path, **kw)
+
+    def replace_plan(self, loaded: LoadedSpec, plan: Plan, run_rows: RunRows, *, reason: str,
+                     with_estimate: bool = True) -> None:
+        """Continue with another plan (a changed spec, or a plan grown by ``stagger suggest``):
+        the recorded invocations stay."""
+        self.store.replace_plan(
+            self.id, spec_json=loaded.canonical(), spec_text=self.spec_path.read_text(),
+            spec_hash=loaded.spec_hash,
+            plan_json=plan.to_json(estimate=estimate(plan)) if with_estimate else plan.to_json(),
+            factors=factor_meta(loaded), cells=cell_rows(plan), runs=run_rows(plan),
+            reason=reason)
+        self.loaded, self.plan = loaded, plan
+        self.summary.factors = [f.name for f in loaded.factors]
+
+    # ------------------------------------------------------------------ what it is
+    @property
+    def id(self) -> int:
+        return int(self.row["id"])
+
+    @property
+    def uid(self) -> str:
+        return str(self.row["uid"])
+
+    @property
+    def name(self) -> str:
+        return str(self.row["name"])
+
+    @property
+    def started_at_unix(self) -> float:
+        return float(self.row["started_at_unix"])
+
+    @property
+    def resume_hint(self) -> str:
+        return f"faascope run {self.spec_path} --results {self.results} --resume"
+
+    def planned(self) -> list[dict]:
+        return self.store.planned_runs(self.id)
+
+    def pending(self) -> list[dict]:
+        """The planned runs without a record, in run order; Failure when the recorded plan names
+        cells the spec no longer has."""
+        pending = self.store.pending_runs(self.id)
+        missing = {r["cell_key"] for r in pending} - set(self.plan.cells_by_key)
+        if missing:
+            raise Failure(f"the recorded plan refers to cells the spec no longer has: "
+                          f"{sorted(missing)[:3]}")
+        return pending
+
+    def base_function_names(self) -> dict[str, str]:
+        """Each cell's function name: one function per configuration (``functions:
+        per_config``), or as the provider settings' strategy groups them."""
+        strategy = getattr(self.settings, "functions", "per_config")
+        prefix = getattr(self.settings, "function_prefix", "faascope")
+        return {key: function_name(prefix, self.loaded.spec.name, self.uid,
+                                   FunctionConfig.from_dict(c.config).identity(strategy))
+                for key, c in self.plan.cells_by_key.items()}
+
+    def say(self, msg: str, **kw) -> None:
+        self.console.print(msg, **kw)
+
+    def event(self, kind: str, detail: Optional[dict] = None) -> None:
+        self.store.event(self.id, kind, detail)
+
+    # ------------------------------------------------------------------ functions
+    def open_provider(self) -> Provider:
+        """The provider, made once; it tags what it creates with the campaign (``faascope
+        cleanup --campaign``)."""
+        if self.provider is None:
+            self.provider = (self.provider_factory(self.loaded) if self.provider_factory
+                             else make_provider(self.loaded.provider_kind, self.settings))
+            self.provider.bind_campaign(self.uid, self.loaded.spec.name)
+        return self.provider
+
+    def deploy(self, name: str, config: FunctionConfig) -> None:
+        """Deploy a function the campaign runs (once; deleted when the campaign completes)."""
+        if name in self.deployed:
+            return
+        provider = self.open_provider()
+        t0 = time.perf_counter()
+        provider.deploy(name, config)
+        self.deployed[name] = config
+        self.event("deployed", {"function": name, "config": config.as_dict(),
+                                "seconds": round(time.perf_counter() - t0, 3),
+                                "provider": provider.describe()})
+
+    def configure(self, name: str, config: FunctionConfig) -> None:
+        """Give a deployed function this configuration (in place: shared functions change
+        memory etc. between cells)."""
+        if self.deployed.get(name) != config:
+            self.open_provider().update_configuration(name, config)
+            self.deployed[name] = config
+
+    def teardown(self) -> None:
+        for name in sorted(self.deployed):
+            try:
+                self.open_provider().teardown(name)
+            except Exception as exc:  # leave a note, the data are safe
+                self.say(f"[yellow]warning[/yellow]: could not delete function {name}: {exc}")
+
+    # ------------------------------------------------------------------ records
+    def record_row(self, run: dict, cell: Cell, name: str, cfg: FunctionConfig,
+                   res: InvokeResult, before_ns: int) -> dict:
+        """The invocations row of one result (``before_ns``: when it was due, for a result that
+        has no send time)."""
+        t0 = res.send_ns or before_ns
+        t1 = res.end_ns or time.time_ns()
+        return {
+            "campaign_id": self.id,
+            "cell_key": run["cell_key"],
+            "levels_json": json.dumps(cell.levels),
+            "replication": run["replication"],
+            "kind": run["kind"],
+            "warmup": int(run["kind"] == "warmup"),
+            "order_index": run["order_index"],
+            "block": run["block"],
+            "status": res.status,
+            "function_name": name,
+            "config_json": json.dumps(cfg.as_dict()),
+            "cold_forced": int(bool(run["force_cold"])),
+            "client_send_ns": res.send_ns,
+            "client_headers_ns": res.headers_ns,
+            "client_end_ns": res.end_ns,
+            "client_latency_s": res.client_latency_s,
+            "client_headers_s": res.client_headers_s,
+            "attempts": res.attempts,
+            "retries": res.retries,
+            "response_json": json.dumps(res.response) if res.response is not None else None,
+            "function_error": res.function_error,
+            "error_type": res.error_type,
+            "error_message": (res.error_message or res.raw_payload),
+            "log_tail": res.log_tail,
+            "request_id": res.request_id,
+            "platform_json": json.dumps(res.platform) if res.platform else None,
+            "started_at": iso_utc_from_ns(t0),
+            "ended_at": iso_utc_from_ns(t1),
+            "started_at_local": iso_local_from_ns(t0),
+        }
+
+    def record(self, run: dict, cell: Cell, name: str, cfg: FunctionConfig, res: InvokeResult,
+               before_ns: int) -> None:
+        """Record one result durably (its own fsynced transaction)."""
+        if res.status == "client_error" and res.error_type in NEVER_REACHED:
+            # The request never left this machine, so no function ran: there is nothing to
+            # record as a measurement, and every later run would fail the same way. Stop, keep
+            # the incident in the campaign's events, and let --resume run it again.
+            self.event("endpoint_unreachable", {"function": name,
+                                                "order_index": run["order_index"],
+                                                "error_type": res.error_type,
+                                                "error": res.error_message})
+            raise Failure(f"the endpoint is unreachable ({res.error_type}: "
+                          f"{res.error_message}); nothing was recorded for that invocation")
+        self.store.record(self.record_row(run, cell, name, cfg, res, before_ns))
+        self.summary.ran_now += 1
+
+    # ------------------------------------------------------------------ running
+    def execute(self, executor: Executor) -> RunSummary:
+        """Run the pending invocations with ``executor``, then settle and conclude: the summary
+        of a finished run, or a Failure saying what is recorded and how to resume."""
+        self.summary.planned = len(self.planned())
+        if not self.pending():
+            return self._already_complete()
+        self.open_provider()
+        failure: Optional[BaseException] = None
+        interrupted = False
+        try:
+            with self.stop:
+                executor.run(self)
+                interrupted = self.stop.stop
+        except (KeyboardInterrupt, Interrupted):
+            interrupted = True
+        except (Failure, BadInput) as exc:
+            failure = exc
+        finally:
+            self._settle()
+            if self.summary.complete and not getattr(self.settings, "keep_functions", False):
+                self.teardown()
+            self.close_provider()
+        if isinstance(failure, BadInput):
+            raise failure
+        return self._conclude(failure, interrupted)
+
+    def set_running(self) -> None:
+        self.store.set_status(self.id, "running")
+
+    def close_provider(self) -> None:
+        if self.provider is not None:
+            self.provider.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _already_complete(self) -> RunSummary:
+        """Nothing is pending: the campaign is complete (marked so if it was not)."""
+        s = self.summary
+        s.recorded = self.store.count(self.id)
+        s.statuses = self.store.status_counts(self.id)
+        s.complete = True
+        if self.row["status"] != "complete":
+            self.store.set_status(self.id, "complete")
+        return s
+
+    def _settle(self) -> None:
+        """After running (done, failed or interrupted): count what is recorded and mark the
+        campaign complete or interrupted, with an event."""
+        s = self.summary
+        s.recorded = self.store.count(self.id)
+        s.statuses = self.store.status_counts(self.id)
+        pending = len(self.store.pending_runs(self.id))
+        s.complete = s.recorded >= s.planned and not pending
+        if s.complete:
+            self.store.set_status(self.id, "complete")
+            self.event("complete", {"records": s.recorded})
+        else:
+            self.store.set_status(self.id, "interrupted")
+            self.event("interrupted", {"records": s.recorded, "pending": pending})
+
+    def _conclude(self, failure: Optional[BaseException], interrupted: bool) -> RunSummary:
+        s = self.summary
+        if failure is not None:
+            raise Failure(f"{getattr(failure, 'message', failure)}\n{s.recorded} of {s.planned} "
+                          f"invocations are recorded in {self.results}; once fixed, continue "
+                          f"with: {self.resume_hint}")
+        s.interrupted = interrupted and not s.complete
+        if s.interrupted:
+            raise Failure(f"interrupted: {s.recorded} of {s.planned} invocations are recorded in "
+                          f"{self.results}; continue with: {self.resume_hint}")
+        return s
+
+
+def _existing_campaign(results: Path) -> Optional[dict]:
+    """The campaign a results path already holds (None for a new file)."""
+    if not results.exists():
+        return None
+    if results.is_dir():
+        raise BadInput(f"{results} is a directory; give a file name", field="--results")
+    try:
+        with ResultsFile(results, field="--results") as rf:
+            return rf.campaign()
+    except NotAResultsFile as exc:
+        raise BadInput(f"{results} exists and is not a faascope results file ({exc.reason})",
+                       field="--results") from None

@@ -1,0 +1,77 @@
+"""The sequential executor: a campaign's planned runs one at a time, in the planned order.
+
+Per run: wait for its time block's start, give the function the cell's configuration, force a
+cold start where planned, invoke, and record the result (its own fsynced transaction) before
+the next run starts.
+"""
+from __future__ import annotations
+
+import time
+
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.text import Text
+
+from faascope.driver.campaign import Campaign, Interrupted
+from faascope.providers.base import FunctionConfig
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task):
+        s = task.speed
+        return Text(f"{s:.2f} inv/s" if s else "– inv/s")
+
+
+class SequentialExecutor:
+    def run(self, campaign: Campaign) -> None:
+        pending = campaign.pending()
+        cells = campaign.plan.cells_by_key
+        names = campaign.base_function_names()
+        # deploy every function this run needs (the first configuration each will run with)
+        for r in pending:
+            campaign.deploy(names[r["cell_key"]],
+                            FunctionConfig.from_dict(cells[r["cell_key"]].config))
+            if campaign.stop.stop:
+                raise Interrupted
+        campaign.set_running()
+        self._loop(campaign, pending, names)
+
+    @staticmethod
+    def _loop(campaign: Campaign, pending: list[dict], names: dict[str, str]) -> None:
+        store, cid, provider = campaign.store, campaign.id, campaign.open_provider()
+        cells = campaign.plan.cells_by_key
+        total = campaign.summary.planned
+        errors = sum(v for k, v in store.status_counts(cid).items() if k != "ok")
+        cols = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                _RateColumn(), TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(),
+                TextColumn("ETA"), TimeRemainingColumn()]
+        interval = campaign.plan.block_interval_s or 0.0
+        with Progress(*cols, console=campaign.console, disable=not campaign.progress,
+                      transient=False) as bar:
+            task = bar.add_task(campaign.name, total=total, completed=total - len(pending),
+                                errors=errors)
+            for run in pending:
+                if campaign.stop.stop:
+                    return
+                # time blocking: block b starts no earlier than start + b * interval
+                if run["block"] > 0 and interval > 0:
+                    start_at = campaign.started_at_unix + run["block"] * interval
+                    while time.time() < start_at:
+                        if campaign.stop.stop:
+                            return
+                        bar.update(task, description=f"{campaign.name} (waiting for block "
+                                                      f"{run['block']})")
+                        time.sleep(min(1.0, max(0.0, start_at - time.time())))
+                    bar.update(task, description=campaign.name)
+                cell = cells[run["cell_key"]]
+                name = names[run["cell_key"]]
+                cfg = FunctionConfig.from_dict(cell.config)
+                campaign.configure(name, cfg)
+                if run["force_cold"]:
+                    provider.force_cold(name)
+                before_ns = time.time_ns()
+                result = provider.invoke(name, cell.payload)
+                campaign.record(run, cell, name, cfg, result, before_ns)
+                if result.status != "ok":
+                    errors += 1
+                bar.update(task, advance=1, errors=errors)

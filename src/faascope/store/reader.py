@@ -1,0 +1,187 @@
+"""The one reader of results files: what analysis, reports, export, the burst statistics and
+staggering read, and the one rule for which invocations are measurements.
+
+Files are opened read-only (``mode=ro``): reading never changes a results file (not even its
+journal mode), so a campaign that is still running, or a file on a read-only medium, can be read.
+Every file of a version in :data:`faascope.store.schema.HISTORY` reads the same way; tables a
+version did not have (the burst tables of a sequential campaign) read as absent.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import pandas as pd
+
+from faascope.errors import BadInput
+
+#: file name endings of results files (anything else is a table: CSV or Parquet)
+STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+FLAT_VIEW = "invocations_flat"
+BURST_VIEW = "burst_invocations"
+
+
+def is_results_path(path: str | Path) -> bool:
+    """Whether a path names a results file (by its ending; the content is checked on opening)."""
+    return Path(path).suffix.lower() in STORE_SUFFIXES
+
+
+# ------------------------------------------------------------------------- which rows measure
+@dataclass
+class LeftOut:
+    """How many rows :func:`measured_only` left out, and why."""
+
+    warmups: int = 0
+    failed: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.warmups + self.failed
+
+
+def measured_only(df: pd.DataFrame, *, keep_failed: bool = False) -> tuple[pd.DataFrame, LeftOut]:
+    """The rows that are measurements: warm-ups are never part of a campaign's statistics, and
+    failed invocations (status other than ok) have no latency to compare, so both are left out
+    (failed ones kept with ``keep_failed``, for statistics that count failures, such as a
+    burst's). Failed warm-ups count as warm-ups."""
+    out = LeftOut()
+    keep = pd.Series(True, index=df.index)
+    if "warmup" in df.columns:
+        warm = pd.to_numeric(df["warmup"], errors="coerce").fillna(0).astype(bool)
+        out.warmups = int(warm.sum())
+        keep &= ~warm
+    if "ok" in df.columns and not keep_failed:
+        failed = ~pd.to_numeric(df["ok"], errors="coerce").fillna(0).astype(bool) & keep
+        out.failed = int(failed.sum())
+        keep &= ~failed
+    return df[keep], out
+
+
+# ------------------------------------------------------------------------------------ reading
+class NotAResultsFile(BadInput):
+    """The path is a file, but not a database faascope can read; ``reason`` says why."""
+
+    def __init__(self, path: Path, reason: str, field: str):
+        super().__init__(f"{path} is not a faascope results file ({reason})", field=field)
+        self.reason = reason
+
+
+class ResultsFile:
+    """A results file opened read-only. ``field`` names the command-line argument that gave the
+    path, for the errors (exit status 2) that say what is wrong with it."""
+
+    def __init__(self, path: str | Path, *, field: str = "RESULTS"):
+        self.path = Path(path)
+        self.field = field
+        if not self.path.exists():
+            raise BadInput(f"no such results file: {self.path}", field=field)
+        if self.path.is_dir():
+            raise BadInput(f"{self.path} is a directory; give a results file", field=field)
+        self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        self.conn.row_factory = sqlite3.Row
+        try:
+            self.names = {r[0] for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise NotAResultsFile(self.path, str(exc), field) from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "ResultsFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- the campaign
+    def campaign(self) -> Optional[dict]:
+        """The campaign row as stored (JSON columns as text), or None."""
+        if "campaign" not in self.names:
+            return None
+        row = self.conn.execute("SELECT * FROM campaign ORDER BY id LIMIT 1").fetchone()
+        return dict(row) if row else None
+
+    def require_campaign(self) -> dict:
+        if "campaign" not in self.names:
+            raise NotAResultsFile(self.path, "no campaign table", self.field)
+        camp = self.campaign()
+        if camp is None:
+            raise BadInput(f"{self.path} holds no campaign", field=self.field)
+        return camp
+
+    def campaign_meta(self) -> dict[str, Any]:
+        """The campaign with its JSON columns parsed (``plan``, ``factors``, ``machine``,
+        ``spec``; None where unreadable), its events and the number of planned runs."""
+        camp = dict(self.require_campaign())
+        for k in ("plan_json", "factors_json", "machine_json", "spec_json"):
+            if camp.get(k):
+                try:
+                    camp[k[:-5]] = json.loads(camp[k])
+                except ValueError:
+                    camp[k[:-5]] = None
+        events = [dict(r) for r in self.conn.execute(
+            "SELECT at, kind, detail_json FROM events ORDER BY id")]
+        planned = self.conn.execute("SELECT count(*) FROM planned_runs").fetchone()[0]
+        return {"campaign": camp, "events": events, "planned": planned}
+
+    def factor_names(self) -> list[str]:
+        camp = self.campaign() or {}
+        return [f["name"] for f in json.loads(camp.get("factors_json") or "[]")]
+
+    # -------------------------------------------------------------- invocations
+    def flat(self, *, include_warmups: bool = True) -> pd.DataFrame:
+        """The ``invocations_flat`` view: one row per invocation, a column per factor."""
+        if FLAT_VIEW not in self.names:
+            raise BadInput(
+                f"{self.path.name} has no table or view {FLAT_VIEW!r} (found: "
+                f"{', '.join(sorted(self.names)) or 'none'}); export the results with `faascope "
+                "export RESULTS --format csv` and analyse the CSV", field=self.field)
+        sql = f"SELECT * FROM {FLAT_VIEW}" + ("" if include_warmups else " WHERE warmup = 0")
+        return pd.read_sql_query(sql, self.conn)
+
+    # -------------------------------------------------------------- bursts
+    def is_burst_campaign(self) -> bool:
+        return BURST_VIEW in self.names
+
+    def burst_frames(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """(members, workloads, bursts) of a burst campaign: ``burst_invocations`` (one row per
+        member, warm-ups included), each invocation's workload result and its cell's planned
+        workload kind and op (``invocation_id``, ``w``, ``payload_kind``, ``payload_op``), and
+        the ``bursts`` table (one row per burst attempt)."""
+        if not self.is_burst_campaign():
+            raise BadInput(f"{self.path} is not the results store of a burst campaign (no "
+                           f"{BURST_VIEW} view; run a spec with a load section)", field=self.field)
+        members = pd.read_sql_query(f"SELECT * FROM {BURST_VIEW}", self.conn)
+        workloads = pd.read_sql_query(
+            "SELECT i.id AS invocation_id, json_extract(i.response_json, '$.workload') AS w, "
+            "json_extract(c.payload_json, '$.workload.op') AS payload_op, "
+            "json_extract(c.payload_json, '$.workload.kind') AS payload_kind "
+            "FROM invocations i JOIN cells c ON c.campaign_id = i.campaign_id AND "
+            "c.cell_key = i.cell_key", self.conn)
+        bursts = pd.read_sql_query("SELECT * FROM bursts", self.conn)
+        return members, workloads, bursts
+
+
+def is_burst_results(path: str | Path) -> bool:
+    """Whether a path is a results file of a burst campaign (False for anything unreadable)."""
+    p = Path(path)
+    if not is_results_path(p) or not p.is_file():
+        return False
+    try:
+        with ResultsFile(p) as rf:
+            return rf.is_burst_campaign()
+    except (BadInput, sqlite3.DatabaseError):
+        return False
+
+
+def read_flat(path: str | Path, *, include_warmups: bool = True,
+              field: str = "RESULTS") -> pd.DataFrame:
+    """The flat view of a results file that holds a campaign."""
+    with ResultsFile(path, field=field) as rf:
+        rf.require_campaign()
+        return rf.flat(include_warmups=include_warmups)

@@ -1,0 +1,290 @@
+"""The results file's schema, one source for every table and view, with its version history.
+
+A results file is one SQLite database per campaign (``docs/specs.md``, "Results store"):
+
+- ``meta``: ``schema_version`` (the version that created the file, see :data:`HISTORY`).
+- ``campaign``: the spec (normalised JSON and the text as written), its hash, the seed, the plan,
+  the faascope version, the machine, timestamps and a status (running, interrupted, complete).
+- ``cells``: each run cell's levels, function configuration and agent payload.
+- ``planned_runs``: the full run order (order index, cell, replication, kind, block, forced cold).
+- ``invocations``: one row per invocation as it completes, UNIQUE(campaign_id, cell_key,
+  replication, kind), so a resumed campaign can never duplicate a record.
+- ``events``: campaign start, resume, interruption, completion, deployments.
+- view ``invocations_flat``: one flat row per invocation with a column per factor (what
+  ``faascope analyze``, ``report`` and ``export`` read).
+
+A campaign whose planned runs are bursts (a spec with a ``load`` section) adds:
+
+- ``burst_members``: one row per invocation slot that was sent in a burst: which burst, attempt,
+  member index, stagger batch, planned offset, function copy. Written in the same transaction
+  as the invocation's record, so the two never disagree.
+- ``bursts``: one row per burst attempt: planned and sent members, the schedule, the timing of
+  the dispatch, statuses, throttles, error budget, and how it ended.
+- view ``burst_invocations``: ``invocations_flat`` joined with ``burst_members``, plus the
+  derived per-invocation times (wait, run, service; ``docs/concurrency.md``).
+
+Only :mod:`faascope.store.writer` creates or changes these; everything that reads them goes
+through :mod:`faascope.store.reader`.
+"""
+from __future__ import annotations
+
+#: the version this faascope writes; files of every version in HISTORY stay readable
+SCHEMA_VERSION = 2
+
+#: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
+HISTORY = [
+    (1, "2026-11-01", "campaign, cells, planned_runs, invocations, events, meta; view "
+                      "invocations_flat. Burst campaigns added burst_members, bursts and view "
+                      "burst_invocations without changing the version number."),
+    (2, "2026-11-22", "version 2 names what version 1 files of burst campaigns already held: "
+                      "the burst tables and view are part of the schema (created with the first "
+                      "burst of a campaign; absent from sequential campaigns). No column "
+                      "changed: a version 1 file reads as version 2."),
+]
+
+CORE_TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS campaign (
+    id INTEGER PRIMARY KEY,
+    uid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    spec_text TEXT,
+    spec_path TEXT,
+    spec_hash TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    replications INTEGER NOT NULL,
+    plan_json TEXT NOT NULL,
+    factors_json TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    faascope_version TEXT NOT NULL,
+    machine_json TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    started_at_unix REAL NOT NULL,
+    status TEXT NOT NULL,
+    completed_at TEXT
+);
+CREATE TABLE IF NOT EXISTS cells (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    cell_key TEXT NOT NULL,
+    cell_index INTEGER NOT NULL,
+    levels_json TEXT NOT NULL,
+    function_json TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    PRIMARY KEY (campaign_id, cell_key)
+);
+CREATE TABLE IF NOT EXISTS planned_runs (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    order_index INTEGER NOT NULL,
+    cell_key TEXT NOT NULL,
+    replication INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('measure', 'warmup')),
+    block INTEGER NOT NULL,
+    force_cold INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, order_index),
+    UNIQUE (campaign_id, cell_key, replication, kind)
+);
+CREATE TABLE IF NOT EXISTS invocations (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    cell_key TEXT NOT NULL,
+    levels_json TEXT NOT NULL,
+    replication INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('measure', 'warmup')),
+    warmup INTEGER NOT NULL,
+    order_index INTEGER NOT NULL,
+    block INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'agent_error', 'function_error', 'client_error')),
+    function_name TEXT,
+    config_json TEXT,
+    cold_forced INTEGER NOT NULL,
+    client_send_ns INTEGER,
+    client_headers_ns INTEGER,
+    client_end_ns INTEGER,
+    client_latency_s REAL,
+    client_headers_s REAL,
+    attempts INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    response_json TEXT,
+    function_error TEXT,
+    error_type TEXT,
+    error_message TEXT,
+    log_tail TEXT,
+    request_id TEXT,
+    platform_json TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    started_at_local TEXT NOT NULL,
+    UNIQUE (campaign_id, cell_key, replication, kind)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail_json TEXT
+);
+"""
+# fixed columns of the flat view (a factor with one of these names is prefixed with "factor_")
+FLAT_FIXED = [
+    "campaign", "invocation_id", "order_index", "cell_key", "replication", "warmup", "block",
+    "latency_seconds", "client_latency_seconds", "client_headers_seconds", "cold", "cold_forced",
+    "instance_id", "sandbox", "boot_id", "workload_kind", "bytes", "ops", "direct_effective",
+    "started_at", "ended_at", "started_at_local", "time_of_day", "hour", "day_of_week",
+    "client_send_ns", "client_headers_ns", "client_end_ns", "agent_received_ns",
+    "agent_workload_start_ns", "agent_workload_end_ns", "ok", "status", "error_type",
+    "error_message", "retries", "function_name", "request_id", "platform_cold",
+    "platform_setup_ms", "platform_init_ms", "platform_duration_ms", "report_duration_ms",
+    "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
+    "config_ephemeral_mb", "config_arch", "config_profile",
+]
+
+INVOCATION_COLUMNS = [
+    "campaign_id", "cell_key", "levels_json", "replication", "kind", "warmup", "order_index",
+    "block", "status", "function_name", "config_json", "cold_forced", "client_send_ns",
+    "client_headers_ns", "client_end_ns", "client_latency_s", "client_headers_s", "attempts",
+    "retries", "response_json", "function_error", "error_type", "error_message", "log_tail",
+    "request_id", "platform_json", "started_at", "ended_at", "started_at_local",
+]
+
+MEMBER_COLUMNS = ["campaign_id", "cell_key", "replication", "kind", "burst", "attempt", "member",
+                  "batch", "planned_offset_s", "scheduled_ns", "function_copy"]
+
+BURST_TABLES = """
+CREATE TABLE IF NOT EXISTS burst_members (
+    campaign_id INTEGER NOT NULL,
+    cell_key TEXT NOT NULL,
+    replication INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    burst INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    member INTEGER NOT NULL,
+    batch INTEGER NOT NULL,
+    planned_offset_s REAL NOT NULL,
+    scheduled_ns INTEGER NOT NULL,
+    function_copy INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, cell_key, replication, kind)
+);
+CREATE TABLE IF NOT EXISTS bursts (
+    campaign_id INTEGER NOT NULL,
+    cell_key TEXT NOT NULL,
+    burst INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    planned INTEGER NOT NULL,
+    sent INTEGER,
+    recorded INTEGER,
+    status TEXT NOT NULL,
+    start_ns INTEGER,
+    first_send_ns INTEGER,
+    last_send_ns INTEGER,
+    send_spread_s REAL,
+    schedule_json TEXT,
+    detail_json TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    PRIMARY KEY (campaign_id, cell_key, burst, kind, attempt)
+);
+"""
+
+BURST_VIEW = """
+CREATE VIEW IF NOT EXISTS burst_invocations AS
+SELECT f.*,
+    m.burst, m.attempt, m.member, m.batch, m.planned_offset_s, m.scheduled_ns, m.function_copy,
+    (f.client_send_ns - m.scheduled_ns) / 1e9 AS send_lag_s,
+    (f.agent_received_ns - f.client_send_ns) / 1e9 AS wait_s,
+    (f.agent_workload_end_ns - f.agent_received_ns) / 1e9 AS run_s,
+    (f.agent_workload_end_ns - f.client_send_ns) / 1e9 AS service_s,
+    (f.client_end_ns - f.client_send_ns) / 1e9 AS round_trip_s
+FROM burst_members m
+JOIN invocations i ON i.campaign_id = m.campaign_id AND i.cell_key = m.cell_key
+    AND i.replication = m.replication AND i.kind = m.kind
+JOIN invocations_flat f ON f.invocation_id = i.id
+"""
+
+
+def quote_name(name: str) -> str:
+    """An SQL identifier for any column name (factor names are the user's)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _json_path(key: str) -> str:
+    return '$."' + key.replace('"', '\\"') + '"'
+
+
+def flat_view_sql(factors: list[dict]) -> str:
+    """``CREATE VIEW invocations_flat``: one flat row per invocation, a column per factor
+    (named ``factor_NAME`` where NAME is one of :data:`FLAT_FIXED`) and the agent's and the
+    platform's measures pulled out of their JSON."""
+    cols = []
+    for f in factors:
+        name = f["name"]
+        col = f"factor_{name}" if name in FLAT_FIXED else name
+        path = _json_path(name)
+        if f.get("boolean"):
+            expr = (f"CASE json_type(i.levels_json, '{path}') WHEN 'true' THEN 'true' "
+                    f"WHEN 'false' THEN 'false' ELSE json_extract(i.levels_json, '{path}') END")
+        else:
+            expr = f"json_extract(i.levels_json, '{path}')"
+        cols.append(f"{expr} AS {quote_name(col)}")
+    factor_sql = (",\n    ".join(cols) + ",") if cols else ""
+    r = "i.response_json"
+    return f"""
+CREATE VIEW IF NOT EXISTS invocations_flat AS
+SELECT
+    c.name AS campaign,
+    i.id AS invocation_id,
+    i.order_index,
+    i.cell_key,
+    i.replication,
+    i.warmup,
+    i.block,
+    {factor_sql}
+    json_extract({r}, '$.workload.elapsed_s') AS latency_seconds,
+    i.client_latency_s AS client_latency_seconds,
+    i.client_headers_s AS client_headers_seconds,
+    json_extract({r}, '$.cold') AS cold,
+    i.cold_forced,
+    json_extract({r}, '$.instance.id') AS instance_id,
+    json_extract({r}, '$.instance.sandbox') AS sandbox,
+    json_extract({r}, '$.instance.boot_id') AS boot_id,
+    json_extract({r}, '$.workload.kind') AS workload_kind,
+    json_extract({r}, '$.workload.bytes') AS bytes,
+    json_extract({r}, '$.workload.ops') AS ops,
+    json_extract({r}, '$.workload.direct_effective') AS direct_effective,
+    i.started_at,
+    i.ended_at,
+    i.started_at_local,
+    substr(i.started_at_local, 12, 8) AS time_of_day,
+    CAST(substr(i.started_at_local, 12, 2) AS INTEGER) AS hour,
+    CASE strftime('%w', substr(i.started_at_local, 1, 10))
+        WHEN '0' THEN 'Sunday' WHEN '1' THEN 'Monday' WHEN '2' THEN 'Tuesday'
+        WHEN '3' THEN 'Wednesday' WHEN '4' THEN 'Thursday' WHEN '5' THEN 'Friday'
+        ELSE 'Saturday' END AS day_of_week,
+    i.client_send_ns,
+    i.client_headers_ns,
+    i.client_end_ns,
+    json_extract({r}, '$.timings.received_ns') AS agent_received_ns,
+    json_extract({r}, '$.timings.workload_start_ns') AS agent_workload_start_ns,
+    json_extract({r}, '$.timings.workload_end_ns') AS agent_workload_end_ns,
+    CASE WHEN i.status = 'ok' THEN 1 ELSE 0 END AS ok,
+    i.status,
+    i.error_type,
+    i.error_message,
+    i.retries,
+    i.function_name,
+    i.request_id,
+    json_extract(i.platform_json, '$.cold') AS platform_cold,
+    CAST(json_extract(i.platform_json, '$.setup_ms') AS REAL) AS platform_setup_ms,
+    CAST(json_extract(i.platform_json, '$.init_ms') AS REAL) AS platform_init_ms,
+    CAST(json_extract(i.platform_json, '$.duration_ms') AS REAL) AS platform_duration_ms,
+    CAST(json_extract(i.platform_json, '$.report.duration_ms') AS REAL) AS report_duration_ms,
+    CAST(json_extract(i.platform_json, '$.report.billed_duration_ms') AS REAL) AS billed_duration_ms,
+    CAST(json_extract(i.platform_json, '$.report.init_duration_ms') AS REAL) AS init_duration_ms,
+    json_extract(i.platform_json, '$.report.max_memory_used_mb') AS max_memory_used_mb,
+    json_extract(i.config_json, '$.memory_mb') AS config_memory_mb,
+    json_extract(i.config_json, '$.ephemeral_mb') AS config_ephemeral_mb,
+    json_extract(i.config_json, '$.arch') AS config_arch,
+    json_extract(i.config_json, '$.profile') AS config_profile
+FROM invocations i JOIN campaign c ON c.id = i.campaign_id
+ORDER BY i.order_index"""

@@ -1,0 +1,364 @@
+"""The one writer of a results file (its schema is :mod:`faascope.store.schema`).
+
+Every record is written in its own transaction with ``synchronous=FULL``: once ``record()``
+returns, the row survives a crash (SIGKILL, power loss) of the writer. A burst campaign hands its
+records to :class:`RecordWriter`, a thread with its own connection that commits whatever has
+queued up in one transaction (group commit): the event loop never waits for an fsync, and a
+record is durable at most one commit after its reply arrived.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import queue
+import socket
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from faascope.store.schema import (
+    BURST_TABLES,
+    BURST_VIEW,
+    CORE_TABLES,
+    INVOCATION_COLUMNS,
+    MEMBER_COLUMNS,
+    SCHEMA_VERSION,
+    flat_view_sql,
+)
+from faascope.store.timestamps import utc_now
+
+
+class StoreError(Exception):
+    pass
+
+
+class DuplicateRecord(StoreError):
+    """The (campaign, cell, replication, kind) slot already has a record."""
+
+
+_INV_SQL = (f"INSERT INTO invocations({', '.join(INVOCATION_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(INVOCATION_COLUMNS))})")
+_MEM_SQL = (f"INSERT INTO burst_members({', '.join(MEMBER_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(MEMBER_COLUMNS))})")
+
+
+def machine_info() -> dict[str, Any]:
+    u = platform.uname()
+    info = {"hostname": socket.gethostname(), "system": u.system, "release": u.release,
+            "machine": u.machine, "python": platform.python_version(), "cpus": os.cpu_count(),
+            "timezone": _dt.datetime.now().astimezone().tzname()}
+    try:
+        import boto3
+        import botocore
+        info["boto3"] = boto3.__version__
+        info["botocore"] = botocore.__version__
+    except Exception:  # pragma: no cover
+        pass
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:  # pragma: no cover
+        pass
+    return info
+
+
+class ResultsStore:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
+            raise StoreError(f"cannot put {self.path} in WAL mode (got {mode})")
+        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+
+    # ------------------------------------------------------------------ basics
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:  # pragma: no cover
+            pass
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _tx(self, statements: Iterable[tuple[str, tuple | dict]]) -> list[int]:
+        ids = []
+        cur = self.conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                cur.execute(sql, params)
+                ids.append(cur.lastrowid)
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        return ids
+
+    def has_schema(self) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='campaign'").fetchone()
+        return row is not None
+
+    def ensure_schema(self) -> None:
+        self.conn.executescript("BEGIN;" + CORE_TABLES + "COMMIT;")
+        self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                          (str(SCHEMA_VERSION),))
+
+    # ------------------------------------------------------------------ campaign
+    def campaign(self) -> dict | None:
+        if not self.has_schema():
+            return None
+        row = self.conn.execute("SELECT * FROM campaign ORDER BY id LIMIT 1").fetchone()
+        return dict(row) if row else None
+
+    def create_campaign(self, *, uid: str, name: str, spec_json: dict, spec_text: str | None,
+                        spec_path: str | None, spec_hash: str, seed: int, replications: int,
+                        plan_json: dict, factors: list[dict], provider: str, version: str,
+                        cells: list[dict], runs: list[dict]) -> int:
+        """Create the campaign with its cells, run order and flat view in one transaction."""
+        self.ensure_schema()
+        if self.campaign() is not None:
+            raise StoreError(f"{self.path} already holds a campaign")
+        now = utc_now()
+        cur = self.conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            cur.execute(
+                "INSERT INTO campaign(uid, name, spec_json, spec_text, spec_path, spec_hash, seed, "
+                "replications, plan_json, factors_json, provider, faascope_version, machine_json, "
+                "created_at, started_at_unix, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (uid, name, json.dumps(spec_json, sort_keys=True), spec_text, spec_path, spec_hash,
+                 seed, replications, json.dumps(plan_json), json.dumps(factors), provider, version,
+                 json.dumps(machine_info()), now,
+                 _dt.datetime.now(_dt.timezone.utc).timestamp(), "running"))
+            cid = cur.lastrowid
+            cur.executemany(
+                "INSERT INTO cells(campaign_id, cell_key, cell_index, levels_json, function_json, "
+                "payload_json) VALUES (?,?,?,?,?,?)",
+                [(cid, c["key"], c["index"], json.dumps(c["levels"]), json.dumps(c["function"]),
+                  json.dumps(c["payload"])) for c in cells])
+            cur.executemany(
+                "INSERT INTO planned_runs(campaign_id, order_index, cell_key, replication, kind, "
+                "block, force_cold) VALUES (?,?,?,?,?,?,?)",
+                [(cid, r["order"], r["cell_key"], r["replication"], r["kind"], r["block"],
+                  int(r["force_cold"])) for r in runs])
+            cur.execute(flat_view_sql(factors))
+            cur.execute("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
+                        (cid, now, "created", json.dumps({"invocations": len(runs), "seed": seed})))
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        return cid
+
+    def replace_plan(self, campaign_id: int, *, spec_json: dict, spec_text: str | None,
+                     spec_hash: str, plan_json: dict, factors: list[dict], cells: list[dict],
+                     runs: list[dict], reason: str) -> None:
+        """Forced resume with a changed spec: the recorded invocations stay, the plan is replaced."""
+        cur = self.conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            cur.execute("UPDATE campaign SET spec_json=?, spec_text=?, spec_hash=?, plan_json=?, "
+                        "factors_json=? WHERE id=?",
+                        (json.dumps(spec_json, sort_keys=True), spec_text, spec_hash,
+                         json.dumps(plan_json), json.dumps(factors), campaign_id))
+            cur.execute("DELETE FROM cells WHERE campaign_id=?", (campaign_id,))
+            cur.execute("DELETE FROM planned_runs WHERE campaign_id=?", (campaign_id,))
+            cur.executemany(
+                "INSERT INTO cells(campaign_id, cell_key, cell_index, levels_json, function_json, "
+                "payload_json) VALUES (?,?,?,?,?,?)",
+                [(campaign_id, c["key"], c["index"], json.dumps(c["levels"]),
+                  json.dumps(c["function"]), json.dumps(c["payload"])) for c in cells])
+            cur.executemany(
+                "INSERT INTO planned_runs(campaign_id, order_index, cell_key, replication, kind, "
+                "block, force_cold) VALUES (?,?,?,?,?,?,?)",
+                [(campaign_id, r["order"], r["cell_key"], r["replication"], r["kind"], r["block"],
+                  int(r["force_cold"])) for r in runs])
+            cur.execute("DROP VIEW IF EXISTS invocations_flat")
+            cur.execute(flat_view_sql(factors))
+            cur.execute("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
+                        (campaign_id, utc_now(), "plan_replaced", json.dumps({"reason": reason})))
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    def set_status(self, campaign_id: int, status: str) -> None:
+        completed = utc_now() if status == "complete" else None
+        self._tx([("UPDATE campaign SET status=?, completed_at=? WHERE id=?",
+                   (status, completed, campaign_id))])
+
+    def event(self, campaign_id: int | None, kind: str, detail: dict | None = None) -> None:
+        self._tx([("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
+                   (campaign_id, utc_now(), kind, json.dumps(detail or {})))])
+
+    # ------------------------------------------------------------------ runs and records
+    def planned_runs(self, campaign_id: int) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT order_index, cell_key, replication, kind, block, force_cold FROM planned_runs "
+            "WHERE campaign_id=? ORDER BY order_index", (campaign_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def pending_runs(self, campaign_id: int) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT p.order_index, p.cell_key, p.replication, p.kind, p.block, p.force_cold "
+            "FROM planned_runs p LEFT JOIN invocations i ON i.campaign_id = p.campaign_id "
+            "AND i.cell_key = p.cell_key AND i.replication = p.replication AND i.kind = p.kind "
+            "WHERE p.campaign_id=? AND i.id IS NULL ORDER BY p.order_index",
+            (campaign_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def count(self, campaign_id: int, where: str = "1=1") -> int:
+        return self.conn.execute(f"SELECT count(*) FROM invocations WHERE campaign_id=? AND {where}",
+                                 (campaign_id,)).fetchone()[0]
+
+    def status_counts(self, campaign_id: int) -> dict[str, int]:
+        rows = self.conn.execute("SELECT status, count(*) FROM invocations WHERE campaign_id=? "
+                                 "GROUP BY status", (campaign_id,)).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def record(self, rec: dict[str, Any]) -> int:
+        """Insert one invocation record durably (its own transaction, fsynced)."""
+        try:
+            return self._tx([(_INV_SQL, tuple(rec.get(c) for c in INVOCATION_COLUMNS))])[0]
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE" in str(exc):
+                raise DuplicateRecord(
+                    f"{rec.get('cell_key')} replication {rec.get('replication')} "
+                    f"({rec.get('kind')}) is already recorded") from None
+            raise
+
+    def record_burst_members(self, batch: list[tuple[dict, dict]]) -> None:
+        """Insert (invocation record, burst member row) pairs in one transaction: a member and
+        its record are never one without the other."""
+        stmts = []
+        for rec, mem in batch:
+            stmts.append((_INV_SQL, tuple(rec.get(c) for c in INVOCATION_COLUMNS)))
+            stmts.append((_MEM_SQL, tuple(mem.get(c) for c in MEMBER_COLUMNS)))
+        try:
+            self._tx(stmts)
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE" in str(exc):
+                r = batch[0][0]
+                raise DuplicateRecord(f"a record of this group is already stored (e.g. "
+                                      f"{r.get('cell_key')} replication {r.get('replication')})") from None
+            raise
+
+    def cells(self, campaign_id: int) -> list[dict]:
+        rows = self.conn.execute("SELECT * FROM cells WHERE campaign_id=? ORDER BY cell_index",
+                                 (campaign_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    # ------------------------------------------------------------------ bursts
+    def add_burst_tables(self) -> None:
+        """The burst tables and view (schema version 2), created with a campaign's first burst."""
+        self.conn.executescript("BEGIN;" + BURST_TABLES + BURST_VIEW + ";COMMIT;")
+
+    def bursts_of_cell(self, campaign_id: int, cell_key: str) -> set[int]:
+        """The burst numbers of a cell that have at least one member recorded."""
+        rows = self.conn.execute("SELECT DISTINCT burst FROM burst_members WHERE campaign_id=? "
+                                 "AND cell_key=?", (campaign_id, cell_key)).fetchall()
+        return {r[0] for r in rows}
+
+    def next_burst_attempt(self, campaign_id: int, cell_key: str, burst: int, kind: str) -> int:
+        row = self.conn.execute("SELECT max(attempt) FROM bursts WHERE campaign_id=? AND "
+                                "cell_key=? AND burst=? AND kind=?",
+                                (campaign_id, cell_key, burst, kind)).fetchone()
+        return (row[0] or 0) + 1
+
+    def begin_burst(self, campaign_id: int, cell_key: str, burst: int, kind: str, attempt: int,
+                    planned: int, start_ns: int, schedule: dict) -> None:
+        self._tx([("INSERT INTO bursts(campaign_id, cell_key, burst, kind, attempt, planned, "
+                   "status, start_ns, schedule_json, started_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (campaign_id, cell_key, burst, kind, attempt, planned, "running", start_ns,
+                    json.dumps(schedule), utc_now()))])
+
+    def end_burst(self, campaign_id: int, cell_key: str, burst: int, kind: str, attempt: int, *,
+                  status: str, sent: int, recorded: int, first_send_ns: Optional[int],
+                  last_send_ns: Optional[int], detail: dict) -> None:
+        spread = ((last_send_ns - first_send_ns) / 1e9
+                  if first_send_ns is not None and last_send_ns is not None else None)
+        self._tx([("UPDATE bursts SET status=?, sent=?, recorded=?, first_send_ns=?, "
+                   "last_send_ns=?, send_spread_s=?, detail_json=?, ended_at=? WHERE "
+                   "campaign_id=? AND cell_key=? AND burst=? AND kind=? AND attempt=?",
+                   (status, sent, recorded, first_send_ns, last_send_ns, spread,
+                    json.dumps(detail), utc_now(), campaign_id, cell_key, burst, kind, attempt))])
+
+
+class RecordWriter:
+    """A thread that writes (invocation record, member row) pairs in group commits."""
+
+    def __init__(self, path: Path, max_batch: int = 512):
+        self.path = Path(path)
+        self.max_batch = max_batch
+        self._q: "queue.Queue[Any]" = queue.Queue()
+        self._error: Optional[BaseException] = None
+        self.written = 0
+        self._cv = threading.Condition()
+        self._enqueued = 0
+        self._thread = threading.Thread(target=self._run, name="faascope-record-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, rec: dict, member: dict) -> None:
+        if self._error is not None:
+            raise self._error
+        with self._cv:
+            self._enqueued += 1
+        self._q.put((rec, member))
+
+    def _run(self) -> None:
+        store = ResultsStore(self.path)
+        try:
+            while True:
+                item = self._q.get()
+                if item is None:
+                    return
+                batch = [item]
+                stop = False
+                while len(batch) < self.max_batch:
+                    try:
+                        nxt = self._q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is None:
+                        stop = True
+                        break
+                    batch.append(nxt)
+                try:
+                    store.record_burst_members(batch)
+                except BaseException as exc:  # surfaced to the producer
+                    self._error = exc
+                with self._cv:
+                    self.written += len(batch)
+                    self._cv.notify_all()
+                if stop:
+                    return
+        finally:
+            store.close()
+
+    def flush(self, timeout: Optional[float] = None) -> None:
+        """Wait until everything put so far is committed (or raise the writer's error)."""
+        with self._cv:
+            self._cv.wait_for(lambda: self.written >= self._enqueued or self._error is not None,
+                              timeout=timeout)
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
