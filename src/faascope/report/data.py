@@ -14,7 +14,6 @@ Every mistake the user can make (a missing column, a bad mapping, an unknown fac
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
