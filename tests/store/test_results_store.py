@@ -6,6 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from faascope.cli import cli
+from faascope.store.reader import ResultsFile, measured_only
+from faascope.store.schema import HISTORY, SCHEMA_VERSION
 from faascope.store.writer import DuplicateRecord, ResultsStore
 
 
@@ -108,3 +110,40 @@ def test_export_bad_inputs(tmp_path):
     assert r.exit_code == 2
     r = CliRunner().invoke(cli, ["export", str(junk), "--format", "xlsx", "--out", "x"])
     assert r.exit_code == 2 and "--format" in r.output
+
+
+def test_new_files_record_the_current_schema_version_and_the_history_is_complete(tmp_path):
+    st, _ = make_store(tmp_path)
+    version = st.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    st.close()
+    assert int(version) == SCHEMA_VERSION
+    # every version from 1 up to the current one says when and what changed, in order
+    assert [v for v, _, _ in HISTORY] == list(range(1, SCHEMA_VERSION + 1))
+    assert all(date and what for _, date, what in HISTORY)
+
+
+def test_reading_never_changes_a_results_file(tmp_path):
+    """The reader opens read-only: a legacy file in rollback-journal mode stays in it, and its
+    bytes stay the same (the writer would have switched it to WAL)."""
+    st, cid = make_store(tmp_path)
+    st.record(rec(cid, 0))
+    st.conn.execute("PRAGMA journal_mode=DELETE")
+    st.close()
+    db = tmp_path / "r.db"
+    before = db.read_bytes()
+    with ResultsFile(db) as rf:
+        assert len(rf.flat()) == 1 and rf.campaign_meta()["planned"] == 2
+        assert not rf.is_burst_campaign()
+    assert db.read_bytes() == before
+
+
+def test_one_policy_for_warmups_and_failures():
+    df = pd.DataFrame({"warmup": [0, 0, 1, 1, 0], "ok": [1, 0, 1, 0, 1], "x": range(5)})
+    kept, out = measured_only(df)
+    assert list(kept["x"]) == [0, 4]
+    assert (out.warmups, out.failed, out.total) == (2, 1, 3)  # a failed warm-up is a warm-up
+    kept, out = measured_only(df, keep_failed=True)
+    assert list(kept["x"]) == [0, 1, 4] and (out.warmups, out.failed) == (2, 0)
+    # a foreign table without the columns is all measurements
+    kept, out = measured_only(pd.DataFrame({"x": [1, 2]}))
+    assert len(kept) == 2 and out.total == 0
