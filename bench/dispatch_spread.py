@@ -100,18 +100,12 @@ def boto_client(endpoint: str, n: int):
 
 # --------------------------------------------------------------------------- the clients
 def run_async(client, n: int, fn: str) -> dict:
-    from faascope.driver.aclient import AsyncInvoker, request_factory
+    from faascope.driver.aclient import AsyncInvoker
     from faascope.driver.dispatch import Member, dispatch
-
-    class P:  # the bits of a provider request_factory needs
-        pass
-
-    p = P()
-    p.client = client
-    p.kind = "local"
+    from faascope.providers.lambda_api import LambdaRequests
 
     async def main():
-        inv = AsyncInvoker(request_factory(p), max_connections=n)
+        inv = AsyncInvoker(LambdaRequests(client), max_connections=n)
         await inv.preconnect(fn, n)
         got = []
         members = [Member(row={}, member=i, batch=0, offset_s=0.0, copy=0, function=fn)

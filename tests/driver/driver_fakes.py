@@ -15,7 +15,8 @@ import secrets
 import sys
 import time
 
-from faascope.providers.base import FunctionConfig, InvokeResult, Provider, classify
+from faascope.providers.base import FunctionConfig, Provider
+from faascope.providers.invocation import InvokeResult, classify
 
 
 class InProcessFakeProvider(Provider):

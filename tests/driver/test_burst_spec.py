@@ -124,7 +124,7 @@ def test_derived_names_fit_lambda_limits():
 
 def test_burst_summary_counts_throttles_and_spread():
     from faascope.driver.dispatch import Member
-    from faascope.providers.base import InvokeResult
+    from faascope.providers.invocation import InvokeResult
 
     ms = [Member(row={}, member=i, batch=0, offset_s=0.0, copy=0, function="f", scheduled_ns=1000)
           for i in range(3)]

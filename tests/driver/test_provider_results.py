@@ -2,7 +2,8 @@ import json
 import re
 
 from faascope.driver.campaign import function_name
-from faascope.providers.base import FunctionConfig, classify
+from faascope.providers.base import FunctionConfig
+from faascope.providers.invocation import classify
 
 OK = {"ok": True, "cold": False, "instance": {"id": "i"}, "timings": {}, "workload": {"elapsed_s": 1},
       "error": None}

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from faascope.providers.base import FunctionConfig, InvokeResult, Provider, classify
+from faascope.providers.base import FunctionConfig, Provider
+from faascope.providers.invocation import InvokeResult, classify
 
 THESIS_CSV = Path("/work/shared/reference/thesis-2024/main_experiment.csv")
 REPO = Path(__file__).resolve().parents[2]

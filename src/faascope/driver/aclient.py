@@ -10,7 +10,7 @@ same code reaches AWS and the local platform; only the endpoint differs.
 
 This module only sends and times. What to send and what a reply means belong to the provider:
 ``provider.async_requests(log_tail=...)`` returns a
-:class:`~faascope.providers.requests.RequestFactory` (the Lambda API for ``local`` and ``aws`` in
+:class:`~faascope.providers.invocation.RequestFactory` (the Lambda API for ``local`` and ``aws`` in
 :mod:`faascope.providers.lambda_api`, agent URLs for ``http`` in :mod:`faascope.providers.http`).
 
 Requests are prepared (serialised and signed) before their scheduled time, so the send path is
@@ -34,8 +34,9 @@ import time
 from dataclasses import dataclass, field
 
 from faascope.errors import Failure
-from faascope.providers.base import InvokeResult, Provider
-from faascope.providers.requests import Prepared, RequestFactory, Timing
+from faascope.providers.base import Provider
+from faascope.providers.invocation import InvokeResult
+from faascope.providers.invocation import Prepared, RequestFactory, Timing
 
 __all__ = ["AsyncInvoker", "ClientStats", "Prepared", "RequestFactory", "Timing",
            "raise_fd_limit", "request_factory"]

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from faascope.providers.base import InvokeResult
+from faascope.providers.invocation import InvokeResult
 
 THROTTLE_TYPES = ("TooManyRequestsException", "ThrottlingException", "TooManyRequests", "HTTP429")
 

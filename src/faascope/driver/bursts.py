@@ -33,7 +33,8 @@ from faascope.driver.burst_summary import burst_line, summarise
 from faascope.driver.campaign import Campaign, Interrupted
 from faascope.driver.dispatch import Budget, Member, dispatch
 from faascope.errors import BadInput, Failure
-from faascope.providers.base import FunctionConfig, InvokeResult
+from faascope.providers.base import FunctionConfig
+from faascope.providers.invocation import InvokeResult
 from faascope.store.writer import RecordWriter
 
 

@@ -39,7 +39,8 @@ from faascope import __version__
 from faascope.designs.estimate import estimate
 from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.errors import BadInput, Failure
-from faascope.providers.base import FunctionConfig, InvokeResult, Provider, make_provider
+from faascope.providers.base import FunctionConfig, Provider, make_provider
+from faascope.providers.invocation import InvokeResult
 from faascope.specs.loader import LoadedSpec
 from faascope.store.reader import NotAResultsFile, ResultsFile
 from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns

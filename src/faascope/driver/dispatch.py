@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from faascope.providers.base import InvokeResult
+from faascope.providers.invocation import InvokeResult
 
 
 @dataclass

@@ -1,28 +1,18 @@
 """The provider interface: deploy, update configuration, force a cold start, invoke, tear down.
 
-Every provider returns an :class:`InvokeResult` with the client's own timestamps next to the
-agent's response, the number of attempts the client made (every retry is counted, none is hidden)
-and a status:
-
-- ``ok``: the agent answered and its workload ran (``response["ok"]`` is true);
-- ``agent_error``: the agent answered with ``ok: false`` (``error_type`` = the agent's error type,
-  e.g. ``InvalidRequest``, ``IOError``, ``NoSpace``);
-- ``function_error``: the platform reported a function error (``X-Amz-Function-Error``: the
-  function crashed, timed out or ran out of memory) or the reply was not an agent response;
-- ``client_error``: the call itself failed (throttling, connection refused, read timeout …).
+Every provider returns an :class:`~faascope.providers.invocation.InvokeResult` with the client's
+own timestamps next to the agent's response, the number of attempts the client made (every retry
+is counted, none is hidden) and a status (see :mod:`faascope.providers.invocation`).
 """
 from __future__ import annotations
 
 import abc
 import importlib
-import json
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
 
 from faascope.errors import BadInput
-
-if TYPE_CHECKING:  # providers.requests imports this module
-    from faascope.providers.requests import RequestFactory
+from faascope.providers.invocation import InvokeResult, RequestFactory
 
 COLD_NONCE_VAR = "FAASCOPE_COLD_NONCE"
 
@@ -56,79 +46,6 @@ class FunctionConfig:
             return (self.profile, self.arch, self.image_size)
         return (self.memory_mb, self.ephemeral_mb, self.timeout_s, self.arch, self.profile,
                 self.image_size)
-
-
-@dataclass
-class InvokeResult:
-    status: str
-    response: Optional[dict] = None
-    raw_payload: Optional[str] = None
-    function_error: Optional[str] = None
-    error_type: Optional[str] = None
-    error_message: Optional[str] = None
-    #: wall-clock Unix ns: when the request was handed to the socket (boto3 "before-send", last
-    #: attempt), when the reply's headers were parsed (≈ first byte: Lambda sends the headers
-    #: only once the function has returned), and when the body had been read
-    send_ns: Optional[int] = None
-    headers_ns: Optional[int] = None
-    end_ns: Optional[int] = None
-    attempts: int = 1
-    retries: int = 0
-    request_id: Optional[str] = None
-    log_tail: Optional[str] = None
-    #: what the platform says beyond AWS (the local platform's X-Faascope-* reply headers)
-    platform: Optional[dict] = None
-
-    @property
-    def client_latency_s(self) -> Optional[float]:
-        if self.send_ns is None or self.end_ns is None:
-            return None
-        return (self.end_ns - self.send_ns) / 1e9
-
-    @property
-    def client_headers_s(self) -> Optional[float]:
-        if self.send_ns is None or self.headers_ns is None:
-            return None
-        return (self.headers_ns - self.send_ns) / 1e9
-
-
-def classify(body: bytes | None, function_error: str | None) -> dict[str, Any]:
-    """Status, parsed response and error fields of a reply body (shared by every provider)."""
-    out: dict[str, Any] = {"status": "ok", "response": None, "raw_payload": None,
-                           "function_error": function_error, "error_type": None,
-                           "error_message": None}
-    text = body.decode("utf-8", errors="replace") if body is not None else None
-    parsed: Any = None
-    if text:
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            parsed = None
-    if function_error:
-        out["status"] = "function_error"
-        if isinstance(parsed, dict):
-            out["error_type"] = str(parsed.get("errorType") or function_error)
-            out["error_message"] = parsed.get("errorMessage")
-            if "ok" in parsed and "instance" in parsed:
-                out["response"] = parsed
-        else:
-            out["error_type"] = function_error
-        if out["response"] is None:
-            out["raw_payload"] = text
-        return out
-    if not isinstance(parsed, dict) or "ok" not in parsed:
-        out["status"] = "function_error"
-        out["error_type"] = "InvalidAgentResponse"
-        out["error_message"] = f"the reply is not an agent response: {(text or '')[:200]!r}"
-        out["raw_payload"] = text
-        return out
-    out["response"] = parsed
-    if not parsed.get("ok"):
-        err = parsed.get("error") or {}
-        out["status"] = "agent_error"
-        out["error_type"] = str(err.get("type") or "AgentError")
-        out["error_message"] = err.get("message")
-    return out
 
 
 class Provider(abc.ABC):

@@ -19,8 +19,10 @@ from typing import Any, Callable, Optional
 import click
 
 from faascope.errors import BadInput, Failure
-from faascope.store.reader import ResultsFile
+from faascope.providers import local_platform
 from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG
+from faascope.providers.local import local_credentials
+from faascope.store.reader import ResultsFile
 
 LEGACY_TAG = ("faascope", "1")  # functions from before faascope:created-by
 
@@ -164,7 +166,6 @@ def _session(region: str, profile: Optional[str], local: bool):
 
     kw: dict[str, Any] = {"region_name": region}
     if local:
-        from faascope.providers.local import local_credentials
         key, secret = local_credentials()
         kw.update(aws_access_key_id=key, aws_secret_access_key=secret)
     elif profile:
@@ -182,8 +183,6 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
     note = None
     if provider == "local":
         if endpoint_url is None:
-            from faascope.providers import local_platform
-
             state = local_platform.running(Path(data_dir) if data_dir else None)
             if state is None:
                 return {"provider": "local", "campaign": campaign, "dry_run": dry_run,

@@ -35,8 +35,10 @@ import time
 from typing import Any, Callable, Optional
 
 from faascope.errors import BadInput, Failure
-from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, InvokeResult, Provider
+from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, Provider
+from faascope.providers.invocation import InvokeResult
 from faascope.providers.http import HTTPInvoker, redact_url
+from faascope.tiers import PLATFORMS, TierError, gcf_vcpu, lambda_vcpu
 
 RUN_API = "https://run.googleapis.com/v2"
 FUNCTIONS_API = "https://cloudfunctions.googleapis.com/v2"
@@ -80,8 +82,6 @@ def label_value(v: str) -> str:
 def resolve_cpu(memory_mb: int, cpu: Any = "gcf") -> float:
     """vCPUs for a memory size: the GCF tier ("gcf"), the Cloud Run CPU closest to Lambda's
     ("match_lambda"), or the number given."""
-    from faascope.tiers import PLATFORMS, TierError, gcf_vcpu, lambda_vcpu
-
     try:
         if cpu in (None, "gcf"):
             return gcf_vcpu(memory_mb)
@@ -102,8 +102,6 @@ def cpu_quantity(vcpu: float) -> str:
 def check_cloud_run_resources(memory_mb: int, vcpu: float) -> None:
     """Cloud Run's documented CPU/memory rules (fractional CPU: 0.08..1 in 0.001 steps; below 0.5
     vCPU at most 512 MiB, below 1 vCPU at most 1 GiB; whole CPUs 1, 2, 4, 6, 8 with 4 GiB each)."""
-    from faascope.tiers import PLATFORMS, TierError
-
     try:
         options = PLATFORMS["cloudrun"].cpu_options(memory_mb)
     except TierError as exc:

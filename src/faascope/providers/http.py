@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from faascope.errors import BadInput, Failure
-from faascope.providers.base import FunctionConfig, InvokeResult, Provider, classify
-from faascope.providers.requests import Prepared, RequestFactory, Timing
+from faascope.providers.base import FunctionConfig, Provider
+from faascope.providers.invocation import InvokeResult, classify
+from faascope.providers.invocation import Prepared, RequestFactory, Timing
 
 RETRY_STATUS = {429, 502, 503, 504}
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

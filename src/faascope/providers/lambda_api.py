@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from faascope.errors import Failure
-from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, InvokeResult, Provider, classify
-from faascope.providers.requests import Prepared, RequestFactory, Timing
+from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, Provider
+from faascope.providers.invocation import InvokeResult, Prepared, RequestFactory, Timing, classify
+from faascope.providers.packaging import build_zip
 
 PROFILE_TAG = "faascope:profile"
 KEEP_ALIVE_TAG = "faascope:keep-alive"
@@ -312,10 +313,6 @@ class LambdaAPIProvider(Provider):
     def _zip(self, arch: str, image_size: Optional[int]) -> bytes:
         key = (arch, image_size)
         if key not in self._zips:
-            try:
-                from faascope.providers.packaging import build_zip
-            except ModuleNotFoundError as exc:  # pragma: no cover - depends on the checkout
-                raise Failure(f"cannot package the agent: {exc}") from None
             if self._zipdir is None:
                 self._zipdir = tempfile.TemporaryDirectory(prefix="faascope-zip-")
             out = Path(self._zipdir.name) / f"agent-{arch}-{image_size or 0}.zip"

@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from faascope.errors import Failure
 from faascope.providers.lambda_api import LambdaAPIProvider
+from faascope.providers.local_platform import ensure_running
 
 LOCAL_ROLE = "arn:aws:iam::000000000000:role/faascope-local"
 LOCAL_CREDENTIALS = ("faascope-local", "faascope-local")
@@ -27,10 +28,6 @@ def local_credentials() -> tuple[str, str]:
 
 
 def local_endpoint(data_dir: Optional[str] = None) -> str:
-    try:
-        from faascope.providers.local_platform import ensure_running
-    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the checkout
-        raise Failure(f"the local platform is not available in this build ({exc})") from None
     kw = {"data_dir": data_dir} if data_dir else {}
     try:
         return ensure_running(profile="lambda", **kw)
