@@ -17,6 +17,8 @@ from typing import Any, Optional
 import pandas as pd
 
 from faascope.errors import BadInput
+from faascope.store.schema import BURST_VIEW as BURST_VIEW_SQL
+from faascope.store.schema import flat_view_sql
 
 #: file name endings of results files (anything else is a table: CSV or Parquet)
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -85,9 +87,25 @@ class ResultsFile:
         try:
             self.names = {r[0] for r in self.conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            self._define_current_views()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise NotAResultsFile(self.path, str(exc), field) from None
+
+    def _define_current_views(self) -> None:
+        """This version's views, in the connection's temporary schema (which SQLite searches
+        first, and which a read-only file allows): a file written by any earlier version reads
+        with today's columns, and the file itself is not touched."""
+        if not {"campaign", "invocations"} <= self.names:
+            return
+        factors = json.loads((self.campaign() or {}).get("factors_json") or "[]")
+        self.conn.execute(flat_view_sql(factors).replace(
+            "CREATE VIEW IF NOT EXISTS invocations_flat", "CREATE TEMP VIEW invocations_flat", 1))
+        self.names.add(FLAT_VIEW)
+        if "burst_members" in self.names:
+            self.conn.execute(BURST_VIEW_SQL.replace(
+                "CREATE VIEW IF NOT EXISTS burst_invocations", "CREATE TEMP VIEW burst_invocations", 1))
+            self.names.add(BURST_VIEW)
 
     def close(self) -> None:
         self.conn.close()
@@ -143,6 +161,34 @@ class ResultsFile:
                 "export RESULTS --format csv` and analyse the CSV", field=self.field)
         sql = f"SELECT * FROM {FLAT_VIEW}" + ("" if include_warmups else " WHERE warmup = 0")
         return pd.read_sql_query(sql, self.conn)
+
+    # -------------------------------------------------------------- series inside a response
+    def hops(self) -> pd.DataFrame:
+        """One row per hop of every transfer invocation (``invocation_id`` joins the flat
+        view): the hop's index, instance, cold, its timestamps in ns (start, received, invoke of
+        the next hop, its return, end), payload bytes, read/write/transfer seconds."""
+        cols = ["hop", "instance_id", "cold", "start_ns", "received_ns", "invoke_ns", "return_ns",
+                "end_ns", "payload_bytes", "read_s", "write_s", "transfer_s"]
+        sel = ", ".join(f"json_extract(h.value, '$.{c}') AS {c}" for c in cols)
+        return pd.read_sql_query(
+            f"SELECT i.id AS invocation_id, {sel} FROM invocations i, "
+            "json_each(i.response_json, '$.workload.hops') h ORDER BY i.id, h.key", self.conn)
+
+    def network_samples(self) -> pd.DataFrame:
+        """One row per sample of every network invocation's series: ``invocation_id``,
+        ``direction`` (in: received by the function; out: by the sink), ``sample`` (index),
+        ``interval_s`` and ``bytes`` received in that interval (the token-bucket fit's input)."""
+        parts = []
+        for direction in ("in", "out"):
+            parts.append(
+                f"SELECT i.id AS invocation_id, '{direction}' AS direction, "
+                "CAST(s.key AS INTEGER) AS sample, "
+                "json_extract(i.response_json, '$.workload.interval_ms') / 1000.0 AS interval_s, "
+                "s.value AS bytes FROM invocations i, "
+                f"json_each(i.response_json, '$.workload.{direction}.samples') s "
+                "WHERE json_extract(i.response_json, '$.workload.kind') = 'network'")
+        return pd.read_sql_query(" UNION ALL ".join(parts) + " ORDER BY invocation_id, direction, "
+                                 "sample", self.conn)
 
     # -------------------------------------------------------------- bursts
     def is_burst_campaign(self) -> bool:
