@@ -6,8 +6,9 @@ from __future__ import annotations
 import html
 import json
 
-from faascope.report.figures import FONT, Fig
+from faascope.report.figures import Fig
 from faascope.report.items import Block, Details, KeyValues, Table, Text, inline_html
+from faascope.report.plot.style import FONT
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "scrollZoom": False,
                  "toImageButtonOptions": {"format": "svg", "scale": 1},

@@ -17,7 +17,8 @@ import pandas as pd
 from faascope.analysis.engine import analyze
 from faascope.errors import BadInput
 from faascope.report.data import ReportData
-from faascope.report.figures import MARKERS_MPL, MARKERS_PLOTLY, MPL_DASHES, PALETTE, PLOTLY_DASHES, figure_name
+from faascope.report.figures import figure_name
+from faascope.report.plot.style import DASHES, MARKERS, PALETTE
 
 #: above this many rows in a scenario the aligned-rank/Kruskal-Wallis robustness checks are skipped
 ROBUST_MAX_ROWS = 5_000_000
@@ -29,11 +30,9 @@ class Cell:
     label: str                 # "LAMBDA_DD · TIER_1" (values of the scenario's factors, labelled)
     pos: np.ndarray            # row positions within the scenario's rows
     y: np.ndarray              # the response of those rows
-    color: str
-    dash_plotly: str
-    dash_mpl: object
-    marker_plotly: str
-    marker_mpl: str
+    color: str                 # by the level of the compared factor
+    dash: str                  # line style and marker by the combination of the other factors
+    marker: str
     stats: dict | None = None  # the engine's per-cell statistics
 
     @property
@@ -106,7 +105,7 @@ def build_scenarios(data: ReportData, alpha: float = 0.05, n_boot: int = 2000, s
 def _make_cells(data: ReportData, sc: Scenario, y: np.ndarray, levels: dict[str, list[str]]) -> None:
     fs = sc.factors
     if not fs:  # every factor has one level here: one cell
-        sc.cells = [Cell({}, "all rows", np.arange(len(y)), y, PALETTE[0], "solid", "-", "circle", "o")]
+        sc.cells = [Cell({}, "all rows", np.arange(len(y)), y, PALETTE[0], DASHES[0], MARKERS[0])]
         return
     groups = sc.rows.groupby(fs, sort=False).indices
     compare = data.compare
@@ -122,9 +121,7 @@ def _make_cells(data: ReportData, sc: Scenario, y: np.ndarray, levels: dict[str,
         ci = compare_levels.index(lv[compare]) if compare in fs else 0
         ri = rest_combos.index(tuple(lv[f] for f in rest)) if rest else 0
         sc.cells.append(Cell(lv, _cell_label(data, fs, lv), np.asarray(pos), y[pos],
-                             PALETTE[ci % len(PALETTE)], PLOTLY_DASHES[ri % len(PLOTLY_DASHES)],
-                             MPL_DASHES[ri % len(MPL_DASHES)], MARKERS_PLOTLY[ri % len(MARKERS_PLOTLY)],
-                             MARKERS_MPL[ri % len(MARKERS_MPL)]))
+                             PALETTE[ci % len(PALETTE)], DASHES[ri % len(DASHES)], MARKERS[ri % len(MARKERS)]))
 
 
 def _analyse(data: ReportData, sc: Scenario, alpha: float, n_boot: int, seed: int) -> None:

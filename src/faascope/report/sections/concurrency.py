@@ -14,9 +14,7 @@ from faascope.errors import BadInput
 from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
 from faascope.report.sections.context import Ctx
-from faascope.report.stagger_heatmaps import (
-    TITLE, delay_label, draw_heatmaps, html_height, plotly_heatmaps, static_size,
-)
+from faascope.report.stagger_heatmaps import TITLE, delay_label, heatmaps_plot, html_height, static_size
 
 
 def burst_table_rows(stats: pd.DataFrame) -> tuple[list[str], list[list]]:
@@ -65,8 +63,7 @@ def concurrency_section(ctx: Ctx) -> Block | None:
         imp = pd.DataFrame()
     panels = heatmap_panels(imp)
     if panels:
-        b.items.append(Fig("stagger_improvement_heatmaps", TITLE, plotly_heatmaps(panels),
-                           lambda mf: draw_heatmaps(mf, panels, TITLE),
+        b.items.append(Fig("stagger_improvement_heatmaps", TITLE, heatmaps_plot(panels),
                            caption="Blue: the staggered cell is better (lower) than the all-at-once "
                                    "cell; red: worse. Each value compares the mean over bursts of "
                                    "the per-burst statistic.",

@@ -1,5 +1,5 @@
-"""Small helpers shared by several sections: level labels in tables, the cells' positions on a
-categorical axis, and the publication figures' title and legend placement."""
+"""Small helpers shared by several sections: level labels in tables and the cells' positions on a
+categorical axis. (How titles and legends are placed is the renderers' business: plot/.)"""
 from __future__ import annotations
 
 from faascope.report.items import table
@@ -21,12 +21,3 @@ def cell_positions(cells: list[Cell]) -> tuple[list[int], list[str]]:
     """One row per cell on a categorical axis: positions 0, 1, … and the cells' labels."""
     return list(range(len(cells))), [c.label for c in cells]
 
-
-def figure_title(mf, text: str) -> None:
-    """The publication figure's title, left-aligned above everything."""
-    mf.suptitle(text, x=0.01, ha="left", fontsize=10)
-
-
-def legend_outside(ax, title: str | None, **kw) -> None:
-    """A legend to the right of the axes, so it never hides data."""
-    ax.legend(title=title or None, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, **kw)

@@ -7,11 +7,11 @@ import pandas as pd
 
 from faascope.analysis import render
 from faascope.report.data import fmt_duration
-from faascope.report.figures import Fig, log_axis, plotly_layout, scale_buttons
+from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
+from faascope.report.plot.model import Axis, Legend, Line, Panel, Plot, Points
 from faascope.report.scenarios import Scenario
 from faascope.report.sections.context import Ctx
-from faascope.report.sections.helpers import figure_title, legend_outside
 
 TS_POINTS_MAX = 4000       # per scenario: a dot per invocation up to this many rows, else time bins
 TS_BINS = 240
@@ -40,8 +40,6 @@ def time_section(ctx: Ctx, sc: Scenario) -> Block | None:
 
 
 def _timeseries_fig(ctx: Ctx, sc: Scenario, t: pd.Series) -> Fig:
-    import plotly.graph_objects as go
-
     n = len(sc.rows)
     log = ctx.log_for(sc)[0]
     tv = t.to_numpy(dtype="datetime64[ns]")
@@ -67,51 +65,26 @@ def _timeseries_fig(ctx: Ctx, sc: Scenario, t: pd.Series) -> Fig:
         for c in sc.cells:
             o = np.argsort(tv[c.pos], kind="stable")
             series.append((c, tv[c.pos][o], c.y[o], None))
-    fig = go.Figure()
+    marks = []
     for c, x, y, cnt in series:
         if binned:
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=c.label, connectgaps=False,
-                                     line=dict(color=c.color, dash=c.dash_plotly, width=1.5),
-                                     marker=dict(size=4, color=c.color, symbol=c.marker_plotly), customdata=cnt,
-                                     hovertemplate=f"{c.label}<br>%{{x}}<br>median %{{y:.4g}} {ctx.unit} of "
-                                                   "%{customdata} invocations<extra></extra>"))
+            marks.append(Line(x, y, c.label, c.color, c.dash, width=1.5, marker=c.marker, marker_size=4,
+                              hover_data=cnt, hover=(f"{c.label}<br>%{{x}}<br>median %{{y:.4g}} {ctx.unit} of "
+                                                     "%{customdata} invocations<extra></extra>")))
         else:
-            fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=c.label,
-                                     marker=dict(size=6, color=c.color, symbol=c.marker_plotly, opacity=0.75),
-                                     hovertemplate=f"{c.label}<br>%{{x}}<br>%{{y:.4g}} {ctx.unit}<extra></extra>"))
-    plotly_layout(fig, height=420, xtitle="time (UTC)", ytitle=ctx.axis(), legend_title=sc.legend_title)
-    log_axis(fig, "y", log, np.concatenate([y for _, _, y, _ in series]))
-    fig.update_layout(updatemenus=scale_buttons(["yaxis"], log))
-
-    def draw(mf):
-        ax = mf.subplots()
-        for c, x, y, cnt in series:
-            if binned:
-                ax.plot(x, y, color=c.color, ls=c.dash_mpl, marker=c.marker_mpl, ms=2.5, lw=1, label=c.label)
-            else:
-                ax.scatter(x, y, s=9, color=c.color, marker=c.marker_mpl, alpha=0.75, label=c.label, lw=0.5)
-        if log:
-            ax.set_yscale("log")
-        ax.set_xlabel("time (UTC)")
-        ax.set_ylabel(ctx.axis())
-        import matplotlib.dates as mdates
-        loc = mdates.AutoDateLocator()  # its per-frequency defaults fit any span; one fixed maxticks does not
-        ax.xaxis.set_major_locator(loc)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
-        legend_outside(ax, sc.legend_title, markerscale=1.5)
-        figure_title(mf, f"{ctx.response} over time: {sc.title(ctx.data)}")
-
+            marks.append(Points(x, y, c.label, c.color, c.marker, size=6, opacity=0.75,
+                                hover=f"{c.label}<br>%{{x}}<br>%{{y:.4g}} {ctx.unit}<extra></extra>"))
+    plot = Plot([Panel(marks, Axis("time (UTC)", date=True), Axis(ctx.axis(), log=log, log_switch=True))],
+                title=f"{ctx.response} over time: {sc.title(ctx.data)}", legend=Legend(sc.legend_title))
     note = (f"Summarised: {n:,} invocations; drawn as the median of each of {TS_BINS} equal time bins per cell "
             "(gaps = no invocations in that bin).") if binned else None
-    return Fig(sc.name("timeseries", ctx.response), f"{ctx.response} over the campaign", fig, draw,
+    return Fig(sc.name("timeseries", ctx.response), f"{ctx.response} over the campaign", plot,
                caption=("Every invocation at the time it was sent" if not binned else "Median per time bin")
                + " (UTC). Look for drift (a trend), steps (a change on the platform) and periodic patterns.",
                note=note, size=(8.2, 3.8), height=420)
 
 
 def _timeofday_fig(ctx: Ctx, sc: Scenario, hours: pd.Series) -> Fig:
-    import plotly.graph_objects as go
-
     h = hours.to_numpy()
     log = ctx.log_for(sc)[0]
     series = []
@@ -119,32 +92,14 @@ def _timeofday_fig(ctx: Ctx, sc: Scenario, hours: pd.Series) -> Fig:
         hc = h[c.pos]
         df = pd.DataFrame({"h": hc, "y": c.y}).groupby("h")["y"].agg(["median", "size"])
         series.append((c, df.index.to_numpy(), df["median"].to_numpy(), df["size"].to_numpy()))
-    fig = go.Figure()
-    for c, x, y, cnt in series:
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=c.label,
-                                 line=dict(color=c.color, dash=c.dash_plotly, width=1.5),
-                                 marker=dict(symbol=c.marker_plotly, size=7, color=c.color), customdata=cnt,
-                                 hovertemplate=f"{c.label}<br>%{{x}}:00–%{{x}}:59 UTC<br>median %{{y:.4g}} {ctx.unit} "
-                                               "of %{customdata} invocations<extra></extra>"))
-    plotly_layout(fig, height=400, xtitle="hour of day (UTC)", ytitle=f"median {ctx.axis()}",
-                  legend_title=sc.legend_title)
-    fig.update_xaxes(range=[-0.5, 23.5], tickmode="linear", dtick=2)
-    log_axis(fig, "y", log, np.concatenate([y for _, _, y, _ in series]))
-
-    def draw(mf):
-        ax = mf.subplots()
-        for c, x, y, cnt in series:
-            ax.plot(x, y, color=c.color, ls=c.dash_mpl, marker=c.marker_mpl, ms=4, lw=1.2, label=c.label)
-        if log:
-            ax.set_yscale("log")
-        ax.set_xlim(-0.5, 23.5)
-        ax.set_xticks(range(0, 24, 2))
-        ax.set_xlabel("hour of day (UTC)")
-        ax.set_ylabel(f"median {ctx.axis()}")
-        legend_outside(ax, sc.legend_title)
-        figure_title(mf, f"{ctx.response} by hour of day: {sc.title(ctx.data)}")
-
-    return Fig(sc.name("time_of_day", ctx.response), f"Median {ctx.response} by hour of day", fig, draw,
+    marks = [Line(x, y, c.label, c.color, c.dash, width=1.5, marker=c.marker, marker_size=7, hover_data=cnt,
+                  hover=(f"{c.label}<br>%{{x}}:00–%{{x}}:59 UTC<br>median %{{y:.4g}} {ctx.unit} "
+                         "of %{customdata} invocations<extra></extra>"))
+             for c, x, y, cnt in series]
+    plot = Plot([Panel(marks, Axis("hour of day (UTC)", range=(-0.5, 23.5), tick_step=2),
+                       Axis(f"median {ctx.axis()}", log=log))],
+                title=f"{ctx.response} by hour of day: {sc.title(ctx.data)}", legend=Legend(sc.legend_title))
+    return Fig(sc.name("time_of_day", ctx.response), f"Median {ctx.response} by hour of day", plot,
                caption=("Median per hour of the day (UTC) over the whole campaign; hover for the number of invocations "
                         "behind each point. Hours with few invocations are noisy."),
                size=(7.8, 3.6), height=400)
