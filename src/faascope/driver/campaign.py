@@ -39,9 +39,10 @@ from faascope import __version__
 from faascope.designs.estimate import estimate
 from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.errors import BadInput, Failure
-from faascope.providers.base import FunctionConfig, Provider, make_provider
+from faascope.providers.base import FunctionConfig, Provider
 from faascope.providers.invocation import InvokeResult
 from faascope.specs.loader import LoadedSpec
+from faascope.standins.wiring import open_provider
 from faascope.store.reader import NotAResultsFile, ResultsFile
 from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns
 from faascope.store.writer import ResultsStore
@@ -285,8 +286,10 @@ class Campaign:
         """The provider, made once; it tags what it creates with the campaign (``faascope
         cleanup --campaign``)."""
         if self.provider is None:
+            # a local campaign's stand-ins start here and stop when the provider closes
             self.provider = (self.provider_factory(self.loaded) if self.provider_factory
-                             else make_provider(self.loaded.provider_kind, self.settings))
+                             else open_provider(self.loaded.provider_kind, self.settings,
+                                                [c.payload for c in self.plan.cells], self.event))
             self.provider.bind_campaign(self.uid, self.loaded.spec.name)
         return self.provider
 

@@ -6,18 +6,26 @@ It starts the platform when it is not running (``faascope.providers.local_platfo
 ensure_running``), or uses ``provider.settings.endpoint_url`` when given. The sandbox profile
 (lambda, gcf, unlimited) is chosen per function with the ``faascope:profile`` tag, so profiles can
 be a factor within one campaign.
+
+Stand-ins (``faascope.standins.wiring``, which ``faascope run`` uses for a local campaign) hand
+it the functions' environment (``function_env``: stand-in endpoints and their made-up keys), the
+host ports sandboxes must reach (``expose``, the ``faascope:expose`` tag of every function it
+creates) and what to stop when the campaign ends (``on_close``).
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from faascope.errors import Failure
+from faascope.providers.base import FunctionConfig
 from faascope.providers.lambda_api import LambdaAPIProvider
 from faascope.providers.local_platform import ensure_running
 
 LOCAL_ROLE = "arn:aws:iam::000000000000:role/faascope-local"
 LOCAL_CREDENTIALS = ("faascope-local", "faascope-local")
+#: host loopback ports a function's sandboxes may reach ("6379,9000", or "9002:9001" to map)
+EXPOSE_TAG = "faascope:expose"
 
 
 def local_credentials() -> tuple[str, str]:
@@ -42,12 +50,61 @@ class LocalProvider(LambdaAPIProvider):
 
     def __init__(self, *, endpoint_url: Optional[str] = None, data_dir: Optional[str] = None,
                  max_attempts: int = 1, read_timeout_s: float = 960.0,
-                 connect_timeout_s: float = 10.0, keep_alive_s: Optional[int] = None):
+                 connect_timeout_s: float = 10.0, keep_alive_s: Optional[int] = None,
+                 function_env: Optional[dict[str, str]] = None, expose: str = "",
+                 on_close: Optional[Callable[[], None]] = None, details: Optional[dict] = None):
         endpoint = endpoint_url or local_endpoint(data_dir)
         super().__init__(region="us-east-1", endpoint_url=endpoint, role=LOCAL_ROLE,
                          credentials=local_credentials(), max_attempts=max_attempts,
                          read_timeout_s=read_timeout_s, connect_timeout_s=connect_timeout_s,
                          keep_alive_s=keep_alive_s, kind="local")
+        self.standin_env = dict(function_env or {})
+        self.expose = expose
+        self.on_close = on_close
+        self.details = dict(details or {})
+
+    def describe(self) -> dict:
+        return {**super().describe(), **self.details}
+
+    def _function_env(self) -> dict[str, str]:
+        return dict(self.standin_env)
+
+    def _tags(self, config: FunctionConfig) -> dict[str, str]:
+        tags = super()._tags(config)
+        if self.expose:
+            tags[EXPOSE_TAG] = self.expose
+        return tags
+
+    def deploy(self, name: str, config: FunctionConfig) -> None:
+        if self.standin_env or self.expose:
+            self.replace_if_stale(name)
+        super().deploy(name, config)
+
+    def replace_if_stale(self, name: str) -> None:
+        """Delete the function if it exists with other stand-in settings (a resumed campaign's
+        stand-ins listen on new ports): deploy only updates code and limits, and the
+        environment and the expose tag are fixed at creation here."""
+        from botocore.exceptions import ClientError
+
+        try:
+            current = self.control.get_function(FunctionName=name)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ResourceNotFoundException":
+                return
+            raise Failure(f"GetFunction {name}: {exc}") from None
+        env = (current["Configuration"].get("Environment") or {}).get("Variables") or {}
+        tags = current.get("Tags") or {}
+        if any(env.get(k) != v for k, v in self.standin_env.items()) or \
+                (tags.get(EXPOSE_TAG) or "") != self.expose:
+            self.teardown(name)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.on_close is not None:
+                on_close, self.on_close = self.on_close, None
+                on_close()
 
     @classmethod
     def from_settings(cls, s: Any) -> "LocalProvider":

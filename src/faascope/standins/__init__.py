@@ -4,19 +4,27 @@ stopped by faascope (docs/storage.md).
 - ``s3``: VersityGW (Apache-2.0), a real S3-compatible gateway that stores objects as plain
   files; built once with ``go install github.com/versity/versitygw/cmd/versitygw@v1.8.0`` and
   cached under the faascope data directory (or taken from PATH / ``FAASCOPE_VERSITYGW``).
-- ``redis``: Debian's ``redis-server`` (stand-in for DynamoDB), no persistence.
+- ``redis``: Debian's ``redis-server``, no persistence (the kv workload's ``redis`` backend).
+- ``dynamodb``: moto's server mode (``python -m moto.server``, Apache-2.0), a real HTTP server
+  speaking DynamoDB's API (the kv workload's ``dynamodb`` backend), tables created on start.
 - ``sink``: faascope's network sink (:mod:`faascope.standins.sink`), for the network workload.
 - ``shared``: a directory, mode 1777, to hand to the local platform as ``--shared-dir``.
 
 Each server keeps its data in its own temporary directory. ``start`` returns a
 :class:`StandIns` record with endpoints, pids and the ``expose`` string for the platform
 (``faascope:expose`` tag or ``--expose``), and writes it to ``<data dir>/standins.json`` so
-``faascope standins stop`` finds detached servers again.
+``faascope standins stop`` finds detached servers again. Every server records what it is in
+``extra["name"]`` and ``extra["version"]``, for the campaign's ``standins`` event.
+
+``faascope run`` starts the ones a local campaign's payloads need by itself
+(:mod:`faascope.standins.needs` decides which, :mod:`faascope.standins.wiring` starts them).
 """
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -32,11 +40,13 @@ from faascope.providers.local_platform import default_data_dir
 
 VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
 VERSITYGW_VERSION = "v1.8.0"
-KINDS = ("s3", "redis", "sink", "shared")
+KINDS = ("s3", "redis", "dynamodb", "sink", "shared")
 DEFAULT_ACCESS_KEY = "faascope"
 DEFAULT_SECRET_KEY = "faascope-local-secret"
 DEFAULT_BUCKET = "faascope"
 DEFAULT_REGION = "us-east-1"
+#: the DynamoDB table every dynamodb stand-in has (hash key pk, type S, as the kv workload wants)
+DEFAULT_TABLE = "faascope"
 
 
 def free_port() -> int:
@@ -79,10 +89,13 @@ def versitygw_binary(data_dir: Path | None = None, build: bool = True) -> Path:
     on_path = shutil.which("versitygw")
     if on_path:
         return Path(on_path)
-    cache = Path(data_dir or default_data_dir()) / "bin" / f"versitygw-{VERSITYGW_VERSION}"
+    caches = [Path(d) / "bin" / f"versitygw-{VERSITYGW_VERSION}"
+              for d in dict.fromkeys(filter(None, (data_dir, default_data_dir())))]
+    for cache in caches:
+        if (cache / "versitygw").is_file():  # the default data dir's build serves any data dir
+            return cache / "versitygw"
+    cache = caches[0]
     target = cache / "versitygw"
-    if target.is_file():
-        return target
     if not build:
         raise Failure(f"VersityGW is not built yet ({target}); run `faascope standins start --s3` once")
     go = shutil.which("go") or "/usr/local/go/bin/go"
@@ -96,6 +109,18 @@ def versitygw_binary(data_dir: Path | None = None, build: bool = True) -> Path:
     if r.returncode != 0 or not target.is_file():
         raise Failure(f"go install {VERSITYGW_MODULE}@{VERSITYGW_VERSION} failed:\n{r.stderr[-2000:]}")
     return target
+
+
+def versitygw_version(binary: Path) -> str:
+    """The VersityGW module version a binary was built from. `versitygw --version` says "git" for
+    a `go install` build, but every Go binary embeds its build info (the text `go version -m`
+    prints), so it is read from there; "" when absent."""
+    try:
+        data = Path(binary).read_bytes()
+    except OSError:
+        return ""
+    m = re.search(rb"mod\tgithub\.com/versity/versitygw\t(v[0-9][^\t\n]*)", data)
+    return m.group(1).decode() if m else ""
 
 
 # ------------------------------------------------------------------------------ records
@@ -138,11 +163,30 @@ class StandIns:
             env.update(FAASCOPE_S3_ENDPOINT_URL=s.endpoint, FAASCOPE_S3_BUCKET=s.extra["bucket"])
         if "redis" in self.servers:
             env["FAASCOPE_REDIS_URL"] = self.servers["redis"].endpoint
+        if "dynamodb" in self.servers:
+            d = self.servers["dynamodb"]
+            env.update(AWS_ENDPOINT_URL_DYNAMODB=d.endpoint, FAASCOPE_DYNAMODB_TABLE=d.extra["table"])
         if "sink" in self.servers:
             env["FAASCOPE_NETWORK_SINK"] = self.servers["sink"].endpoint
         if "shared" in self.servers:
             env["FAASCOPE_SHARED_DIR"] = "/mnt/shared"
         return env
+
+    def function_credentials(self) -> dict[str, str]:
+        """AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the S3 and DynamoDB stand-ins, as Lambda
+        sets them for a function's role. They are the S3 stand-in's made-up root keys (moto
+        takes any keys); empty when neither server is here."""
+        if "s3" in self.servers:
+            e = self.servers["s3"].extra
+            return {"AWS_ACCESS_KEY_ID": e["access_key"], "AWS_SECRET_ACCESS_KEY": e["secret_key"]}
+        if "dynamodb" in self.servers:
+            return {"AWS_ACCESS_KEY_ID": DEFAULT_ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": DEFAULT_SECRET_KEY}
+        return {}
+
+    def describe(self) -> list[dict]:
+        """What serves each stand-in: kind, server name, version, endpoint (no keys)."""
+        return [{"kind": k, "server": s.extra.get("name", ""), "version": s.extra.get("version", ""),
+                 "endpoint": s.endpoint} for k, s in self.servers.items()]
 
     def to_json(self) -> dict:
         return {"servers": {k: asdict(v) for k, v in self.servers.items()}, "owned_dirs": self.owned_dirs,
@@ -222,14 +266,16 @@ def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
                                 env=dict(os.environ, ROOT_ACCESS_KEY_ID=access_key, ROOT_SECRET_ACCESS_KEY=secret_key))
     _wait_port(port, proc, "VersityGW", log)
     endpoint = f"http://127.0.0.1:{port}"
-    _ensure_bucket(endpoint, bucket, access_key, secret_key, region)
+    ensure_bucket(endpoint, bucket, access_key, secret_key, region)
+    version = versitygw_version(binary)
     return Server("s3", proc.pid, port, endpoint, str(root), str(log),
                   {"bucket": bucket, "region": region, "access_key": access_key, "secret_key": secret_key,
-                   "server": f"versitygw {VERSITYGW_VERSION}"})
+                   "server": f"versitygw {version}", "name": "versitygw", "version": version})
 
 
-def _ensure_bucket(endpoint: str, bucket: str, access_key: str, secret_key: str, region: str) -> None:
-    import boto3
+def ensure_bucket(endpoint: str, bucket: str, access_key: str = DEFAULT_ACCESS_KEY,
+                  secret_key: str = DEFAULT_SECRET_KEY, region: str = DEFAULT_REGION) -> None:
+    import boto3  # lazy: boto3 takes ~0.3 s to import, `faascope standins --help` need not pay it
     from botocore.config import Config
 
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
@@ -253,8 +299,9 @@ def start_redis(work: Path, port: int | None = None) -> Server:
                    "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
                    "--logfile", str(log)], log)
     _wait_port(port, proc, "redis-server", log)
+    version = _redis_version(binary)
     return Server("redis", proc.pid, port, f"redis://127.0.0.1:{port}/0", str(d), str(log),
-                  {"server": "redis-server " + _redis_version(binary)})
+                  {"server": "redis-server " + version, "name": "redis-server", "version": version})
 
 
 def _redis_version(binary: str) -> str:
@@ -265,24 +312,59 @@ def _redis_version(binary: str) -> str:
         return ""
 
 
+def start_dynamodb(work: Path, port: int | None = None, tables: tuple[str, ...] = (DEFAULT_TABLE,),
+                   region: str = DEFAULT_REGION) -> Server:
+    """moto in server mode, in its own process (so a detached one outlives this command and is
+    stopped by pid like the others), with ``tables`` created."""
+    port = port or free_port()
+    log = work / "moto.log"
+    work.mkdir(parents=True, exist_ok=True)
+    proc = _spawn([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], log)
+    _wait_port(port, proc, "moto server", log, wait_s=60.0)
+    endpoint = f"http://127.0.0.1:{port}"
+    names = list(dict.fromkeys((DEFAULT_TABLE, *tables)))
+    for t in names:
+        ensure_table(endpoint, t, region)
+    return Server("dynamodb", proc.pid, port, endpoint, "", str(log),
+                  {"name": "moto", "version": importlib.metadata.version("moto"), "table": DEFAULT_TABLE,
+                   "tables": names, "region": region, "server": "moto " + importlib.metadata.version("moto")})
+
+
+def ensure_table(endpoint: str, table: str, region: str = DEFAULT_REGION) -> None:
+    """A table with hash key ``pk`` (S), the kv workload's item layout, on demand billing."""
+    import boto3  # lazy: as in ensure_bucket
+    from botocore.config import Config
+
+    ddb = boto3.client("dynamodb", endpoint_url=endpoint, region_name=region,
+                       aws_access_key_id=DEFAULT_ACCESS_KEY, aws_secret_access_key=DEFAULT_SECRET_KEY,
+                       config=Config(retries={"max_attempts": 3}))
+    try:
+        ddb.describe_table(TableName=table)
+    except ddb.exceptions.ResourceNotFoundException:
+        ddb.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
+                         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+
+
 def start_sink(work: Path, port: int | None = None) -> Server:
     port = port or free_port()
     log = work / "sink.log"
     proc = _spawn([sys.executable, "-m", "faascope.standins.sink", "--port", str(port)], log)
     _wait_port(port, proc, "faascope sink", log)
-    return Server("sink", proc.pid, port, f"127.0.0.1:{port}", "", str(log), {"protocol": "faascope-sink/1"})
+    return Server("sink", proc.pid, port, f"127.0.0.1:{port}", "", str(log),
+                  {"protocol": "faascope-sink/1", "name": "faascope-sink", "version": "1"})
 
 
 def make_shared(path: Path | None, work: Path) -> Server:
     p = Path(path) if path else work / "shared"
     p.mkdir(parents=True, exist_ok=True)
     os.chmod(p, 0o1777)  # functions run as uid 1051, like Lambda's sbx_user1051
-    return Server("shared", None, None, str(p), str(p))
+    return Server("shared", None, None, str(p), str(p), extra={"name": "directory", "version": ""})
 
 
 def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = None,
           ports: dict[str, int] | None = None, shared_dir: Path | None = None,
-          bucket: str = DEFAULT_BUCKET) -> StandIns:
+          bucket: str = DEFAULT_BUCKET, tables: tuple[str, ...] = (DEFAULT_TABLE,)) -> StandIns:
     """Start the chosen stand-ins; on any failure the ones already started are stopped."""
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
@@ -300,6 +382,8 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
             st.servers["s3"] = start_s3(work, ports.get("s3"), bucket=bucket, data_dir=data_dir)
         if "redis" in kinds:
             st.servers["redis"] = start_redis(work, ports.get("redis"))
+        if "dynamodb" in kinds:
+            st.servers["dynamodb"] = start_dynamodb(work, ports.get("dynamodb"), tables)
         if "sink" in kinds:
             st.servers["sink"] = start_sink(work, ports.get("sink"))
         if "shared" in kinds:

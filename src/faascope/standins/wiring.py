@@ -1,0 +1,203 @@
+"""A local campaign's stand-ins: started by ``faascope run`` for what its payloads need, wired
+to the local platform and the functions, stopped when the campaign ends (docs/storage.md).
+
+- **Which**: :func:`faascope.standins.needs.needs_of` over the cells' payloads.
+- **Reuse**: servers ``faascope standins start`` left running for the same data directory
+  (``<data dir>/standins.json``) are used as they are and left running; the others are started
+  here (free ports, a temporary work directory) and stopped when the provider closes.
+- **Ports**: every function the campaign creates carries the ``faascope:expose`` tag with the
+  servers' ports (and the platform's own for ``transfer``), so any running platform reaches
+  them without a restart; only the shared directory is platform-wide (``--shared-dir``).
+- **Platform**: the one running for the data directory when it fits (no shared directory
+  needed, or it has one: that directory is then the stand-in); none running: the usual one is
+  started (with ``<data dir>/shared`` when needed) and left running as ``faascope run`` always
+  did; running without a shared directory when one is needed: a dedicated platform for this
+  campaign (own data directory and port), stopped and removed at the end, so that a platform
+  other campaigns may be using is never restarted under them. An ``endpoint_url`` in the spec
+  is used as given (a Failure if it mounts no shared directory and one is needed).
+- **Functions**: endpoints and the stand-ins' made-up keys in the environment
+  (``FAASCOPE_*``, ``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ENDPOINT_URL_LAMBDA``,
+  ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``), which the agent's workloads read when the
+  request does not say, so specs name no endpoints.
+- **Record**: a ``standins`` campaign event with each server's kind, name, version, endpoint
+  and whether it was started for the campaign, and the platform used.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from faascope import standins
+from faascope.errors import Failure
+from faascope.providers import local_platform
+from faascope.providers.base import Provider, make_provider
+from faascope.providers.local import LocalProvider
+from faascope.standins.needs import Needs, needs_of
+
+#: the Lambda Runtime API's port inside every sandbox (docs/platform.md): the platform's own API
+#: is mapped to another inside port when it listens on this one
+RUNTIME_API_PORT = 9001
+#: servers (processes with a port), as opposed to the shared directory
+SERVER_KINDS = ("s3", "redis", "dynamodb", "sink")
+
+EventSink = Callable[[str, dict], None]
+
+
+@dataclass
+class Wired:
+    """The stand-ins and the platform one local campaign uses, and what it owns of them."""
+    endpoint: str
+    used: standins.StandIns
+    owned: standins.StandIns
+    reused: set[str]
+    platform: dict
+    env: dict[str, str] = field(default_factory=dict)
+    expose: str = ""
+    dedicated_dir: Optional[Path] = None
+
+    def stop(self) -> None:
+        """Stop what was started for the campaign; leave what already ran."""
+        try:
+            self.owned.stop()
+        finally:
+            if self.dedicated_dir is not None:
+                local_platform.stop(self.dedicated_dir)
+                shutil.rmtree(self.dedicated_dir, ignore_errors=True)
+                self.dedicated_dir = None
+
+    def event_detail(self) -> dict:
+        servers = [d | {"started": d["kind"] not in self.reused} for d in self.used.describe()]
+        return {"servers": servers, "platform": self.platform, "expose": self.expose}
+
+
+def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
+                  event: Optional[EventSink] = None) -> Provider:
+    """The campaign's provider: for a local campaign whose payloads need stand-ins, a
+    :class:`LocalProvider` wired to them (they stop when it closes); else ``make_provider``."""
+    if kind != "local":
+        return make_provider(kind, settings)
+    n = needs_of(payloads)
+    if not n:
+        return make_provider(kind, settings)
+    wired = provide(n, data_dir=settings.data_dir, endpoint_url=settings.endpoint_url)
+    try:
+        provider = LocalProvider(
+            endpoint_url=wired.endpoint, max_attempts=settings.max_attempts,
+            read_timeout_s=settings.read_timeout_s, connect_timeout_s=settings.connect_timeout_s,
+            keep_alive_s=getattr(settings, "keep_alive_s", None), function_env=wired.env,
+            expose=wired.expose, on_close=wired.stop,
+            details={"platform": wired.platform["how"],
+                     "standins": sorted(wired.used.servers)})
+        if event is not None:
+            event("standins", wired.event_detail())
+    except BaseException:
+        wired.stop()
+        raise
+    return provider
+
+
+def provide(n: Needs, data_dir: Optional[str | Path] = None,
+            endpoint_url: Optional[str] = None) -> Wired:
+    """Start (or reuse) the stand-ins ``n`` names and choose the platform; the caller stops
+    the result (:meth:`Wired.stop`)."""
+    data_dir = Path(data_dir or local_platform.default_data_dir())
+    saved = standins.load(data_dir)
+    used, reused = standins.StandIns(), set()
+    for k in SERVER_KINDS:
+        if k in n.kinds and saved is not None and k in saved.servers and standins.alive(saved.servers[k]):
+            used.servers[k] = saved.servers[k]
+            reused.add(k)
+    missing = [k for k in SERVER_KINDS if k in n.kinds and k not in used.servers]
+    owned = standins.start(missing, data_dir=data_dir, tables=tuple(sorted(n.tables))) \
+        if missing else standins.StandIns()
+    wired = Wired(endpoint="", used=used, owned=owned, reused=reused, platform={})
+    try:
+        used.servers.update(owned.servers)
+        _ensure_containers(used, n)
+        _choose_platform(wired, n, data_dir, endpoint_url)
+        _wire_functions(wired, n)
+    except BaseException:
+        wired.stop()
+        raise
+    return wired
+
+
+def _ensure_containers(st: standins.StandIns, n: Needs) -> None:
+    """The buckets and tables payloads name, on reused servers as on new ones."""
+    if "s3" in st.servers:
+        e = st.servers["s3"].extra
+        for b in sorted(n.buckets):
+            standins.ensure_bucket(st.servers["s3"].endpoint, b, e["access_key"], e["secret_key"], e["region"])
+    if "dynamodb" in st.servers:
+        d = st.servers["dynamodb"]
+        for t in sorted(n.tables):
+            standins.ensure_table(d.endpoint, t, d.extra.get("region", standins.DEFAULT_REGION))
+
+
+def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[str]) -> None:
+    want_shared = "shared" in n.kinds
+    default_shared = data_dir / "shared"
+    if endpoint_url:
+        h = local_platform.health(endpoint_url)
+        if h is None:
+            raise Failure(f"the local platform at {endpoint_url} (provider.settings.endpoint_url) "
+                          "does not answer")
+        if want_shared and not h.get("shared_dir"):
+            raise Failure(f"the platform at {endpoint_url} mounts no shared directory, which the "
+                          "sharedfs workload needs: restart it with --shared-dir DIR, or leave "
+                          "endpoint_url out and faascope runs one")
+        w.endpoint, how = endpoint_url, "given"
+    else:
+        state = local_platform.running(data_dir)
+        if state is not None and (not want_shared or state["health"].get("shared_dir")):
+            h, how = state["health"], "running"
+        elif state is None:
+            # the platform `faascope run` starts anyway, left running as always; a shared
+            # directory that persists with it (as an EFS file system would)
+            if want_shared:
+                standins.make_shared(default_shared, data_dir)
+            state = local_platform.start(profile="lambda", data_dir=data_dir,
+                                         shared_dir=default_shared if want_shared else None)
+            h, how = local_platform.health(state["endpoint"]) or {}, "started"
+        else:
+            standins.make_shared(default_shared, data_dir)
+            w.dedicated_dir = Path(tempfile.mkdtemp(prefix="campaign-platform-", dir=data_dir))
+            state = local_platform.start(profile="lambda", data_dir=w.dedicated_dir, port=0,
+                                         shared_dir=default_shared)
+            h, how = local_platform.health(state["endpoint"]) or {}, "dedicated"
+        w.endpoint = state["endpoint"]
+    w.platform = {"endpoint": w.endpoint, "how": how, "isolation": h.get("isolation", ""),
+                  "host_network": bool(h.get("host_network", False)),
+                  "shared_dir": h.get("shared_dir") or ""}
+    if want_shared:
+        shared = h["shared_dir"]
+        w.used.servers["shared"] = standins.Server("shared", None, None, shared, shared,
+                                                   extra={"name": "directory", "version": ""})
+        w.reused.add("shared")  # a directory is never removed: it belongs to the platform
+
+
+def _wire_functions(w: Wired, n: Needs) -> None:
+    """The functions' environment and the ports their sandboxes reach."""
+    env = {**w.used.function_env(), **w.used.function_credentials()}
+    ports = [str(s.port) for k, s in w.used.servers.items() if s.port]
+    if "shared" in w.used.servers and w.platform["isolation"] != "namespaces":
+        # without namespaces nothing is mounted at /mnt/shared: functions use the host path
+        env["FAASCOPE_SHARED_DIR"] = w.used.servers["shared"].endpoint
+    if n.lambda_api:
+        port = urllib.parse.urlsplit(w.endpoint).port or 80
+        if w.platform["host_network"]:
+            env["AWS_ENDPOINT_URL_LAMBDA"] = w.endpoint
+        else:
+            inside = port
+            if port == RUNTIME_API_PORT:
+                inside = RUNTIME_API_PORT + 1
+                while str(inside) in ports:
+                    inside += 1
+            ports.append(f"{inside}:{port}" if inside != port else str(port))
+            env["AWS_ENDPOINT_URL_LAMBDA"] = f"http://127.0.0.1:{inside}"
+    w.env = env
+    w.expose = ",".join(ports)
