@@ -129,6 +129,19 @@ def invocation_cost(platform: str, memory_mb: float, duration_s: float, *, arch:
     return gcf_cost(memory_mb, duration_s, vcpu=vcpu, platform=key, pricing=pricing)
 
 
+def dynamodb_units(item_bytes: int, *, read: bool, consistent: bool = False,
+                   pricing: Optional[Pricing] = None) -> float:
+    """Request units one on-demand request for an item of ``item_bytes`` (attribute names plus
+    values) consumes: writes and deletes 1 per started KB (1,024 B), reads 1 per started 4 KB,
+    half that when eventually consistent (table ``aws_dynamodb``); at least one unit's worth."""
+    p = (pricing or Pricing())["aws_dynamodb"]
+    unit = p["read_unit_bytes"] if read else p["write_unit_bytes"]
+    units = max(1, math.ceil(item_bytes / unit))
+    if read and not consistent:
+        return units * p["eventually_consistent_read_units"]
+    return float(units)
+
+
 def storage_cost(service: str, *, puts: int = 0, gets: int = 0, bytes_out_internet: int = 0,
                  read_units: int = 0, write_units: int = 0, bytes_read: int = 0,
                  bytes_written: int = 0, pricing: Optional[Pricing] = None) -> dict[str, float]:

@@ -1,5 +1,6 @@
-"""`faascope plan SPEC.yaml`: the cells, the excluded cells and why, the invocation count and a
-rough duration estimate, without deploying or writing anything."""
+"""`faascope plan SPEC.yaml`: the cells, the excluded cells and why, the invocation count, a
+rough duration and cost estimate (storage requests included), without deploying or writing
+anything; cells that cannot work on their platform are refused (exit 2)."""
 from __future__ import annotations
 
 import json
@@ -42,7 +43,7 @@ def plan_command(spec, fmt, replications, seed):
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)
     est = estimate(plan)
-    from faascope.designs.cost import estimate_plan_cost, summary_line
+    from faascope.designs.cost import estimate_plan_cost, storage_line, summary_line
     cost = estimate_plan_cost(plan, loaded.spec.provider.parsed_settings())
     if fmt == "json":
         out = plan.to_json(estimate=est)
@@ -88,5 +89,7 @@ def plan_command(spec, fmt, replications, seed):
     con.print(f"Estimated duration: ≈ {human_duration(est['seconds'])} "
               "(rough model; see docs/specs.md)")
     con.print(summary_line(cost))
+    if storage_line(cost):
+        con.print(storage_line(cost))
     for note in plan.notes:
         con.print(f"note: {note}")

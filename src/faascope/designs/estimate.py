@@ -7,31 +7,49 @@ predict a measurement. Per invocation:
 
 - overhead: the client/platform round trip of a warm invocation (local 5 ms, cloud 60 ms);
 - forced cold start (and the first invocation of every function): local 0.3 s, cloud 1.5 s;
-- workload:
+- workload, by kind (``cpu`` is the share of a CPU the function gets: lambda memory/1769 MB,
+  gcf the tier table, capped at 1; "bytes at the network rate" is :func:`network_seconds`):
   - noop: 0; spin: iterations x 4 ns / cpu;
   - fileio with ops = ceil(file_size / io_size):
       buffered write: ops x 3 us / cpu + bytes / 0.3 GB/s (+ fsync end: bytes / 150 MB/s on a
         disk; fsync every: 1 ms per op);
-      buffered read (also "direct" on the gcf profile, whose tmpfs /tmp has no O_DIRECT):
-        ops x 1 us / cpu + bytes / 3 GB/s;
+      buffered read (also "direct" on a tmpfs /tmp: the gcf profile and GCF/Cloud Run, which
+        have no O_DIRECT): ops x 1 us / cpu + bytes / 3 GB/s;
       O_DIRECT read from disk: ops x 42 us + bytes / 1.5 GB/s;
       a read's preparation (inside the invocation, outside the timed region): bytes / 0.4 GB/s
-        + fsync to disk at 150 MB/s (lambda profile; none on tmpfs);
+        + fsync to disk at 150 MB/s (none on tmpfs);
       dd with source urandom also reads /dev/urandom inside its timing: bytes / 0.5 GB/s / cpu;
-  - cpu: the share of a CPU the function gets (lambda: memory/1769 MB; gcf: the tier table;
-    capped at 1 for this single-threaded work).
+  - object, kv: ceil(count / parallelism) request latencies + count x size at the network rate,
+    once more for the preparation (PUTs before a get) and a latency per wave for the drop;
+  - sharedfs: locally the fileio model on a disk (the shared directory is a host directory);
+    on a cloud (EFS) one request latency per NFS RPC (each op with direct or fsync every, else
+    one per 1 MiB, the rsize/wsize EFS mounts use) + bytes at the network rate;
+  - network: duration_ms, or bytes at the network rate when that is shorter;
+  - transfer: (chain_length - 1) links, each an invocation round trip + moving payload_size
+    twice (inline: to the Invoke API and on to the next hop; object/kv: a PUT and a GET);
+  - app: prepare (generate + write the input), read the input, compute (shape-dependent, / cpu),
+    write the output, drop both; reads and writes as object/kv/sharedfs above, tmp as fileio.
+- network rate: locally the stand-ins' ~100 MiB/s (docs/storage.md) or loopback; on a cloud
+  Lambda's token bucket (a ~300 MiB budget at ~1.2 GiB/s, then 75 MiB/s; Skyrise 2024), as if
+  each invocation started with a full budget.
 Plus one deployment per distinct function configuration (local 1 s, cloud 10 s) and the waits
-between time blocks. The constants were calibrated on the development machine's local platform
-(one replication of examples/thesis-local-fileio.yaml: 150 s measured; see docs/specs.md); on other
-disks and on clouds expect a factor of two either way.
+between time blocks. The CPU and /tmp constants were calibrated on the development machine's
+local platform (one replication of examples/thesis-local-fileio.yaml: 150 s measured; see
+docs/specs.md); the storage latencies are published medians of 1 KB requests (Skyrise) and this
+machine's stand-ins; the app compute rates are assumptions. Expect a factor of two either way,
+more for storage at high parallelism (throttling and tail latency are not modelled).
 """
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
 from faascope.designs.plan import Cell, Plan
 from faascope.designs.schedule import burst_schedule
+from faascope.units import MIB
+
+GIB = 1024 * MIB
 
 GCF_TIERS = [(128, 0.083), (256, 0.167), (512, 0.333), (1024, 0.583), (2048, 1.0), (4096, 2.0),
              (8192, 2.0), (16384, 4.0), (32768, 8.0)]
@@ -51,6 +69,47 @@ BW_FSYNC = 0.15e9
 BW_URANDOM = 0.5e9  # dd reading /dev/urandom, per second of one CPU
 FSYNC_EVERY_S = 1e-3
 
+# Storage request latencies: the median of one small request made from a function.
+# Cloud: Skyrise (Bodner et al., 2024, arXiv:2501.07771), 1 KB requests from AWS Lambda.
+S3_PUT_S = 0.037
+S3_GET_S = 0.0177
+DYNAMODB_PUT_S = 0.0056
+DYNAMODB_GET_S = 0.0038
+EFS_WRITE_S = 0.0113
+EFS_READ_S = 0.0052
+# GCS from GCF/Cloud Run: no published figure of the same kind at hand, so S3's are used.
+# Local stand-ins: p50 on the development machine (docs/storage.md, "Figures from this machine":
+# VersityGW 4 KiB PUT/GET, redis-server 1 KiB SET/GET, lambda profile at 1024 MB).
+LOCAL_OBJECT_PUT_S = 0.00686
+LOCAL_OBJECT_GET_S = 0.0017
+REDIS_PUT_S = 0.000206  # also used for a Redis reached from a cloud function (same-VPC order)
+REDIS_GET_S = 0.000133
+# Bytes. Cloud: Lambda's network as Skyrise measured it and the local platform's `lambda` net
+# shape imitates (docs/platform.md): a ~300 MiB budget at ~1.2 GiB/s, then 75 MiB/s.
+NET_BURST_BYTES = 300 * MIB
+NET_PEAK_BPS = 1.2 * GIB
+NET_BASELINE_BPS = 75 * MIB
+# Local: the stand-ins move ~100 MiB/s to a sandbox (docs/storage.md: 4 MiB PUTs 87-115 MiB/s,
+# GETs 94-255 MiB/s); the network workload's loopback through the platform's relay, unshaped
+# (the platform's default --net-shape none), assumed ~1 GiB/s.
+LOCAL_STORAGE_BPS = 100 * MIB
+LOCAL_NET_BPS = 1 * GIB
+# EFS mounts read and write in 1 MiB NFS RPCs (rsize/wsize=1048576, AWS's recommended mount
+# options), so buffered I/O of smaller blocks is coalesced by the client's page cache.
+EFS_RPC_BYTES = 1 * MIB
+# app compute, per second of one CPU (assumptions of the order of magnitude of Go on a 2020s
+# core, not calibrated): generating the input with a PCG, the video shape's per-byte work, a
+# comparison of two 100-byte records while sorting, a float32 multiply-add of inference.
+APP_GENERATE_BPS = 1.0e9
+APP_VIDEO_BPS = 1.0e9
+APP_SORT_COMPARE_S = 100e-9
+APP_MAC_S = 1e-9
+APP_RECORD_BYTES = 100
+# the app shapes' default input and output sizes (the request schema's; docs/storage.md)
+APP_DEFAULT_SIZES = {"video": (64 * MIB, 64 * 1024), "sort": (16_000_000, None),
+                     "inference": (4 * MIB, 4096)}
+APP_DEFAULT_LAYERS = 8
+
 
 def cpu_share(profile: str | None, memory_mb: int) -> float:
     if profile == "gcf":
@@ -62,22 +121,83 @@ def cpu_share(profile: str | None, memory_mb: int) -> float:
     return min(1.0, share)
 
 
-def workload_seconds(cell: Cell) -> float:
-    w = cell.payload["workload"]
-    cpu = cpu_share(cell.function.profile, cell.function.memory_mb)
-    kind = w.get("kind")
-    if kind == "spin":
-        return w["iterations"] * SPIN_UNIT_S / cpu
-    if kind != "fileio":
+@dataclass(frozen=True)
+class Site:
+    """Where a cell runs, as far as the model cares."""
+
+    where: str    # "local" or "cloud"
+    tmpfs: bool   # /tmp in memory: the gcf profile, GCF 2nd gen and Cloud Run
+    cpu: float    # the share of one CPU, capped at 1
+
+
+def cell_site(cell: Cell, provider: Optional[str] = None) -> Site:
+    """The cell's :class:`Site`; ``provider`` is the spec's provider kind (without it, a cell
+    with a sandbox profile is local and any other one runs on Lambda)."""
+    f = cell.function
+    if provider is None:
+        provider = "local" if f.profile is not None else "aws"
+    if provider == "local":
+        return Site("local", f.profile == "gcf", cpu_share(f.profile, f.memory_mb))
+    if provider == "gcp":
+        return Site("cloud", True, cpu_share("gcf", f.memory_mb))
+    return Site("cloud", False, cpu_share("lambda", f.memory_mb))
+
+
+def network_seconds(n_bytes: float, site: Site, storage: bool = True) -> float:
+    """Time to move ``n_bytes`` in or out of a function (see the module doc)."""
+    if n_bytes <= 0:
         return 0.0
+    if site.where == "local":
+        return n_bytes / (LOCAL_STORAGE_BPS if storage else LOCAL_NET_BPS)
+    burst = min(n_bytes, NET_BURST_BYTES)
+    return burst / NET_PEAK_BPS + (n_bytes - burst) / NET_BASELINE_BPS
+
+
+def prepare_drop(w: dict) -> tuple[bool, bool]:
+    """(prepare, drop) of a storage or file workload, with the agent's defaults where the request
+    leaves them out (docs/agent.md): prepare for reads and gets (app: always), drop what was
+    prepared for a read (app: always)."""
+    kind = w.get("kind")
+    if kind == "app":
+        return bool(w.get("prepare", True)), bool(w.get("drop", True))
+    reading = w.get("op") in ("read", "get")
+    prepare = w.get("prepare")
+    prepare = reading if prepare is None else bool(prepare)
+    drop = w.get("drop")
+    if kind == "sharedfs" and w.get("mode") == "shared":
+        drop = False
+    return prepare, (prepare and reading) if drop is None else bool(drop)
+
+
+def app_sizes(w: dict) -> tuple[int, int]:
+    """(input_size, output_size) of an app workload, with the shape's defaults."""
+    inp, out = APP_DEFAULT_SIZES.get(w.get("shape"), (64 * MIB, 64 * 1024))
+    inp = w.get("input_size") or inp
+    out = w.get("output_size") or (inp if out is None else out)
+    return int(inp), int(out)
+
+
+def kv_latencies(w: dict, site: Site) -> tuple[float, float]:
+    if w.get("backend", "redis") == "dynamodb":
+        return DYNAMODB_PUT_S, DYNAMODB_GET_S
+    return REDIS_PUT_S, REDIS_GET_S
+
+
+def object_latencies(site: Site) -> tuple[float, float]:
+    if site.where == "local":
+        return LOCAL_OBJECT_PUT_S, LOCAL_OBJECT_GET_S
+    return S3_PUT_S, S3_GET_S
+
+
+def _fileio(w: dict, site: Site) -> float:
     size, io = w["file_size"], w["io_size"]
+    cpu = site.cpu
     ops = math.ceil(size / io)
-    tmpfs = cell.function.profile == "gcf"
+    tmpfs = site.tmpfs
     direct = w.get("direct") and not tmpfs
     dd_urandom = w.get("engine") == "dd" and w.get("source") == "urandom"
-    read = w.get("op") == "read"
     t = 0.0
-    if read:
+    if w.get("op") == "read":
         if direct:
             t += ops * PER_OP_DIRECT_S + size / BW_DIRECT_READ
         else:
@@ -96,9 +216,146 @@ def workload_seconds(cell: Cell) -> float:
     return t
 
 
+def _requests(w: dict, site: Site, put_s: float, get_s: float, size_key: str) -> float:
+    """object and kv: waves of parallel requests, bytes at the network rate."""
+    count = int(w.get("count", 1))
+    waves = math.ceil(count / int(w.get("parallelism", 1)))
+    data = network_seconds(count * int(w.get(size_key, 0)), site)
+    prepare, drop = prepare_drop(w)
+    t = waves * (put_s if w.get("op") == "put" else get_s) + data
+    if prepare:
+        t += waves * put_s + data
+    if drop:  # a delete is a small write
+        t += waves * put_s
+    return t
+
+
+def _sharedfs(w: dict, site: Site) -> float:
+    if site.where == "local":  # a host directory on the machine's disk
+        return _fileio(w, Site("local", False, site.cpu))
+    size, io = int(w["file_size"]), int(w["io_size"])
+    ops = math.ceil(size / io)
+    coalesced = math.ceil(size / max(io, EFS_RPC_BYTES))
+    data = network_seconds(size, site)
+    if w.get("op") == "read":
+        rpcs = ops if w.get("direct") else coalesced
+        t = rpcs * EFS_READ_S + data
+        prepare, _ = prepare_drop(w)
+        if prepare:
+            t += coalesced * EFS_WRITE_S + data
+        return t
+    fsync = w.get("fsync", "none")
+    rpcs = ops if (w.get("direct") or fsync == "every") else coalesced
+    return rpcs * EFS_WRITE_S + data + (EFS_WRITE_S if fsync == "end" else 0.0)
+
+
+def _network(w: dict, site: Site) -> float:
+    limit = int(w.get("duration_ms", 10000)) / 1000
+    n = int(w.get("bytes", 0))
+    if n <= 0:
+        return limit
+    return min(limit, network_seconds(n, site, storage=False))
+
+
+def transfer_link_seconds(w: dict, site: Site) -> float:
+    """One link of a transfer chain: the next hop's invocation round trip and the payload's
+    way there (the consumer's untimed delete of a stored payload included)."""
+    size = int(w.get("payload_size", 0))
+    via = w.get("via", "inline")
+    t = OVERHEAD_S[site.where] + 2 * network_seconds(size, site)
+    if via == "object":
+        put_s, get_s = object_latencies(site)
+        t += 2 * put_s + get_s
+    elif via == "kv":
+        put_s, get_s = kv_latencies(w, site)
+        t += 2 * put_s + get_s
+    return t
+
+
+def transfer_hops(w: dict) -> int:
+    return int(w.get("chain_length", 2))
+
+
+def _app_io(w: dict, site: Site, n_bytes: int, write: bool) -> float:
+    storage = w.get("storage", "object")
+    if storage == "object":
+        put_s, get_s = object_latencies(site)
+        return (put_s if write else get_s) + network_seconds(n_bytes, site)
+    if storage == "kv":
+        put_s, get_s = kv_latencies(w, site)
+        return (put_s if write else get_s) + network_seconds(n_bytes, site)
+    if storage == "sharedfs" and site.where == "cloud":
+        rpcs = math.ceil(n_bytes / EFS_RPC_BYTES)
+        return rpcs * (EFS_WRITE_S if write else EFS_READ_S) + network_seconds(n_bytes, site)
+    # tmp, and a local shared directory: a file written and fsynced, read from the page cache
+    disk = storage == "sharedfs" or not site.tmpfs
+    if write:
+        return n_bytes / BW_WRITE + (n_bytes / BW_FSYNC if disk else 0.0)
+    return n_bytes / BW_READ
+
+
+def _app(w: dict, site: Site) -> float:
+    inp, out = app_sizes(w)
+    shape = w.get("shape")
+    if shape == "sort":
+        n = max(inp // APP_RECORD_BYTES, 1)
+        compute = n * max(math.log2(n), 1.0) * APP_SORT_COMPARE_S
+    elif shape == "inference":
+        compute = int(w.get("layers", APP_DEFAULT_LAYERS)) * inp / 4 * APP_MAC_S
+    else:
+        compute = inp / APP_VIDEO_BPS
+    t = _app_io(w, site, inp, False) + compute / site.cpu + _app_io(w, site, out, True)
+    prepare, drop = prepare_drop(w)
+    if prepare:
+        t += inp / APP_GENERATE_BPS / site.cpu + _app_io(w, site, inp, True)
+    if drop:
+        t += 2 * _app_io(w, site, 0, True)
+    return t
+
+
+def workload_seconds(cell: Cell, provider: Optional[str] = None) -> float:
+    """The workload's part of one invocation (for transfer: the whole chain, which the first
+    hop waits for)."""
+    w = cell.payload["workload"]
+    site = cell_site(cell, provider)
+    kind = w.get("kind")
+    if kind == "spin":
+        return w["iterations"] * SPIN_UNIT_S / site.cpu
+    if kind == "fileio":
+        return _fileio(w, site)
+    if kind == "object":
+        put_s, get_s = object_latencies(site)
+        return _requests(w, site, put_s, get_s, "object_size")
+    if kind == "kv":
+        put_s, get_s = kv_latencies(w, site)
+        return _requests(w, site, put_s, get_s, "item_size")
+    if kind == "sharedfs":
+        return _sharedfs(w, site)
+    if kind == "network":
+        return _network(w, site)
+    if kind == "transfer":
+        return (transfer_hops(w) - 1) * transfer_link_seconds(w, site)
+    if kind == "app":
+        return _app(w, site)
+    return 0.0  # noop
+
+
+def hop_seconds(cell: Cell, provider: Optional[str] = None) -> list[float]:
+    """The workload time of each function invocation one planned invocation makes: one entry,
+    except a transfer chain, whose hop k waits for the rest of the chain (synchronous Invoke),
+    so hop k lasts (chain_length - 1 - k) links."""
+    w = cell.payload["workload"]
+    if w.get("kind") != "transfer":
+        return [workload_seconds(cell, provider)]
+    link = transfer_link_seconds(w, cell_site(cell, provider))
+    n = transfer_hops(w)
+    return [(n - 1 - k) * link for k in range(n)]
+
+
 def estimate(plan: Plan) -> dict[str, Any]:
-    where = "local" if plan.spec.provider_kind == "local" else "cloud"
-    per_cell = {c.key: OVERHEAD_S[where] + workload_seconds(c) for c in plan.cells}
+    provider = plan.spec.provider_kind
+    where = "local" if provider == "local" else "cloud"
+    per_cell = {c.key: OVERHEAD_S[where] + workload_seconds(c, provider) for c in plan.cells}
     total = 0.0
     cells = plan.cells_by_key
     for r in plan.runs:
@@ -119,7 +376,8 @@ def estimate(plan: Plan) -> dict[str, Any]:
         "functions": len(configs),
         "per_invocation_seconds": {k: round(v, 6) for k, v in per_cell.items()},
         "model": "rough: overhead + forced cold start + workload (ops x per-op cost / cpu + "
-                 "bytes / bandwidth); see docs/specs.md",
+                 "bytes / bandwidth; storage: request latency x waves + bytes / network rate); "
+                 "see docs/specs.md",
     }
 
 

@@ -34,7 +34,7 @@ from faascope.specs.rules import RuleError
 from faascope.errors import BadInput
 from faascope.specs.loader import LoadedSpec
 from faascope.specs.model import FunctionSpec
-from faascope.units import format_size
+from faascope.units import MIB, SizeError, format_size, parse_size
 
 CONFIG_FIELDS = ("memory_mb", "ephemeral_mb", "timeout_s", "arch", "profile", "image_size")
 
@@ -182,6 +182,100 @@ def _show(v: Any) -> str:
     return format_size(v) if isinstance(v, int) and not isinstance(v, bool) and v >= 1000 else str(v)
 
 
+# Limits a cell cannot pass on its platform, whatever is measured: ``faascope plan`` refuses such
+# cells (exit 2) unless a rule excludes them, so nothing is deployed for a run that must fail.
+S3_MAX_OBJECT = 5 * 1024**3          # S3's single-PUT limit (the agent's object_size maximum)
+DYNAMODB_MAX_ITEM = 400 * 1024       # DynamoDB's item limit (the agent caps kv items there)
+INLINE_MAX_PAYLOAD = 6 * MIB - 64 * 1024  # Lambda's 6 MiB request less the chain's envelope
+STORED_MAX_PAYLOAD = 1024**3         # the agent's bound on a payload passed through object storage
+# A tmpfs /tmp (the gcf profile, GCF 2nd gen, Cloud Run) is charged to the function's memory, as
+# are the agent (about 12 MiB resident measured with 1 MiB I/O; the rest is headroom for Go's
+# garbage collector, which lets the heap grow to twice the live data, and for the kernel's own
+# per-cgroup charges) and its I/O buffer of io_size bytes.
+TMPFS_RESERVE = 32 * MIB
+
+
+def _bytes(v: Any) -> int | None:
+    """A size from a resolved (not yet validated) cell; None when unreadable (validation says why)."""
+    try:
+        return parse_size(v) if v is not None else None
+    except SizeError:
+        return None
+
+
+def cell_limit(fn: dict, wl: dict, provider: str) -> tuple[str, str] | None:
+    """``(why, rule)`` when the cell with function ``fn`` and workload ``wl`` cannot work on
+    ``provider`` (a limit of the platform or the storage), with a rule that would exclude it;
+    None when it can."""
+    kind = wl.get("kind")
+    profile = fn.get("profile")
+    if kind == "fileio":
+        size, io = _bytes(wl.get("file_size")), _bytes(wl.get("io_size")) or 0
+        if size is None:
+            return None
+        if provider == "aws" or (provider == "local" and profile == "lambda"):
+            eph = fn.get("ephemeral_mb") or 512
+            if size > eph * MIB:
+                return (f"file_size {format_size(size)} ({size:,} B) does not fit the function's "
+                        f"/tmp: ephemeral_mb {eph} = {eph * MIB:,} B", "file_size <= ephemeral")
+        elif provider == "gcp" or (provider == "local" and profile == "gcf"):
+            mem = fn.get("memory_mb") or 128
+            room = mem * MIB - TMPFS_RESERVE
+            if size + io > room:
+                return (f"/tmp is in memory here, so file_size {format_size(size)} plus the "
+                        f"agent's io_size buffer ({size + io:,} B) must fit memory_mb {mem} "
+                        f"({mem * MIB:,} B) less {TMPFS_RESERVE // MIB} MiB for the agent "
+                        f"({room:,} B)", f"file_size + io_size <= memory - {TMPFS_RESERVE // MIB}MiB")
+    elif kind == "object":
+        size = _bytes(wl.get("object_size"))
+        if size is not None and size > S3_MAX_OBJECT:
+            return (f"object_size {format_size(size)} is above S3's single-PUT limit of 5 GiB "
+                    f"({S3_MAX_OBJECT:,} B)", "object_size <= 5GiB")
+    elif kind == "kv":
+        size = _bytes(wl.get("item_size"))
+        if size is not None and size > DYNAMODB_MAX_ITEM:
+            return (f"item_size {format_size(size)} is above DynamoDB's item limit of 400 KiB "
+                    f"({DYNAMODB_MAX_ITEM:,} B), which the agent applies to every backend",
+                    "item_size <= 400KiB")
+    elif kind == "transfer":
+        size, via = _bytes(wl.get("payload_size")), wl.get("via", "inline")
+        limit = {"inline": INLINE_MAX_PAYLOAD, "kv": DYNAMODB_MAX_ITEM,
+                 "object": STORED_MAX_PAYLOAD}.get(via)
+        if size is not None and limit is not None and size > limit:
+            what = {"inline": "the inline limit (Lambda's 6 MiB request less 64 KiB of envelope)",
+                    "kv": "DynamoDB's item limit", "object": "the agent's limit for via object"}[via]
+            return (f"payload_size {format_size(size)} via {via} is above {what}: {limit:,} B",
+                    f"via != '{via}' or payload_size <= {format_size(limit)}")
+    elif kind == "app" and wl.get("storage") == "kv" and wl.get("backend") == "dynamodb":
+        sizes = [s for s in (_bytes(wl.get("input_size")), _bytes(wl.get("output_size"))) if s]
+        if sizes and max(sizes) > DYNAMODB_MAX_ITEM:
+            return (f"the app's input or output ({format_size(max(sizes))}) is one DynamoDB item, "
+                    f"above its limit of 400 KiB ({DYNAMODB_MAX_ITEM:,} B)",
+                    "storage != 'kv' or input_size <= 400KiB")
+    return None
+
+
+def _show_level(name: str, v: Any) -> str:
+    if name.rpartition(".")[2] in ("memory", "memory_mb", "ephemeral", "ephemeral_mb") \
+            and isinstance(v, int) and not isinstance(v, bool):
+        return f"{v} MB"
+    return _show(v)
+
+
+def refusal(impossible: list[tuple[dict[str, Any], tuple[str, str]]]) -> BadInput:
+    """One error for every cell that cannot work, naming its levels and the limit, and the
+    rules that would exclude them."""
+    lines = [f"  cell {', '.join(f'{k}={_show_level(k, v)}' for k, v in levels.items()) or 'base'}: {why}"
+             for levels, (why, _) in impossible[:10]]
+    if len(impossible) > 10:
+        lines.append(f"  ... and {len(impossible) - 10} more")
+    rules = list(dict.fromkeys(rule for _, (_, rule) in impossible))
+    return BadInput(f"{len(impossible)} cell{'s' if len(impossible) > 1 else ''} cannot run on "
+                    f"this platform:\n" + "\n".join(lines) + "\nexclude "
+                    f"{'them' if len(impossible) > 1 else 'it'} with design.rules, e.g. "
+                    + ", ".join(repr(r) for r in rules), field="design.rules")
+
+
 def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | None = None) -> Plan:
     d = spec.spec.design
     reps = replications if replications is not None else d.replications
@@ -211,6 +305,7 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
 
     cells: list[Cell] = []
     excluded: list[Excluded] = []
+    impossible: list[tuple[dict[str, Any], tuple[str, str]]] = []
     for combo in itertools.product(*level_lists):
         levels = dict(zip(names, combo))
         where = ", ".join(f"{k}={_show(v)}" for k, v in levels.items())
@@ -228,11 +323,17 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
         if broken:
             excluded.append(Excluded(levels=levels, rule=broken[0], rules=broken))
             continue
+        limit = cell_limit(fn, wl, spec.provider_kind)
+        if limit is not None:
+            impossible.append((levels, limit))
+            continue
         func, work = spec.validate_cell(fn, wl, where)
         if load is not None:
             spec.validate_load(load, where)
         cells.append(Cell(index=len(cells), key=cell_key(levels), levels=levels, function=func,
                           workload=work, payload=spec.payload(work), load=load))
+    if impossible:
+        raise refusal(impossible)
     if not cells:
         raise BadInput("every cell is excluded by the rules; nothing to run", field="design.rules")
 
