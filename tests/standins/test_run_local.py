@@ -151,3 +151,25 @@ def test_kv_dynamodb_put_then_get_against_moto_started_by_faascope(platform_dir)
     finally:
         provider.close()
     assert not listening(s["endpoint"])
+
+
+def test_transfer_chain_reaches_the_platform_api_and_s3_without_endpoints(platform_dir):
+    """transfer needs the platform's own API inside the sandbox (the faascope:expose tag) and,
+    via object, the S3 stand-in: the payload names neither."""
+    settings = SimpleNamespace(data_dir=str(platform_dir), endpoint_url=None, max_attempts=1,
+                               read_timeout_s=300.0, connect_timeout_s=10.0, keep_alive_s=None)
+    chain = {"workload": {"kind": "transfer", "via": "object", "chain_length": 2, "payload_size": 50000}}
+    events = []
+    provider = open_provider("local", settings, [chain], lambda k, d: events.append((k, d)))
+    try:
+        port = local_platform.running(platform_dir)["endpoint"].rsplit(":", 1)[1]
+        assert port in events[0][1]["expose"].split(",")
+        assert provider.standin_env["AWS_ENDPOINT_URL_LAMBDA"] == f"http://127.0.0.1:{port}"
+        provider.deploy("standins-chain", FunctionConfig.from_dict({"memory_mb": 256}))
+        r = provider.invoke("standins-chain", chain)
+        assert r.status == "ok" and r.response["ok"], (r.error_message, r.response)
+        hops = r.response["workload"]["hops"]
+        assert len(hops) == 2 and hops[1]["payload_bytes"] == 50000 and hops[1]["transfer_s"] > 0
+        provider.teardown("standins-chain")
+    finally:
+        provider.close()
