@@ -212,6 +212,149 @@ def test_invalid_responses(response):
     assert not RESPONSE.is_valid(response), response
 
 
+# --- the Python side derives from the request schema ----------------------------------------
+# The schema is the one source of the request contract: the spec layer's workload models are
+# generated from it (faascope.specs.workloads) and the Go decoder is compared with it field by
+# field (agent/workloads/schema_agreement_test.go). These tests read the schema file directly,
+# not through faascope's own reader, so a generator that skips or invents a field fails here.
+REQUEST_DEFS = json.loads((SCHEMAS / "agent-request.schema.json").read_text())["$defs"]
+SCHEMA_KINDS = REQUEST_DEFS["workload"]["properties"]["kind"]["enum"]
+
+
+def _prop(kind: str, name: str) -> dict:
+    """A property with its $ref chain merged in (the referring keys win)."""
+    def follow(node: dict) -> dict:
+        if "$ref" not in node:
+            return node
+        target: dict = {"$defs": REQUEST_DEFS}
+        for part in node["$ref"][2:].split("/"):
+            target = target[part]
+        return {**follow(target), **{k: v for k, v in node.items() if k != "$ref"}}
+    return follow(REQUEST_DEFS[kind]["properties"][name])
+
+
+def test_python_models_have_exactly_the_schema_kinds_and_fields():
+    from faascope.specs.model import WORKLOAD_MODELS
+
+    dispatched = [b["then"]["$ref"].removeprefix("#/$defs/") for b in REQUEST_DEFS["workload"]["allOf"]]
+    assert sorted(dispatched) == sorted(SCHEMA_KINDS)
+    assert list(WORKLOAD_MODELS) == SCHEMA_KINDS
+    for kind in SCHEMA_KINDS:
+        schema_fields = set(REQUEST_DEFS[kind]["properties"])
+        model_fields = set(WORKLOAD_MODELS[kind].model_fields)
+        assert model_fields == schema_fields, (
+            f"{kind}: only in Python {sorted(model_fields - schema_fields)}, "
+            f"only in the schema {sorted(schema_fields - model_fields)}")
+
+
+def _constraint(info, name: str):
+    for m in info.metadata:
+        if hasattr(m, name):
+            return getattr(m, name)
+    return None
+
+
+def test_python_model_fields_follow_the_schema():
+    """Types, enums, limits, defaults and required-ness of every generated field are the
+    schema's."""
+    import typing
+    from faascope.specs.model import WORKLOAD_MODELS
+
+    for kind in SCHEMA_KINDS:
+        required = set(REQUEST_DEFS[kind].get("required", ())) | {"kind"}
+        for name, info in WORKLOAD_MODELS[kind].model_fields.items():
+            prop, where = _prop(kind, name), f"{kind}.{name}"
+            assert info.is_required() == (name in required), where
+            if not info.is_required():
+                assert info.default == prop.get("default"), where
+            literal = [a for a in typing.get_args(info.annotation) if a is not type(None)] \
+                if typing.get_origin(info.annotation) is typing.Union else [info.annotation]
+            if "enum" in prop or "const" in prop:
+                assert list(typing.get_args(literal[0])) == prop.get("enum", [prop.get("const")]), where
+                continue
+            for key, attr in (("minimum", "ge"), ("maximum", "le"), ("multipleOf", "multiple_of"),
+                              ("minLength", "min_length"), ("maxLength", "max_length"),
+                              ("pattern", "pattern")):
+                assert _constraint(info, attr) == prop.get(key), (where, key)
+            assert prop["type"] in ("integer", "number", "string", "boolean"), where
+
+
+def test_sizes_and_milliseconds_are_marked_in_the_schema():
+    """The spec layer reads 10MiB or 2s only where the schema says x-unit: every integer field
+    named like a size or a time in ms carries it, and it is only on integers."""
+    for kind in SCHEMA_KINDS:
+        for name in REQUEST_DEFS[kind]["properties"]:
+            prop = _prop(kind, name)
+            looks = name.endswith("_size") or name == "bytes" or name.endswith("_ms")
+            if prop.get("type") == "integer" and looks:
+                want = "ms" if name.endswith("_ms") else "bytes"
+                assert prop.get("x-unit") == want, f"{kind}.{name} needs \"x-unit\": \"{want}\""
+            if "x-unit" in prop:
+                assert prop["type"] == "integer" and prop["x-unit"] in ("bytes", "ms"), f"{kind}.{name}"
+
+
+@pytest.mark.parametrize("request_", VALID_REQUESTS)
+def test_python_models_accept_what_the_schema_accepts(request_):
+    from faascope.specs.model import WORKLOAD_MODELS, agent_request
+
+    w = request_["workload"]
+    model = WORKLOAD_MODELS[w["kind"]].model_validate(w)
+    assert model.schema_problems() == []
+    REQUEST.validate(agent_request(model))
+    # the request sent is what was asked, plus the schema's defaults
+    assert agent_request(model)["workload"].items() >= w.items()
+
+
+@pytest.mark.parametrize("request_", [r for r in INVALID_REQUESTS
+                                      if isinstance(r.get("workload"), dict)
+                                      and r["workload"].get("kind") in SCHEMA_KINDS
+                                      and set(r) == {"workload"}])
+def test_python_models_refuse_what_the_schema_refuses(request_):
+    """Refused, or (a spec's convenience) normalised into a request the schema accepts, such as
+    the string "10" read as 10: the spec layer never sends what the schema refuses."""
+    from pydantic import ValidationError
+    from faascope.specs.model import WORKLOAD_MODELS, agent_request
+
+    w = request_["workload"]
+    try:
+        model = WORKLOAD_MODELS[w["kind"]].model_validate(w)
+    except ValidationError:
+        return
+    if model.schema_problems():
+        return
+    sent = agent_request(model)
+    REQUEST.validate(sent)
+    assert not sent["workload"].items() >= w.items(), w
+
+
+@pytest.mark.parametrize("response", VALID_RESPONSES)
+def test_responses_parse_into_one_typed_object(response):
+    from faascope.schemas.response import parse_response
+
+    r = parse_response(response)
+    assert r.ok is response["ok"] and r.cold is response["cold"]
+    assert r.instance_id == response["instance"]["id"] and r.boot_id == response["instance"]["boot_id"]
+    assert r.received_ns == response["timings"]["received_ns"]
+    assert r.workload_end_ns == response["timings"]["workload_end_ns"]
+    w = response["workload"]
+    if w is None:
+        assert r.workload is None and r.error_type == response["error"]["type"]
+        assert r.kind is None and r.measures == {}
+    else:
+        assert (r.kind, r.elapsed_s, r.bytes, r.ops) == (w["kind"], w["elapsed_s"], w["bytes"], w["ops"])
+        assert r.measures == {k: v for k, v in w.items() if k not in ("kind", "elapsed_s", "bytes", "ops")}
+        assert r.error_type is None
+
+
+def test_parse_response_never_raises_on_foreign_replies():
+    from faascope.schemas.response import parse_response
+
+    for foreign in (None, "crash", [], {"errorType": "Runtime.ExitError"},
+                    {"ok": True, "timings": "x", "instance": None, "workload": 3}):
+        r = parse_response(foreign)
+        assert r.workload is None and r.received_ns is None and r.instance_id is None
+
+
 # --- a real agent in HTTP mode -------------------------------------------------------------
 
 def _agent_binary(tmp_dir: Path) -> Path:

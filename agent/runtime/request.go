@@ -128,25 +128,75 @@ func integral(raw json.RawMessage) json.RawMessage {
 // jsonFields lists the exact JSON names a parameter struct accepts.
 func jsonFields(w workloads.Workload) map[string]bool {
 	names := map[string]bool{}
-	addJSONFields(reflect.TypeOf(w).Elem(), names)
+	for name := range jsonFieldTypes(reflect.TypeOf(w).Elem()) {
+		names[name] = true
+	}
 	return names
 }
 
-// addJSONFields collects a struct's JSON names the way encoding/json sees them: the fields of an
-// untagged embedded struct are promoted to the top level.
-func addJSONFields(t reflect.Type, names map[string]bool) {
+// RequestFields is the decoder's side of the request contract: for each workload kind, the JSON
+// field names it accepts and the JSON Schema type each decodes from ("integer", "number",
+// "string", "boolean"). The agreement test compares it with agent-request.schema.json, the one
+// source of the contract, so a kind or field added on one side only fails the build.
+func RequestFields() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, kind := range workloads.Kinds() {
+		w, _ := workloads.New(kind)
+		types := map[string]string{}
+		for name, t := range jsonFieldTypes(reflect.TypeOf(w).Elem()) {
+			types[name] = schemaType(t)
+		}
+		out[kind] = types
+	}
+	return out
+}
+
+// jsonFieldTypes collects a struct's JSON names and Go types the way encoding/json sees them:
+// the fields of an untagged embedded struct are promoted to the top level, where a field of the
+// outer struct with the same name wins.
+func jsonFieldTypes(t reflect.Type) map[string]reflect.Type {
+	names := map[string]reflect.Type{}
+	var promoted []map[string]reflect.Type
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			addJSONFields(f.Type, names)
+			promoted = append(promoted, jsonFieldTypes(f.Type))
 			continue
 		}
 		if !f.IsExported() || name == "" || name == "-" {
 			continue
 		}
-		names[name] = true
+		names[name] = f.Type
 	}
+	for _, inner := range promoted {
+		for n, ft := range inner {
+			if _, ok := names[n]; !ok {
+				names[n] = ft
+			}
+		}
+	}
+	return names
+}
+
+// schemaType names the JSON Schema type a Go field decodes from (pointers mark optional fields,
+// they decode from the same type).
+func schemaType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	}
+	return t.Kind().String()
 }
 
 func decodeError(err error) error {

@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -137,6 +141,127 @@ func TestStorageResultsMatchSchema(t *testing.T) {
 			"workload": out, "error": nil})
 		if err := valid(resp, doc); err != nil {
 			t.Errorf("%s: %v\n%s", w, err, doc)
+		}
+	}
+}
+
+// requestSchemaFields reads agent-request.schema.json, the one source of the request contract:
+// its workload kinds and, for each, the properties with the JSON type each takes ($ref followed;
+// an enum or const takes the type of its values).
+func requestSchemaFields(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "src", "faascope", "schemas", "agent-request.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root map[string]any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		t.Fatal(err)
+	}
+	defs := root["$defs"].(map[string]any)
+	var typeOf func(where string, prop map[string]any) string
+	typeOf = func(where string, prop map[string]any) string {
+		if ty, ok := prop["type"].(string); ok {
+			return ty
+		}
+		values, _ := prop["enum"].([]any)
+		if c, ok := prop["const"]; ok {
+			values = []any{c}
+		}
+		if len(values) > 0 {
+			ty := jsonType(values[0])
+			for _, v := range values[1:] {
+				if jsonType(v) != ty {
+					t.Errorf("%s: enum values of mixed types", where)
+				}
+			}
+			return ty
+		}
+		if ref, ok := prop["$ref"].(string); ok {
+			var node any = root
+			for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+				node = node.(map[string]any)[part]
+			}
+			return typeOf(where+" -> "+ref, node.(map[string]any))
+		}
+		t.Errorf("%s: no type, enum, const or $ref", where)
+		return ""
+	}
+	out := map[string]map[string]string{}
+	wl := defs["workload"].(map[string]any)
+	for _, k := range wl["properties"].(map[string]any)["kind"].(map[string]any)["enum"].([]any) {
+		kind := k.(string)
+		def, ok := defs[kind].(map[string]any)
+		if !ok {
+			t.Errorf("workload kind %q has no $defs.%s", kind, kind)
+			continue
+		}
+		fields := map[string]string{}
+		for name, p := range def["properties"].(map[string]any) {
+			fields[name] = typeOf(fmt.Sprintf("$defs.%s.properties.%s", kind, name), p.(map[string]any))
+		}
+		out[kind] = fields
+	}
+	// every kind of the enum is dispatched to its own $defs entry, and nothing else is
+	for i, branch := range wl["allOf"].([]any) {
+		b := branch.(map[string]any)
+		kind := b["if"].(map[string]any)["properties"].(map[string]any)["kind"].(map[string]any)["const"].(string)
+		if ref := b["then"].(map[string]any)["$ref"]; ref != "#/$defs/"+kind {
+			t.Errorf("$defs.workload.allOf[%d]: kind %q dispatches to %v", i, kind, ref)
+		}
+		if _, ok := out[kind]; !ok {
+			t.Errorf("$defs.workload.allOf[%d]: kind %q is not in the kind enum", i, kind)
+		}
+	}
+	return out
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// The Go decoder and the request schema name the same kinds, and for each kind the same JSON
+// fields with the same types: a kind or field added on one side only fails here (and in
+// tests/test_schemas.py, which checks the Python spec models against the same schema).
+func TestDecoderAgreesWithRequestSchema(t *testing.T) {
+	schema := requestSchemaFields(t)
+	decoder := runtime.RequestFields()
+	kinds := func(m map[string]map[string]string) []string {
+		ks := make([]string, 0, len(m))
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	if s, d := kinds(schema), kinds(decoder); !reflect.DeepEqual(s, d) {
+		t.Fatalf("workload kinds differ: schema %v, Go decoder %v", s, d)
+	}
+	for _, kind := range kinds(schema) {
+		s, d := schema[kind], decoder[kind]
+		for name, ty := range s {
+			switch goTy, ok := d[name]; {
+			case !ok:
+				t.Errorf("%s.%s is in the schema but the Go decoder does not accept it", kind, name)
+			case goTy != ty:
+				t.Errorf("%s.%s: the schema says %s, the Go decoder decodes %s", kind, name, ty, goTy)
+			}
+		}
+		for name := range d {
+			if _, ok := s[name]; !ok {
+				t.Errorf("%s.%s is accepted by the Go decoder but missing from the schema", kind, name)
+			}
 		}
 	}
 }

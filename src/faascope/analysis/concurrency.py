@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from faascope.errors import BadInput
+from faascope.schemas.response import WorkloadResult, parse_workload_result
 from faascope.store.reader import ResultsFile, is_burst_results, measured_only
 
 METRICS = ["delay_s", "wait_s", "start_s", "run_s", "service_s", "completion_s", "read_s",
@@ -73,22 +74,23 @@ def is_burst_store(path: str | Path) -> bool:
     return is_burst_results(path)
 
 
-def _split_io(kind: Any, op: Any, w: dict) -> tuple[Optional[float], Optional[float], Optional[float]]:
-    """(read_s, write_s, compute_s) of a workload result."""
-    if not isinstance(w, dict):
+def _split_io(kind: Any, op: Any, w: Optional[WorkloadResult]
+              ) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    """(read_s, write_s, compute_s) of a workload result; ``kind`` and ``op`` are the cell's
+    planned ones, used when the result does not say."""
+    if w is None:
         return None, None, None
-    r, wr, c = w.get("read_s"), w.get("write_s"), w.get("compute_s")
+    m = w.measures
+    r, wr, c = m.get("read_s"), m.get("write_s"), m.get("compute_s")
     if r is not None or wr is not None or c is not None:
         return r, wr, c
-    el = w.get("elapsed_s")
-    op = w.get("op", op)
-    k = w.get("kind", kind)
-    if k == "spin":
-        return None, None, el
+    op = w.op or op
+    if (w.kind or kind) == "spin":
+        return None, None, w.elapsed_s
     if op in READ_OPS:
-        return el, None, None
+        return w.elapsed_s, None, None
     if op in WRITE_OPS:
-        return None, el, None
+        return None, w.elapsed_s, None
     return None, None, None
 
 
@@ -103,9 +105,9 @@ def load_bursts(path: str | Path) -> BurstData:
     rs, ws, cs = [], [], []
     for iid in inv["invocation_id"]:
         w = raw.at[iid, "w"] if iid in raw.index else None
-        w = json.loads(w) if isinstance(w, str) else None
+        w = parse_workload_result(json.loads(w) if isinstance(w, str) else None)
         r, wr, c = _split_io(raw.at[iid, "payload_kind"] if iid in raw.index else None,
-                             raw.at[iid, "payload_op"] if iid in raw.index else None, w or {})
+                             raw.at[iid, "payload_op"] if iid in raw.index else None, w)
         rs.append(r)
         ws.append(wr)
         cs.append(c)

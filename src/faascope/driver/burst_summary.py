@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from faascope.providers.invocation import InvokeResult
+from faascope.schemas.response import parse_response
 
 THROTTLE_TYPES = ("TooManyRequestsException", "ThrottlingException", "TooManyRequests", "HTTP429")
 
@@ -43,18 +44,16 @@ def summarise(results: list[tuple[Any, InvokeResult]], planned: int) -> dict:
             lags.append((r.send_ns - m.scheduled_ns) / 1e9)
             if r.end_ns is not None:
                 rts.append((r.end_ns - r.send_ns) / 1e9)
-        resp = r.response or {}
-        t = resp.get("timings") or {}
-        inst = resp.get("instance") or {}
-        if inst.get("id"):
-            instances.add(inst["id"])
-        if inst.get("sandbox"):
-            sandboxes.add(inst["sandbox"])
-        if inst.get("boot_id"):
-            hosts.add(inst["boot_id"])
-        if resp.get("cold"):
+        resp = parse_response(r.response)
+        if resp.instance_id:
+            instances.add(resp.instance_id)
+        if resp.sandbox:
+            sandboxes.add(resp.sandbox)
+        if resp.boot_id:
+            hosts.add(resp.boot_id)
+        if resp.cold:
             cold += 1
-        rec = t.get("received_ns")
+        rec = resp.received_ns
         if rec is not None:
             recv.append(rec)
             p = r.platform or {}
@@ -64,7 +63,7 @@ def summarise(results: list[tuple[Any, InvokeResult]], planned: int) -> dict:
             arrival.append(est)
             if r.send_ns is not None:
                 waits.append((rec - r.send_ns) / 1e9)
-            end = t.get("workload_end_ns")
+            end = resp.workload_end_ns
             if end is not None:
                 runs.append((end - rec) / 1e9)
                 if r.send_ns is not None:

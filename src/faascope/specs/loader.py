@@ -125,6 +125,22 @@ def _adapter(model: type[BaseModel], fname: str) -> TypeAdapter:
     return TypeAdapter(info.annotation)
 
 
+def validate_workload_value(kinds: list[str], fname: str, value: Any) -> Any:
+    """``value`` validated and normalised as the workload field ``fname`` of the first of
+    ``kinds`` that accepts it (fields of one name differ by kind: fileio's op is write/read,
+    object's put/get); the first kind's error when none does."""
+    first: ValidationError | None = None
+    for kind in kinds:
+        if fname in WORKLOAD_MODELS[kind].model_fields:
+            try:
+                return _adapter(WORKLOAD_MODELS[kind], fname).validate_python(value)
+            except ValidationError as exc:
+                first = first or exc
+    if first is None:
+        raise KeyError(fname)
+    raise first
+
+
 # --------------------------------------------------------------------------------------------
 # error formatting
 # --------------------------------------------------------------------------------------------
@@ -343,6 +359,9 @@ class LoadedSpec:
                 errs = format_errors(exc, ("workload",), model)
                 problems += [(p, m + (" (set it in workload: or make it a factor)" if m.startswith("required") else ""))
                              for p, m in errs]
+            else:  # the schema's cross-field conditionals, on the request the agent will get
+                problems += [(_path(("workload", *([p] if p else []))), m)
+                             for p, m in work.schema_problems()]
         if problems:
             if where:
                 problems = [(p, f"{m} [in cell {where}]") for p, m in problems]
@@ -428,7 +447,7 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                              f"{'/'.join(kinds)}; allowed fields: {', '.join(allowed)}"))
             continue
         try:
-            _adapter(WORKLOAD_MODELS[owners[0]], key).validate_python(value)
+            validate_workload_value(owners, key, value)
         except ValidationError as exc:
             problems += format_errors(exc, ("workload", key))
 
@@ -469,6 +488,7 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                 continue
             model = WORKLOAD_MODELS[owners[0]]
         levels = []
+        in_workload = section == "workload" and model is not None
         for i, raw in enumerate(raw_levels):
             if model is None:
                 if raw not in WORKLOAD_MODELS:
@@ -477,7 +497,10 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                 levels.append(raw)
                 continue
             try:
-                value = _adapter(model, fname_leaf if section == "load" else fname).validate_python(raw)
+                if in_workload:
+                    value = validate_workload_value(owners, fname, raw)
+                else:
+                    value = _adapter(model, fname_leaf if section == "load" else fname).validate_python(raw)
             except ValidationError as exc:
                 problems += format_errors(exc, ("factors", name, i))
                 continue
@@ -537,17 +560,15 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                 problems.append((f"overrides[{i}].set.{key}", "is a factor; an override cannot change "
                                  "a factor's level"))
                 continue
-            if section == "function":
-                m: type[BaseModel] | None = FunctionSpec
-            else:
-                owners = [k for k in kinds if fname in WORKLOAD_MODELS[k].model_fields]
-                m = WORKLOAD_MODELS[owners[0]] if owners and fname != "kind" else None
-                if m is None:
-                    problems.append((f"overrides[{i}].set.{key}", f"the {'/'.join(kinds)} workload "
-                                     f"has no field {fname!r}" if not owners else "cannot set the workload kind"))
-                    continue
+            owners = [k for k in kinds if fname in WORKLOAD_MODELS[k].model_fields]
+            if section == "workload" and (not owners or fname == "kind"):
+                problems.append((f"overrides[{i}].set.{key}", f"the {'/'.join(kinds)} workload "
+                                 f"has no field {fname!r}" if not owners else "cannot set the workload kind"))
+                continue
             try:
-                sets[(section, fname)] = _adapter(m, fname).validate_python(value)
+                sets[(section, fname)] = (_adapter(FunctionSpec, fname).validate_python(value)
+                                          if section == "function"
+                                          else validate_workload_value(owners, fname, value))
             except ValidationError as exc:
                 problems += format_errors(exc, ("overrides", i, "set", key))
         loaded.overrides.append(OverrideRule(rule=rule, sets=sets))

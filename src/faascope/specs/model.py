@@ -3,7 +3,8 @@
 A spec names a provider, a base function configuration, a base workload, the factors (spec fields
 with lists of levels), optional conditional overrides and the design. The base function and
 workload may leave out what the factors supply; every run cell (base + its levels + overrides) is
-validated in full by :mod:`faascope.specs.loader`.
+validated in full by :mod:`faascope.specs.loader`. The workload models are not written here: they
+are generated from the agent's request schema (:mod:`faascope.specs.workloads`).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from faascope.units import parse_duration, parse_memory_mb, parse_size
 from faascope.cost.pricing import Pricing
 from faascope.errors import BadInput
+from faascope.specs.workloads import WORKLOAD_MODELS, WorkloadModel
 
 
 def _size(v: Any) -> int:
@@ -203,73 +205,16 @@ class FunctionSpec(Strict):
 
 
 # --------------------------------------------------------------------------------------------
-# workloads (the agent's request, docs/agent.md)
+# workloads (the agent's request, docs/agent.md): generated from agent-request.schema.json
 # --------------------------------------------------------------------------------------------
-class NoopWorkload(Strict):
-    kind: Literal["noop"]
+NoopWorkload = WORKLOAD_MODELS["noop"]
+SpinWorkload = WORKLOAD_MODELS["spin"]
+FileIOWorkload = WORKLOAD_MODELS["fileio"]
 
 
-class SpinWorkload(Strict):
-    kind: Literal["spin"]
-    #: SplitMix64 steps (~4 ns each on a 2020s x86 core, unthrottled)
-    iterations: int = Field(..., ge=1, le=10**12)
-
-
-class FileIOWorkload(Strict):
-    kind: Literal["fileio"]
-    engine: Literal["native", "dd"] = "native"
-    op: Literal["write", "read"] = "write"
-    pattern: Literal["sequential", "random"] = "sequential"
-    file_size: Size = Field(..., ge=1, le=64 * 1024**3)
-    io_size: Size = Field(..., ge=1, le=1024**3)
-    direct: bool = False
-    fsync: Literal["none", "end", "every"] = "none"
-    source: Literal["zero", "urandom"] = "zero"
-    #: lay the file out before the timed region; the agent's default: true for reads
-    prepare: Optional[bool] = None
-    #: delete the file after the run; the agent's default: true for a read it prepared
-    drop: Optional[bool] = None
-    #: file name relative to the function's temp directory
-    path: Optional[str] = Field(None, min_length=1, max_length=4096)
-    #: seed of the order of a random pattern
-    seed: Optional[int] = None
-
-    @model_validator(mode="after")
-    def _agent_rules(self) -> "FileIOWorkload":
-        # the agent rejects these; say so before anything is deployed
-        if self.io_size > self.file_size:
-            raise ValueError(f"io_size ({self.io_size} B) must not exceed file_size "
-                             f"({self.file_size} B); add the rule 'io_size <= file_size'")
-        if self.direct and self.io_size % 512:
-            raise ValueError(f"with direct: true, io_size must be a multiple of 512 B "
-                             f"(got {self.io_size})")
-        if self.op == "read" and self.fsync != "none":
-            raise ValueError("fsync applies to writes only; use fsync: none with op: read")
-        if self.engine == "dd" and self.pattern != "sequential":
-            raise ValueError("engine dd does sequential I/O only; use pattern: sequential")
-        if self.path is not None and (self.path.startswith("/") or ".." in self.path.split("/")):
-            raise ValueError("path must be relative to the temp directory, without '..'")
-        return self
-
-    def agent_request(self) -> dict:
-        return self.model_dump(exclude_none=True)
-
-
-Workload = Annotated[Union[NoopWorkload, SpinWorkload, FileIOWorkload], Field(discriminator="kind")]
-WORKLOAD_MODELS: dict[str, type[BaseModel]] = {
-    "noop": NoopWorkload,
-    "spin": SpinWorkload,
-    "fileio": FileIOWorkload,
-}
-
-
-def agent_request(workload: BaseModel) -> dict:
+def agent_request(workload: WorkloadModel) -> dict:
     """The invocation payload for the agent: ``{"workload": {...}}`` (docs/agent.md)."""
-    if hasattr(workload, "agent_request"):
-        w = workload.agent_request()
-    else:
-        w = workload.model_dump(exclude_none=True)
-    return {"workload": w}
+    return {"workload": workload.agent_request()}
 
 
 # --------------------------------------------------------------------------------------------
