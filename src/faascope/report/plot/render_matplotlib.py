@@ -54,22 +54,51 @@ def _legend_entry(handles: list, m) -> None:
         handles.append(Patch(facecolor=c, alpha=m.opacity, label=m.name))
 
 
+def _line(ax, m: Line) -> None:
+    kw = dict(color=m.color, ls=DASHES[m.dash], lw=m.width * LINE_SCALE)
+    if m.step:
+        ax.step(m.x, m.y, where="post", **kw)
+    else:
+        ax.plot(m.x, m.y, marker=MARKERS[m.marker] if m.marker else None, ms=m.marker_size * MARKER_SCALE, **kw)
+
+
 def _points(ax, m: Points) -> None:
     single = isinstance(m.color, str)
     if m.xerr is not None:
         lo, hi = (np.asarray(e, dtype=float) for e in m.xerr)
         ax.errorbar(m.x, m.y, xerr=[lo, hi], fmt="none", ecolor=m.err_color or (m.color if single else "#333333"),
                     elinewidth=m.err_width, capsize=3 if m.size >= 8 else 2, zorder=2)
-    colors = [m.color] * len(m.x) if single else list(m.color)
-    ms = m.size * MARKER_SCALE
-    kw = dict(ls="", marker=MARKERS[m.marker], ms=ms, alpha=m.opacity, zorder=3)
+    kw = dict(ls="", marker=MARKERS[m.marker], ms=m.size * MARKER_SCALE, alpha=m.opacity, zorder=3)
     if single:  # one call however many points (a time series has thousands)
         ax.plot(m.x, m.y, color=m.color, mfc="white" if m.open else m.color,
                 mec=m.color if m.open else (m.edge or m.color), mew=1.2 if m.open else 0.6, **kw)
-    else:
-        for x, y, c in zip(m.x, m.y, colors):
-            ax.plot([x], [y], color=c, mfc="white" if m.open else c, mec=c if m.open else (m.edge or c),
-                    mew=1.2 if m.open else 0.8, **kw)
+        return
+    for x, y, c in zip(m.x, m.y, m.color):
+        ax.plot([x], [y], color=c, mfc="white" if m.open else c, mec=c if m.open else (m.edge or c),
+                mew=1.2 if m.open else 0.8, **kw)
+
+
+def _bars(ax, m: Bars) -> None:
+    kw = {}
+    if m.xerr is not None:
+        kw = dict(xerr=[list(m.xerr[0]), list(m.xerr[1])], capsize=3, error_kw=dict(ecolor=m.err_color, lw=1))
+    ax.barh(list(m.y), list(m.x), color=m.color if isinstance(m.color, str) else list(m.color), alpha=m.opacity,
+            **kw)
+
+
+def _labels(ax, m: Labels) -> None:
+    for x, y, t in zip(m.x, m.y, m.text):
+        if np.isfinite(x):
+            ax.text(x, y, t, va="center", ha="left", fontsize=SMALL, color=m.color)
+
+
+def _stairs(ax, m: Stairs) -> None:
+    ax.stairs(m.counts, m.edges, fill=True, color=m.color, alpha=0.55)
+    ax.stairs(m.counts, m.edges, color=m.color, lw=0.8)
+
+
+def _refline(ax, m: RefLine) -> None:
+    ax.axvline(m.x, color=m.color, lw=0.8, ls=DASHES[m.dash])
 
 
 def _boxes(ax, groups: list[Boxes]) -> None:
@@ -92,11 +121,14 @@ def _boxes(ax, groups: list[Boxes]) -> None:
             for patch in bp["boxes"]:
                 patch.set_facecolor(rgba(m.color, m.fill_alpha))
                 patch.set_edgecolor(m.color)
-            shown = v if m.points == "all" else (v[(v < s["lowerfence"]) | (v > s["upperfence"])]
-                                                 if m.points == "outliers" else v[:0])
-            if len(shown):
-                ax.scatter(shown, p + rng.uniform(-width / 3, width / 3, len(shown)), s=8, color=m.color,
-                           alpha=0.8, lw=0, zorder=3)
+            if m.points == "all":
+                shown = v
+            elif m.points == "outliers":
+                shown = v[(v < s["lowerfence"]) | (v > s["upperfence"])]
+            else:
+                continue
+            ax.scatter(shown, p + rng.uniform(-width / 3, width / 3, len(shown)), s=8, color=m.color,
+                       alpha=0.8, lw=0, zorder=3)
 
 
 def _heatmap(ax, m: Heatmap):
@@ -108,75 +140,59 @@ def _heatmap(ax, m: Heatmap):
     lim = max(abs(m.zmin), abs(m.zmax))
     for i in range(z.shape[0]):
         for j in range(z.shape[1]):
-            if np.isfinite(z[i, j]) and m.text[i][j]:
+            if np.isfinite(z[i, j]) and m.text[i][j]:  # white text on the darkest colours
                 ax.text(j, i, m.text[i][j], ha="center", va="center", fontsize=SMALL,
                         color="white" if abs(z[i, j]) > lim * 0.6 else "black")
     return im
 
 
+#: mark kind -> how it is drawn (boxes are drawn together, side by side: see _marks)
+DRAW = {Line: _line, Points: _points, Bars: _bars, Labels: _labels, Stairs: _stairs, RefLine: _refline,
+        Heatmap: _heatmap}
+
+
 def _marks(ax, panel: Panel, handles: list) -> list:
-    """Draw the panel's marks; returns the colour-mapped images (for a colour bar)."""
+    """Draw the panel's marks, adding their legend entries to `handles`; returns the (image,
+    heatmap) pairs, for a colour bar."""
     images = []
     boxes = [m for m in panel.marks if isinstance(m, Boxes)]
-    if boxes:
+    if boxes:  # first, under the other marks
         _boxes(ax, boxes)
     for m in panel.marks:
-        if isinstance(m, Line):
-            kw = dict(color=m.color, ls=DASHES[m.dash], lw=m.width * LINE_SCALE)
-            if m.step:
-                ax.step(m.x, m.y, where="post", **kw)
-            else:
-                ax.plot(m.x, m.y, marker=MARKERS[m.marker] if m.marker else None,
-                        ms=m.marker_size * MARKER_SCALE, **kw)
-        elif isinstance(m, Points):
-            _points(ax, m)
-        elif isinstance(m, Bars):
-            kw = {}
-            if m.xerr is not None:
-                kw = dict(xerr=[list(m.xerr[0]), list(m.xerr[1])], capsize=3, error_kw=dict(ecolor=m.err_color, lw=1))
-            ax.barh(list(m.y), list(m.x), color=m.color if isinstance(m.color, str) else list(m.color),
-                    alpha=m.opacity, **kw)
-        elif isinstance(m, Labels):
-            for x, y, t in zip(m.x, m.y, m.text):
-                if np.isfinite(x):
-                    ax.text(x, y, t, va="center", ha="left", fontsize=SMALL, color=m.color)
-        elif isinstance(m, Stairs):
-            ax.stairs(m.counts, m.edges, fill=True, color=m.color, alpha=0.55)
-            ax.stairs(m.counts, m.edges, color=m.color, lw=0.8)
-        elif isinstance(m, Heatmap):
-            images.append((_heatmap(ax, m), m))
-        elif isinstance(m, RefLine):
-            ax.axvline(m.x, color=m.color, lw=0.8, ls=DASHES[m.dash])
-        if not isinstance(m, Boxes):
+        if isinstance(m, Boxes):
             _legend_entry(handles, m)
-    for m in boxes:  # drawn first (under the other marks), listed in the legend in their order
+            continue
+        drawn = DRAW[type(m)](ax, m)
+        if isinstance(m, Heatmap):
+            images.append((drawn, m))
         _legend_entry(handles, m)
     return images
 
 
 def _axis(ax, which: str, a: Axis, show_title: bool, small_title: bool, small_ticks: bool) -> None:
+    """Apply `a` to the axes' "x" or "y" axis."""
     import matplotlib.dates as mdates
     from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis = getattr(ax, f"{which}axis")
+    set_lim, set_ticks = getattr(ax, f"set_{which}lim"), getattr(ax, f"set_{which}ticks")
     if a.title and show_title:
-        (ax.set_xlabel if which == "x" else ax.set_ylabel)(a.title, **({"fontsize": SMALL} if small_title else {}))
+        getattr(ax, f"set_{which}label")(a.title, **({"fontsize": SMALL} if small_title else {}))
     if a.log:
-        (ax.set_xscale if which == "x" else ax.set_yscale)("log")
-    lim = ax.set_xlim if which == "x" else ax.set_ylim
+        getattr(ax, f"set_{which}scale")("log")
     if a.range is not None:
-        lim(*a.range)
+        set_lim(*a.range)
     elif a.lower is not None:
-        lim(a.lower, None)
+        set_lim(a.lower, None)
     if a.ticks is not None:
-        kw = {"fontsize": SMALL} if a.small_ticks or small_ticks else {}
-        (ax.set_xticks if which == "x" else ax.set_yticks)(list(a.ticks[0]), list(a.ticks[1]), **kw)
+        set_ticks(list(a.ticks[0]), list(a.ticks[1]), **({"fontsize": SMALL} if a.small_ticks or small_ticks else {}))
         if a.range is None:  # categories: half a step of room at either end, as bars and boxes need
-            lim(min(a.ticks[0]) - 0.5, max(a.ticks[0]) + 0.5)
+            set_lim(min(a.ticks[0]) - 0.5, max(a.ticks[0]) + 0.5)
+    elif small_ticks:
+        ax.tick_params(axis=which, labelsize=SMALL)
     if a.tick_step is not None:
-        lo, hi = a.range if a.range is not None else (ax.get_xlim() if which == "x" else ax.get_ylim())
-        start = np.ceil(lo / a.tick_step) * a.tick_step
-        (ax.set_xticks if which == "x" else ax.set_yticks)(np.arange(start, hi, a.tick_step))
+        lo, hi = a.range if a.range is not None else getattr(ax, f"get_{which}lim")()
+        set_ticks(np.arange(np.ceil(lo / a.tick_step) * a.tick_step, hi, a.tick_step))
     if a.max_ticks:
         axis.set_major_locator(MaxNLocator(a.max_ticks))
     if a.percent:
@@ -186,9 +202,7 @@ def _axis(ax, which: str, a: Axis, show_title: bool, small_title: bool, small_ti
         axis.set_major_locator(loc)
         axis.set_major_formatter(mdates.ConciseDateFormatter(loc))
     if a.reversed:
-        (ax.invert_xaxis if which == "x" else ax.invert_yaxis)()
-    if small_ticks and a.ticks is None:
-        ax.tick_params(axis=which, labelsize=SMALL)
+        getattr(ax, f"invert_{which}axis")()
 
 
 def draw(plot: Plot, mf) -> None:

@@ -8,7 +8,6 @@ import numpy as np
 from faascope.report.plot.model import (
     Axis, Bars, Boxes, Heatmap, Labels, Line, Panel, Plot, Points, RefLine, Stairs, axis_values, box_stats,
 )
-
 from faascope.report.plot.style import FONT
 
 
@@ -63,6 +62,10 @@ def _colors(c) -> str | list[str]:
     return c if isinstance(c, str) else list(c)
 
 
+def _opacity(o: float) -> float | None:
+    return o if o < 1 else None
+
+
 def _error_x(xerr, color: str, width: float) -> dict | None:
     if xerr is None:
         return None
@@ -71,13 +74,93 @@ def _error_x(xerr, color: str, width: float) -> dict | None:
                 color=color)
 
 
-def _common(m, show_legend: bool) -> dict:
+def _legend_and_hover(m, show_legend: bool) -> dict:
     d = dict(name=m.name, showlegend=show_legend and m.legend and bool(m.name))
-    if getattr(m, "hover", None):
+    if m.hover:
         d["hovertemplate"] = m.hover
-    if getattr(m, "hover_data", None) is not None:
+    if m.hover_data is not None:
         d["customdata"] = m.hover_data
     return d
+
+
+def _line(m: Line, show_legend: bool, _cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    return [go.Scatter(x=m.x, y=m.y, mode="lines+markers" if m.marker else "lines", connectgaps=False,
+                       line=dict(color=m.color, dash=m.dash, width=m.width, shape="hv" if m.step else "linear"),
+                       marker=dict(symbol=m.marker, size=m.marker_size, color=m.color) if m.marker else None,
+                       **_legend_and_hover(m, show_legend))]
+
+
+def _points(m: Points, show_legend: bool, _cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    single = isinstance(m.color, str)
+    if m.open:  # hollow: plotly's "-open" symbol, outlined in the marker colour
+        outline = dict(width=2)
+    elif m.edge:
+        outline = dict(width=1, color=m.edge)
+    else:
+        outline = None
+    return [go.Scatter(x=m.x, y=m.y, mode="markers",
+                       marker=dict(symbol=m.marker + ("-open" if m.open else ""), size=m.size,
+                                   color=_colors(m.color), opacity=_opacity(m.opacity), line=outline),
+                       error_x=_error_x(m.xerr, m.err_color or (m.color if single else "#333333"), m.err_width),
+                       **_legend_and_hover(m, show_legend))]
+
+
+def _bars(m: Bars, show_legend: bool, _cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    return [go.Bar(x=list(m.x), y=list(m.y), orientation="h",
+                   marker=dict(color=_colors(m.color), opacity=_opacity(m.opacity)),
+                   error_x=_error_x(m.xerr, m.err_color, 1.5), **_legend_and_hover(m, show_legend))]
+
+
+def _labels(m: Labels, _show_legend: bool, _cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    return [go.Scatter(x=list(m.x), y=list(m.y), mode="text", text=list(m.text), textposition="middle right",
+                       textfont=dict(color=m.color), hoverinfo="skip", showlegend=False, cliponaxis=False)]
+
+
+def _stairs(m: Stairs, _show_legend: bool, _cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    e = np.asarray(m.edges, dtype=float)
+    h = np.asarray(m.counts)
+    # a step line through the bins' left edges, held to the last edge, filled down to zero
+    return [go.Scatter(x=np.append(e[:-1], e[-1]), y=np.append(h, h[-1]), mode="lines", fill="tozeroy",
+                       line=dict(shape="hv", color=m.color, width=1.2), name=m.name, showlegend=False,
+                       customdata=np.column_stack([e[:-1], e[1:], h]).tolist() + [[e[-1], e[-1], 0]],
+                       hovertemplate=m.hover)]
+
+
+def _boxes(m: Boxes, show_legend: bool, cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    common = dict(orientation="h", name=m.name, marker_color=m.color, line=dict(width=1.3),
+                  fillcolor=rgba(m.color, m.fill_alpha), showlegend=show_legend and bool(m.name))
+    pairs = [(cats.get(p, p), np.asarray(v, dtype=float)) for p, v in zip(m.positions, m.values) if len(v)]
+    if not pairs:
+        return []
+    if m.points != "none":  # plotly computes the boxes from the values and can show them
+        return [go.Box(x=np.concatenate([v for _, v in pairs]), y=np.concatenate([[p] * len(v) for p, v in pairs]),
+                       boxpoints=m.points, jitter=0.5, pointpos=0, marker=dict(size=5, opacity=0.8), **common)]
+    # no points to show: only the box statistics go into the page, which stays small
+    st = [box_stats(v) for _, v in pairs]
+    return [go.Box(y=[p for p, _ in pairs], q1=[s["q1"] for s in st], median=[s["median"] for s in st],
+                   q3=[s["q3"] for s in st], lowerfence=[s["lowerfence"] for s in st],
+                   upperfence=[s["upperfence"] for s in st], mean=[s["mean"] for s in st], boxpoints=False,
+                   **common)]
+
+
+def _heatmap(m: Heatmap, _show_legend: bool, _cats: dict) -> list:
+    import plotly.graph_objects as go
+
+    return [go.Heatmap(z=m.z, x=list(m.x), y=list(m.y), text=m.text, texttemplate="%{text}", colorscale="RdBu",
+                       zmin=m.zmin, zmax=m.zmax, showscale=bool(m.colorbar),
+                       colorbar=dict(title=dict(text=m.colorbar, side="right")), hovertemplate=m.hover)]
 
 
 def _box_categories(panel: Panel) -> dict | None:
@@ -88,71 +171,9 @@ def _box_categories(panel: Panel) -> dict | None:
     return dict(zip(panel.y.ticks[0], panel.y.ticks[1]))
 
 
-def _traces(panel: Panel, show_legend: bool, first_scale: bool) -> list:
-    import plotly.graph_objects as go
-
-    cats = _box_categories(panel) or {}
-    out = []
-    for m in panel.marks:
-        if isinstance(m, Line):
-            mode = "lines+markers" if m.marker else "lines"
-            out.append(go.Scatter(
-                x=m.x, y=m.y, mode=mode, connectgaps=False,
-                line=dict(color=m.color, dash=m.dash, width=m.width, shape="hv" if m.step else "linear"),
-                marker=dict(symbol=m.marker, size=m.marker_size, color=m.color) if m.marker else None,
-                **_common(m, show_legend)))
-        elif isinstance(m, Points):
-            single = isinstance(m.color, str)
-            err = m.err_color or (m.color if single else "#333333")
-            line = dict(width=2 if m.open else (1 if m.edge else 0), color=m.edge) if (m.open or m.edge) else None
-            if m.open:
-                line.pop("color")
-            out.append(go.Scatter(
-                x=m.x, y=m.y, mode="markers",
-                marker=dict(symbol=m.marker + ("-open" if m.open else ""), size=m.size, color=_colors(m.color),
-                            opacity=m.opacity if m.opacity < 1 else None, line=line),
-                error_x=_error_x(m.xerr, err, m.err_width), **_common(m, show_legend)))
-        elif isinstance(m, Bars):
-            out.append(go.Bar(x=list(m.x), y=list(m.y), orientation="h",
-                              marker=dict(color=_colors(m.color), opacity=m.opacity if m.opacity < 1 else None),
-                              error_x=_error_x(m.xerr, m.err_color, 1.5), **_common(m, show_legend)))
-        elif isinstance(m, Labels):
-            out.append(go.Scatter(x=list(m.x), y=list(m.y), mode="text", text=list(m.text),
-                                  textposition="middle right", textfont=dict(color=m.color),
-                                  hoverinfo="skip", showlegend=False, cliponaxis=False))
-        elif isinstance(m, Stairs):
-            e = np.asarray(m.edges, dtype=float)
-            h = np.asarray(m.counts)
-            out.append(go.Scatter(
-                x=np.append(e[:-1], e[-1]), y=np.append(h, h[-1]), mode="lines", fill="tozeroy",
-                line=dict(shape="hv", color=m.color, width=1.2), name=m.name, showlegend=False,
-                customdata=np.column_stack([e[:-1], e[1:], h]).tolist() + [[e[-1], e[-1], 0]],
-                hovertemplate=m.hover))
-        elif isinstance(m, Boxes):
-            common = dict(orientation="h", name=m.name, marker_color=m.color, line=dict(width=1.3),
-                          fillcolor=rgba(m.color, m.fill_alpha), showlegend=show_legend and bool(m.name))
-            pairs = [(cats.get(p, p), np.asarray(v, dtype=float)) for p, v in zip(m.positions, m.values) if len(v)]
-            if not pairs:
-                continue
-            if m.points != "none":  # plotly computes the boxes from the values and can show them
-                out.append(go.Box(x=np.concatenate([v for _, v in pairs]),
-                                  y=np.concatenate([[p] * len(v) for p, v in pairs]),
-                                  boxpoints=m.points, jitter=0.5, pointpos=0,
-                                  marker=dict(size=5, opacity=0.8), **common))
-            else:  # no points to show: only the box statistics go into the page, which stays small
-                st = [box_stats(v) for _, v in pairs]
-                out.append(go.Box(y=[p for p, _ in pairs], q1=[s["q1"] for s in st],
-                                  median=[s["median"] for s in st], q3=[s["q3"] for s in st],
-                                  lowerfence=[s["lowerfence"] for s in st],
-                                  upperfence=[s["upperfence"] for s in st], mean=[s["mean"] for s in st],
-                                  boxpoints=False, **common))
-        elif isinstance(m, Heatmap):
-            out.append(go.Heatmap(
-                z=m.z, x=list(m.x), y=list(m.y), text=m.text, texttemplate="%{text}", colorscale="RdBu",
-                zmin=m.zmin, zmax=m.zmax, showscale=first_scale and bool(m.colorbar),
-                colorbar=dict(title=dict(text=m.colorbar, side="right")), hovertemplate=m.hover))
-            first_scale = False
-    return out
+#: mark kind -> its traces; a reference line is a layout shape, not a trace (see to_plotly)
+TRACES = {Line: _line, Points: _points, Bars: _bars, Labels: _labels, Stairs: _stairs, Boxes: _boxes,
+          Heatmap: _heatmap}
 
 
 def _axis(ax: Axis, values: np.ndarray, show_title: bool) -> dict:
@@ -185,6 +206,22 @@ def _axis(ax: Axis, values: np.ndarray, show_title: bool) -> dict:
     return d
 
 
+def _panel_axis(panel: Panel, a: str, show_title: bool, small_title: bool) -> dict:
+    """Layout settings of the panel's axis "x" or "y"."""
+    ax = panel.x if a == "x" else panel.y
+    settings = _axis(ax, axis_values(panel, a), show_title)
+    cats = _box_categories(panel) if a == "y" else None
+    if cats:  # named categories rather than numbered positions
+        for k in ("tickmode", "tickvals", "ticktext"):
+            settings.pop(k, None)
+        settings.update(type="category", categoryorder="array", categoryarray=list(cats.values()))
+    if ax.range is None and _starts_at_zero(panel, a):
+        settings["rangemode"] = "tozero"
+    if small_title:  # panels side by side: smaller axis titles, as in print
+        settings["title_font"] = dict(size=12)
+    return settings
+
+
 def _starts_at_zero(panel: Panel, a: str) -> bool:
     """Counts (a histogram's y) and bar lengths (x) are measured from zero."""
     kinds = (Stairs,) if a == "y" else (Bars,)
@@ -198,7 +235,7 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
     from plotly.subplots import make_subplots
 
     rows, cols = plot.rows, plot.cols
-    multi = len(plot.panels) > 1
+    multi = len(plot.panels) > 1          # a grid of subplots
     if multi:
         titled = any(p.title for p in plot.panels)
         gap = 42 if plot.share_x else 96   # room for tick labels and, unless shared, an axis title
@@ -210,32 +247,24 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
         fig = go.Figure()
     show_legend = plot.legend is not None
     switch: list[tuple[str, bool]] = []   # axes with linear/log buttons, and whether they start log
-    first_scale = True
+    scale_shown = False                   # heatmaps share one colour scale: show it once
     for i, panel in enumerate(plot.panels):
-        row, col = i // cols + 1, i % cols + 1
-        for t in _traces(panel, show_legend, first_scale):
-            if isinstance(t, go.Heatmap):
-                first_scale = False
-            fig.add_trace(t, row=row, col=col) if multi else fig.add_trace(t)
+        where = dict(row=i // cols + 1, col=i % cols + 1) if multi else {}
+        cats = _box_categories(panel) or {}
         for m in panel.marks:
             if isinstance(m, RefLine):
-                where = dict(row=row, col=col) if multi else {}
                 fig.add_vline(x=m.x, line=dict(color=m.color, width=1, dash=m.dash), **where)
+                continue
+            for t in TRACES[type(m)](m, show_legend, cats):
+                if isinstance(m, Heatmap):
+                    t.showscale = t.showscale and not scale_shown
+                    scale_shown = scale_shown or t.showscale
+                fig.add_trace(t, **where)
         suffix = "" if i == 0 else str(i + 1)
         for a, ax in (("x", panel.x), ("y", panel.y)):
             # a shared x axis is titled once, under the bottom panel
             show_title = not (a == "x" and plot.share_x and i + cols < len(plot.panels))
-            settings = _axis(ax, axis_values(panel, a), show_title)
-            cats = _box_categories(panel) if a == "y" else None
-            if cats:
-                for k in ("tickmode", "tickvals", "ticktext"):
-                    settings.pop(k, None)
-                settings.update(type="category", categoryorder="array", categoryarray=list(cats.values()))
-            if ax.range is None and _starts_at_zero(panel, a):
-                settings["rangemode"] = "tozero"
-            if cols > 1:  # panels side by side: smaller axis titles, as in print
-                settings["title_font"] = dict(size=12)
-            fig.layout[f"{a}axis{suffix}"].update(settings)
+            fig.layout[f"{a}axis{suffix}"].update(_panel_axis(panel, a, show_title, small_title=cols > 1))
             if ax.log_switch:
                 switch.append((f"{a}axis{suffix}", ax.log))
     legend = plot.legend
