@@ -203,10 +203,11 @@ def _bytes(v: Any) -> int | None:
         return None
 
 
-def cell_limit(fn: dict, wl: dict, provider: str) -> tuple[str, str] | None:
+def cell_limit(fn: dict, wl: dict, provider: str, by_profile: bool = False) -> tuple[str, str] | None:
     """``(why, rule)`` when the cell with function ``fn`` and workload ``wl`` cannot work on
     ``provider`` (a limit of the platform or the storage), with a rule that would exclude it;
-    None when it can."""
+    None when it can. ``by_profile``: the profile is a factor, so a /tmp rule names it (the
+    lambda profile's limit is not the gcf profile's)."""
     kind = wl.get("kind")
     profile = fn.get("profile")
     if kind == "fileio":
@@ -216,16 +217,19 @@ def cell_limit(fn: dict, wl: dict, provider: str) -> tuple[str, str] | None:
         if provider == "aws" or (provider == "local" and profile == "lambda"):
             eph = fn.get("ephemeral_mb") or 512
             if size > eph * MIB:
+                rule = "file_size <= ephemeral"
                 return (f"file_size {format_size(size)} ({size:,} B) does not fit the function's "
-                        f"/tmp: ephemeral_mb {eph} = {eph * MIB:,} B", "file_size <= ephemeral")
+                        f"/tmp: ephemeral_mb {eph} = {eph * MIB:,} B",
+                        f"profile != 'lambda' or {rule}" if by_profile else rule)
         elif provider == "gcp" or (provider == "local" and profile == "gcf"):
             mem = fn.get("memory_mb") or 128
             room = mem * MIB - TMPFS_RESERVE
             if size + io > room:
+                rule = f"file_size + io_size <= memory - {TMPFS_RESERVE // MIB}MiB"
                 return (f"/tmp is in memory here, so file_size {format_size(size)} plus the "
                         f"agent's io_size buffer ({size + io:,} B) must fit memory_mb {mem} "
                         f"({mem * MIB:,} B) less {TMPFS_RESERVE // MIB} MiB for the agent "
-                        f"({room:,} B)", f"file_size + io_size <= memory - {TMPFS_RESERVE // MIB}MiB")
+                        f"({room:,} B)", f"profile != 'gcf' or {rule}" if by_profile else rule)
     elif kind == "object":
         size = _bytes(wl.get("object_size"))
         if size is not None and size > S3_MAX_OBJECT:
@@ -243,15 +247,17 @@ def cell_limit(fn: dict, wl: dict, provider: str) -> tuple[str, str] | None:
                  "object": STORED_MAX_PAYLOAD}.get(via)
         if size is not None and limit is not None and size > limit:
             what = {"inline": "the inline limit (Lambda's 6 MiB request less 64 KiB of envelope)",
-                    "kv": "DynamoDB's item limit", "object": "the agent's limit for via object"}[via]
+                    "kv": "the kv limit (DynamoDB's item size, applied to every backend)",
+                    "object": "the agent's limit for via object"}[via]
             return (f"payload_size {format_size(size)} via {via} is above {what}: {limit:,} B",
                     f"via != '{via}' or payload_size <= {format_size(limit)}")
     elif kind == "app" and wl.get("storage") == "kv" and wl.get("backend") == "dynamodb":
-        sizes = [s for s in (_bytes(wl.get("input_size")), _bytes(wl.get("output_size"))) if s]
-        if sizes and max(sizes) > DYNAMODB_MAX_ITEM:
-            return (f"the app's input or output ({format_size(max(sizes))}) is one DynamoDB item, "
-                    f"above its limit of 400 KiB ({DYNAMODB_MAX_ITEM:,} B)",
-                    "storage != 'kv' or input_size <= 400KiB")
+        for name in ("input_size", "output_size"):
+            size = _bytes(wl.get(name))
+            if size is not None and size > DYNAMODB_MAX_ITEM:
+                return (f"the app's {name} {format_size(size)} is one DynamoDB item, above its "
+                        f"limit of 400 KiB ({DYNAMODB_MAX_ITEM:,} B)",
+                        f"storage != 'kv' or {name} <= 400KiB")
     return None
 
 
@@ -306,6 +312,7 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
     cells: list[Cell] = []
     excluded: list[Excluded] = []
     impossible: list[tuple[dict[str, Any], tuple[str, str]]] = []
+    by_profile = any(f.section == "function" and f.field == "profile" for f in spec.factors)
     for combo in itertools.product(*level_lists):
         levels = dict(zip(names, combo))
         where = ", ".join(f"{k}={_show(v)}" for k, v in levels.items())
@@ -323,7 +330,7 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
         if broken:
             excluded.append(Excluded(levels=levels, rule=broken[0], rules=broken))
             continue
-        limit = cell_limit(fn, wl, spec.provider_kind)
+        limit = cell_limit(fn, wl, spec.provider_kind, by_profile)
         if limit is not None:
             impossible.append((levels, limit))
             continue
