@@ -13,5 +13,6 @@ __all__ = ["build_report"]
 
 
 def build_report(*args, **kwargs):
+    # lazy: `import faascope.report` stays cheap; building pulls in pandas, plotly and matplotlib
     from faascope.report.build import build_report as _build
     return _build(*args, **kwargs)

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from faascope.errors import Failure
+from faascope.report.plot import render_matplotlib, render_plotly
 from faascope.report.plot.model import Plot
 
 PNG_DPI = 200
@@ -53,15 +55,11 @@ class Fig:
     plotly: object = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        from faascope.report.plot.render_plotly import to_plotly
-
-        self.plotly = to_plotly(self.plot, self.height)
+        self.plotly = render_plotly.to_plotly(self.plot, self.height)
 
     def draw(self, mf) -> None:
         """Draw the publication version onto the matplotlib Figure `mf`."""
-        from faascope.report.plot.render_matplotlib import draw
-
-        draw(self.plot, mf)
+        render_matplotlib.draw(self.plot, mf)
 
 
 def slug(text: str) -> str:
@@ -91,11 +89,9 @@ def save_plot(plot: Plot, size: tuple[float, float], paths: list[Path]) -> None:
     import matplotlib
     from matplotlib.figure import Figure
 
-    from faascope.report.plot.render_matplotlib import RC, draw
-
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(render_matplotlib.RC):
         mf = Figure(figsize=size, layout="constrained")
-        draw(plot, mf)
+        render_matplotlib.draw(plot, mf)
         for path in paths:
             fmt = Path(path).suffix.lstrip(".").lower() or "png"
             kw = {} if fmt in ("pdf", "svg", "eps", "ps") else {"dpi": PNG_DPI}
@@ -143,7 +139,6 @@ def save_all(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs: int
             if len(f.files) != len(formats):
                 failed = True
     if failed:
-        from faascope.errors import Failure
         raise Failure("drawing the publication figures failed in a worker process; rerun with --jobs 1 "
                       "to see the error")
 

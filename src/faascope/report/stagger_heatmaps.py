@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from faascope.report.figures import save_plot
 from faascope.report.plot.model import Axis, Heatmap, Panel, Plot
+from faascope.report.plot.render_plotly import to_plotly
 
 #: colours saturate at ±100 %: an improvement cannot exceed 100 %, a slow-down can be any size
 #: (the cell's text still gives the value)
@@ -54,10 +56,6 @@ def write_heatmaps(panels: list[dict], path: str | Path, title: str = TITLE) -> 
     """One file: .html (interactive, self-contained) or .png/.pdf/.svg (publication)."""
     plot = heatmaps_plot(panels, title)
     if str(path).endswith(".html"):
-        from faascope.report.plot.render_plotly import to_plotly
-
         to_plotly(plot, html_height(panels), standalone=True).write_html(str(path), include_plotlyjs=True)
         return
-    from faascope.report.figures import save_plot
-
     save_plot(plot, static_size(panels), [Path(path)])
