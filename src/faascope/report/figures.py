@@ -4,7 +4,7 @@ it shows) and how figures are saved under figures/.
 Two back ends, one description. report.html needs interactive figures that work offline from one
 file (hover values, zoom, legend toggles, linear/log buttons): plotly. The publication figures need
 PDF with embedded TrueType fonts, SVG with text as text and 200-dpi PNG, drawn on any machine
-without a browser: matplotlib (plotly's static export needs kaleido and a Chrome, and would make
+without a browser: matplotlib (plotly's static export goes through kaleido and a Chrome, and would make
 a browser a dependency of `faascope report --formats pdf`). Neither can replace the other, so both
 stay. Each figure used to be written twice, a plotly figure and a matplotlib `draw` callback
 from the same arrays; the two copies drifted (axis limits, legends, label sizes) and every new
@@ -17,7 +17,7 @@ linear/log buttons, the printed title (the page shows its own heading). A plotti
 library (plotnine, Altair with vl-convert, HoloViews) was not used: it would add a dependency and
 a third vocabulary, and none of them gives both a self-contained plotly page and matplotlib
 PDFs from one specification. The model holds only the marks the report uses; a new kind is one
-dataclass and one branch in each renderer.
+dataclass in the model and one drawing function in each renderer's table.
 """
 from __future__ import annotations
 

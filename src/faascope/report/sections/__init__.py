@@ -10,7 +10,8 @@ by writing one module with one builder and adding one line to `SECTIONS` (see do
                "bytes/s per time bin, per cell; needs the bytes column")
 
 Every builder receives a `Ctx` (context.py); helpers shared by several sections are in
-helpers.py. Where a plot of every row would be unreadable or heavy (large inputs), the builder
+helpers.py. A figure is a `Fig` whose content is a `Plot` (report/plot/model.py), described once
+and drawn by both back ends (plotly for report.html, matplotlib for figures/). Where a plot of every row would be unreadable or heavy (large inputs), the builder
 summarises and says so in the figure's `note`; the thresholds are module constants of the
 section that applies them (e.g. `distributions.ECDF_EXACT_MAX`).
 """
