@@ -1,6 +1,6 @@
 """Bursts, co-residency and staggering: what a burst campaign's results say.
 
-Per invocation (the I/O-scalability study's metrics, BRIEF.md §2), from the client's send time
+Per invocation (the metrics of Roy et al.'s I/O-scalability study, IISWC 2021), from the client's send time
 and the agent's own timestamps:
 
 | column | from → to |

@@ -6,12 +6,8 @@ burst campaign (``--results``), so the search can be analysed and reported after
 """
 from __future__ import annotations
 
-import copy
 import json
-import random
 import sys
-from pathlib import Path
-from typing import Any
 
 import click
 
