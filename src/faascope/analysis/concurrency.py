@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 
 from faascope.errors import BadInput
-from faascope.schemas.response import WorkloadResult, parse_workload_result
 from faascope.store.reader import ResultsFile, is_burst_results, measured_only
 
 METRICS = ["delay_s", "wait_s", "start_s", "run_s", "service_s", "completion_s", "read_s",
@@ -52,8 +51,6 @@ STATS = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
 STAGGER_METRICS = [("write_s", "p50"), ("write_s", "p95"), ("read_s", "p95"), ("wait_s", "p50"),
                    ("service_s", "p50"), ("service_s", "p95"), ("start_s", "p50"),
                    ("completion_s", "max")]
-READ_OPS = {"read", "get", "GET"}
-WRITE_OPS = {"write", "put", "PUT"}
 
 
 @dataclass
@@ -74,48 +71,13 @@ def is_burst_store(path: str | Path) -> bool:
     return is_burst_results(path)
 
 
-def _split_io(kind: Any, op: Any, w: Optional[WorkloadResult]
-              ) -> tuple[Optional[float], Optional[float], Optional[float]]:
-    """(read_s, write_s, compute_s) of a workload result; ``kind`` and ``op`` are the cell's
-    planned ones, used when the result does not say."""
-    if w is None:
-        return None, None, None
-    m = w.measures
-    r, wr, c = m.get("read_s"), m.get("write_s"), m.get("compute_s")
-    if r is not None or wr is not None or c is not None:
-        return r, wr, c
-    op = w.op or op
-    if (w.kind or kind) == "spin":
-        return None, None, w.elapsed_s
-    if op in READ_OPS:
-        return w.elapsed_s, None, None
-    if op in WRITE_OPS:
-        return None, w.elapsed_s, None
-    return None, None, None
-
-
 def load_bursts(path: str | Path) -> BurstData:
     """The burst members and bursts of a results store written by a burst campaign."""
     p = Path(path)
     with ResultsFile(p, field="INPUT") as rf:
-        inv, raw, bursts = rf.burst_frames()
+        inv, bursts = rf.burst_frames()   # read_s, write_s, compute_s, io_s: the store's MEASURES
         factors = rf.factor_names()
         campaign = rf.campaign() or {}
-    raw = raw.set_index("invocation_id")
-    rs, ws, cs = [], [], []
-    for iid in inv["invocation_id"]:
-        w = raw.at[iid, "w"] if iid in raw.index else None
-        w = parse_workload_result(json.loads(w) if isinstance(w, str) else None)
-        r, wr, c = _split_io(raw.at[iid, "payload_kind"] if iid in raw.index else None,
-                             raw.at[iid, "payload_op"] if iid in raw.index else None, w)
-        rs.append(r)
-        ws.append(wr)
-        cs.append(c)
-    inv["read_s"] = pd.to_numeric(pd.Series(rs, index=inv.index), errors="coerce")
-    inv["write_s"] = pd.to_numeric(pd.Series(ws, index=inv.index), errors="coerce")
-    inv["compute_s"] = pd.to_numeric(pd.Series(cs, index=inv.index), errors="coerce")
-    both = inv[["read_s", "write_s"]]
-    inv["io_s"] = both.sum(axis=1, min_count=1)
     # the burst's start: the attempt's schedule start (recorded per attempt)
     starts = {}
     for _, b in bursts.iterrows():

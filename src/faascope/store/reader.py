@@ -194,23 +194,16 @@ class ResultsFile:
     def is_burst_campaign(self) -> bool:
         return BURST_VIEW in self.names
 
-    def burst_frames(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-        """(members, workloads, bursts) of a burst campaign: ``burst_invocations`` (one row per
-        member, warm-ups included), each invocation's workload result and its cell's planned
-        workload kind and op (``invocation_id``, ``w``, ``payload_kind``, ``payload_op``), and
-        the ``bursts`` table (one row per burst attempt)."""
+    def burst_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(members, bursts) of a burst campaign: ``burst_invocations`` (one row per member,
+        warm-ups included, with every column of the flat view) and the ``bursts`` table (one row
+        per burst attempt)."""
         if not self.is_burst_campaign():
             raise BadInput(f"{self.path} is not the results store of a burst campaign (no "
                            f"{BURST_VIEW} view; run a spec with a load section)", field=self.field)
         members = pd.read_sql_query(f"SELECT * FROM {BURST_VIEW}", self.conn)
-        workloads = pd.read_sql_query(
-            "SELECT i.id AS invocation_id, json_extract(i.response_json, '$.workload') AS w, "
-            "json_extract(c.payload_json, '$.workload.op') AS payload_op, "
-            "json_extract(c.payload_json, '$.workload.kind') AS payload_kind "
-            "FROM invocations i JOIN cells c ON c.campaign_id = i.campaign_id AND "
-            "c.cell_key = i.cell_key", self.conn)
         bursts = pd.read_sql_query("SELECT * FROM bursts", self.conn)
-        return members, workloads, bursts
+        return members, bursts
 
 
 def is_burst_results(path: str | Path) -> bool:
