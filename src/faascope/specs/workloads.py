@@ -140,7 +140,7 @@ def _condition(schema: dict, schema_path: list) -> str:
     """' when <condition>' for an error found under an if/then/else of ``schema``, else ''."""
     node: Any = schema
     cond = ""
-    for i, part in enumerate(schema_path):
+    for part in schema_path:
         if part in ("then", "else") and isinstance(node, dict) and isinstance(node.get("if"), dict):
             described = _describe_if(node["if"])
             cond = f" when {described}" if part == "then" else f" unless {described}"
