@@ -36,7 +36,8 @@ from faascope.specs.loader import LoadedSpec
 from faascope.specs.model import FunctionSpec
 from faascope.units import MIB, SizeError, format_size, parse_size
 
-CONFIG_FIELDS = ("memory_mb", "ephemeral_mb", "timeout_s", "arch", "profile", "image_size")
+CONFIG_FIELDS = ("memory_mb", "ephemeral_mb", "timeout_s", "arch", "profile", "image_size",
+                 "net_shape")
 
 
 @dataclass

@@ -27,6 +27,7 @@ class FunctionConfig:
     arch: str = "x86_64"
     profile: Optional[str] = None  # local platform only
     image_size: Optional[int] = None
+    net_shape: Optional[str] = None  # local platform only (the faascope:net-shape tag)
 
     @classmethod
     def from_dict(cls, d: dict) -> "FunctionConfig":
@@ -39,13 +40,17 @@ class FunctionConfig:
         """What must match for two cells to share a function.
 
         ``per_config``: everything; ``shared``: only what needs a new function or new code
-        (profile, arch, image size); memory, ephemeral storage and timeout are then changed in
-        place with UpdateFunctionConfiguration.
+        (profile, arch, image size, network shape); memory, ephemeral storage and timeout are
+        then changed in place with UpdateFunctionConfiguration.
         """
         if strategy == "shared":
-            return (self.profile, self.arch, self.image_size)
+            return (self.profile, self.arch, self.image_size) + self._shape()
         return (self.memory_mb, self.ephemeral_mb, self.timeout_s, self.arch, self.profile,
-                self.image_size)
+                self.image_size) + self._shape()
+
+    def _shape(self) -> tuple:
+        # only when set, so that function names of campaigns without it stay as they were
+        return (self.net_shape,) if self.net_shape else ()
 
 
 class Provider(abc.ABC):

@@ -38,6 +38,8 @@ from faascope.providers.invocation import InvokeResult, Prepared, RequestFactory
 from faascope.providers.packaging import build_zip
 
 PROFILE_TAG = "faascope:profile"
+#: the local platform's per-function network shaping (agent/platform/function.go TagNetShape)
+NET_SHAPE_TAG = "faascope:net-shape"
 KEEP_ALIVE_TAG = "faascope:keep-alive"
 CREATED_BY_TAG = "faascope:created-by"
 CAMPAIGN_TAG = "faascope:campaign"
@@ -332,6 +334,8 @@ class LambdaAPIProvider(Provider):
             tags[SPEC_TAG] = self.spec_name
         if config.profile:
             tags[PROFILE_TAG] = config.profile
+        if config.net_shape:
+            tags[NET_SHAPE_TAG] = config.net_shape
         if self.keep_alive_s is not None:
             tags[KEEP_ALIVE_TAG] = str(self.keep_alive_s)
         return tags
@@ -357,8 +361,9 @@ class LambdaAPIProvider(Provider):
         if current is not None:
             tags = current.get("Tags") or {}
             cfg = current["Configuration"]
-            if tags.get(PROFILE_TAG) != (config.profile or None) and config.profile:
-                # the sandbox profile is fixed at creation on the local platform
+            if (tags.get(PROFILE_TAG) != (config.profile or None) and config.profile) or \
+                    tags.get(NET_SHAPE_TAG) != config.net_shape:
+                # the sandbox profile and network shape are fixed at creation on the local platform
                 self.teardown(name)
                 current = None
         if current is None:
@@ -383,7 +388,8 @@ class LambdaAPIProvider(Provider):
         have = FunctionConfig(memory_mb=cfg.get("MemorySize"),
                               ephemeral_mb=(cfg.get("EphemeralStorage") or {}).get("Size", 512),
                               timeout_s=cfg.get("Timeout"), arch=config.arch,
-                              profile=config.profile, image_size=config.image_size)
+                              profile=config.profile, image_size=config.image_size,
+                              net_shape=config.net_shape)
         self._config[name] = have
         if have != config:
             self.update_configuration(name, config)

@@ -202,6 +202,11 @@ class FunctionSpec(Strict):
     profile: Optional[Literal["lambda", "gcf", "unlimited"]] = None
     #: pad the deployment package to this size (cold starts grow with image size)
     image_size: Optional[Size] = Field(None, ge=0)
+    #: local platform only: the sandbox's network token bucket, modelled on Firecracker's rate
+    #: limiter (docs/platform.md): "none", "lambda" (Lambda's measured burst and baseline), or
+    #: "size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]"; fixed when the function is created
+    net_shape: Optional[str] = Field(
+        None, pattern=r"^(none|lambda|size=\d+,refill_ms=\d+(,one_time_burst=\d+)?(,peak=\d+)?)$")
 
 
 # --------------------------------------------------------------------------------------------
