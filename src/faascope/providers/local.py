@@ -26,8 +26,6 @@ LOCAL_ROLE = "arn:aws:iam::000000000000:role/faascope-local"
 LOCAL_CREDENTIALS = ("faascope-local", "faascope-local")
 #: host loopback ports a function's sandboxes may reach ("6379,9000", or "9002:9001" to map)
 EXPOSE_TAG = "faascope:expose"
-#: the function's token-bucket network shape (none, lambda, size=...; docs/platform.md)
-NET_SHAPE_TAG = "faascope:net-shape"
 
 
 def local_credentials() -> tuple[str, str]:
@@ -54,8 +52,7 @@ class LocalProvider(LambdaAPIProvider):
                  max_attempts: int = 1, read_timeout_s: float = 960.0,
                  connect_timeout_s: float = 10.0, keep_alive_s: Optional[int] = None,
                  function_env: Optional[dict[str, str]] = None, expose: str = "",
-                 on_close: Optional[Callable[[], None]] = None, details: Optional[dict] = None,
-                 net_shape: Optional[str] = None):
+                 on_close: Optional[Callable[[], None]] = None, details: Optional[dict] = None):
         endpoint = endpoint_url or local_endpoint(data_dir)
         super().__init__(region="us-east-1", endpoint_url=endpoint, role=LOCAL_ROLE,
                          credentials=local_credentials(), max_attempts=max_attempts,
@@ -65,7 +62,6 @@ class LocalProvider(LambdaAPIProvider):
         self.expose = expose
         self.on_close = on_close
         self.details = dict(details or {})
-        self.net_shape = net_shape
 
     def describe(self) -> dict:
         return {**super().describe(), **self.details}
@@ -77,9 +73,6 @@ class LocalProvider(LambdaAPIProvider):
         tags = super()._tags(config)
         if self.expose:
             tags[EXPOSE_TAG] = self.expose
-        if self.net_shape:
-            # per function, so a running platform need not be restarted with --net-shape
-            tags[NET_SHAPE_TAG] = self.net_shape
         return tags
 
     def deploy(self, name: str, config: FunctionConfig) -> None:
@@ -102,8 +95,7 @@ class LocalProvider(LambdaAPIProvider):
         env = (current["Configuration"].get("Environment") or {}).get("Variables") or {}
         tags = current.get("Tags") or {}
         if any(env.get(k) != v for k, v in self.standin_env.items()) or \
-                (tags.get(EXPOSE_TAG) or "") != self.expose or \
-                (tags.get(NET_SHAPE_TAG) or None) != (self.net_shape or None):
+                (tags.get(EXPOSE_TAG) or "") != self.expose:
             self.teardown(name)
 
     def close(self) -> None:
@@ -118,5 +110,4 @@ class LocalProvider(LambdaAPIProvider):
     def from_settings(cls, s: Any) -> "LocalProvider":
         return cls(endpoint_url=s.endpoint_url, data_dir=s.data_dir, max_attempts=s.max_attempts,
                    read_timeout_s=s.read_timeout_s, connect_timeout_s=s.connect_timeout_s,
-                   keep_alive_s=getattr(s, "keep_alive_s", None),
-                   net_shape=getattr(s, "net_shape", None))
+                   keep_alive_s=getattr(s, "keep_alive_s", None))

@@ -89,7 +89,7 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
             endpoint_url=wired.endpoint, max_attempts=settings.max_attempts,
             read_timeout_s=settings.read_timeout_s, connect_timeout_s=settings.connect_timeout_s,
             keep_alive_s=getattr(settings, "keep_alive_s", None), function_env=wired.env,
-            expose=wired.expose, on_close=wired.stop, net_shape=getattr(settings, "net_shape", None),
+            expose=wired.expose, on_close=wired.stop,
             details={"platform": wired.platform["how"],
                      "standins": sorted(wired.used.servers)})
         if event is not None:
