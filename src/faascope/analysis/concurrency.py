@@ -40,6 +40,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from faascope.analysis.per_cell import mean_ci
 from faascope.errors import BadInput
 from faascope.store.reader import ResultsFile, is_burst_results, measured_only
 
@@ -278,11 +279,130 @@ def heatmap_panels(imp: pd.DataFrame) -> list[dict]:
         bs = sorted(g["batch_size"].unique(), key=float)
         ds = sorted(g["delay"].unique(), key=float)
         z = np.full((len(bs), len(ds)), np.nan)
+        significant = np.zeros((len(bs), len(ds)), dtype=bool)
         for _, r in g.iterrows():
             if r["improvement_pct"] is not None and not pd.isna(r["improvement_pct"]):
-                z[bs.index(r["batch_size"]), ds.index(r["delay"])] = r["improvement_pct"]
+                i, j = bs.index(r["batch_size"]), ds.index(r["delay"])
+                z[i, j] = r["improvement_pct"]
+                significant[i, j] = ci_excludes_zero(r["ci_low"], r["ci_high"])
         group = dict(zip(others, key[:len(others)]))
         met, st = key[len(others)], key[len(others) + 1]
         panels.append({"group": group, "metric": met, "stat": st, "title": metric_label(met, st),
-                       "batch_sizes": bs, "delays": ds, "z": z})
+                       "batch_sizes": bs, "delays": ds, "z": z, "significant": significant})
     return panels
+
+
+def ci_excludes_zero(low, high) -> bool:
+    """Whether a bootstrap interval of an improvement lies wholly above or below 0 (the change is
+    significant at the interval's level); False when there is no interval."""
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return False
+    return bool(low > 0 or high < 0)
+
+
+# ------------------------------------------------------------------------------------ against burst size
+#: the (metric, statistic) pairs drawn against the burst size: the S3-vs-EFS study's figure
+#: (Roy et al., IISWC 2021: wait, run and service time at the median, p95 and p100)
+SCALING_METRICS = ["wait_s", "run_s", "service_s"]
+SCALING_STATS = ["p50", "p95", "max"]
+
+
+def burst_size_column(data: BurstData) -> str | None:
+    """The factor that sets the burst size, if the design varies it."""
+    return next((f for f in data.factors if f == "burst_size" or f.endswith(".burst_size")), None)
+
+
+def with_burst_size(data: BurstData, stats: pd.DataFrame) -> pd.DataFrame:
+    """`stats` (one row per burst) with ``burst_size_``: the planned members of its cell's bursts."""
+    sizes = _burst_size_of(data)
+    out = stats.copy()
+    out["burst_size_"] = out["cell_key"].map(sizes)
+    if out["burst_size_"].isna().any():  # a plan without load sizes: the burst's planned members
+        out["burst_size_"] = out["burst_size_"].fillna(out["planned"])
+    out["burst_size_"] = out["burst_size_"].astype(int)
+    return out
+
+
+def _group_by_others(data: BurstData, stats: pd.DataFrame, value_cols: list[str],
+                     alpha: float) -> pd.DataFrame:
+    """Mean over bursts (with a Student-t interval) of each value column, per group of the
+    factors other than the burst size × burst size."""
+    size_col = burst_size_column(data)
+    others = [f for f in data.factors if f != size_col and f in stats.columns
+              and f not in ("batch_size", "delay")]
+    rows = []
+    keys = others + ["burst_size_"]
+    for key, g in stats.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        for col in value_cols:
+            if col not in g.columns:
+                continue
+            m, lo, hi, n = mean_ci(pd.to_numeric(g[col], errors="coerce"), alpha)
+            if n:
+                rows.append({**dict(zip(keys, key)), "column": col, "mean": m, "ci_low": lo,
+                             "ci_high": hi, "n_bursts": n})
+    out = pd.DataFrame(rows)
+    if not out.empty:
+        out = out.rename(columns={"burst_size_": "burst_size"}).sort_values(
+            others + ["burst_size"], kind="stable").reset_index(drop=True)
+    return out
+
+
+def scaling_curves(data: BurstData, stats: pd.DataFrame | None = None,
+                   alpha: float = 0.05) -> pd.DataFrame:
+    """Wait, run and service time at p50/p95/max per burst, averaged over the bursts of each
+    group (factors other than the burst size) × burst size, with intervals over bursts; columns
+    ``<metric>_<stat>`` in ``column``. Empty when fewer than two burst sizes were run."""
+    stats = burst_stats(data) if stats is None else stats
+    if stats.empty:
+        return pd.DataFrame()
+    stats = with_burst_size(data, stats)
+    if stats["burst_size_"].nunique() < 2:
+        return pd.DataFrame()
+    cols = [f"{m}_{s}" for m in SCALING_METRICS for s in SCALING_STATS]
+    return _group_by_others(data, stats, cols, alpha)
+
+
+def burst_bandwidth(data: BurstData) -> pd.DataFrame:
+    """Per measured burst (split bursts left out): the co-location view of Kim & Lee (I/O
+    resource isolation of FaaS runtimes): ``per_function_bytes_per_s``, the median over members
+    of bytes / run time, and ``aggregate_bytes_per_s``, the bytes of every successful member over
+    the burst's span (first member received → last workload end). Empty when the workload
+    moves no bytes."""
+    m = data.measured
+    if "bytes" not in m.columns:
+        return pd.DataFrame()
+    ok = m[(m["ok"] == 1) & (pd.to_numeric(m["bytes"], errors="coerce") > 0)]
+    if ok.empty:
+        return pd.DataFrame()
+    b = data.bursts[data.bursts["kind"] == "measure"]
+    split = b.groupby(["cell_key", "burst"])["attempt"].max() > 1
+    rows = []
+    for (ck, burst), g in ok.groupby(["cell_key", "burst"], sort=False):
+        if bool(split.get((ck, burst), False)):
+            continue
+        nbytes = pd.to_numeric(g["bytes"], errors="coerce").astype(float)
+        run = pd.to_numeric(g["run_s"], errors="coerce").astype(float)
+        per = (nbytes / run)[run > 0]
+        span = (g["agent_workload_end_ns"].max() - g["agent_received_ns"].min()) / 1e9
+        row = {"cell_key": ck, "burst": int(burst), "members": len(g),
+               "per_function_bytes_per_s": float(per.median()) if len(per) else None,
+               "aggregate_bytes_per_s": float(nbytes.sum() / span) if span and span > 0 else None}
+        for f in data.factors:
+            if f in g.columns:
+                row[f] = g[f].iloc[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def bandwidth_curves(data: BurstData, alpha: float = 0.05) -> pd.DataFrame:
+    """Per-function and aggregate bandwidth (bytes/s), averaged over bursts per group × burst
+    size, with intervals over bursts (``column``: per_function_bytes_per_s or
+    aggregate_bytes_per_s). Empty without bytes or with a single burst size."""
+    bw = burst_bandwidth(data)
+    if bw.empty:
+        return pd.DataFrame()
+    bw = with_burst_size(data, bw.assign(planned=bw["members"]))
+    if bw["burst_size_"].nunique() < 2:
+        return pd.DataFrame()
+    return _group_by_others(data, bw, ["per_function_bytes_per_s", "aggregate_bytes_per_s"], alpha)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from faascope import __version__
 from faascope.errors import BadInput, Failure
-from faascope.report.data import build_data
+from faascope.report.data import build_data, response_meaning
 from faascope.report.figures import Fig, save_all
 from faascope.report.items import Block, Text
 from faascope.report.page import page
@@ -118,8 +118,10 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
     name = src.name
     title = f"faascope report: {name}"
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    # a measure other than the default says what it is (the default is the documented elapsed_s)
+    meaning = response_meaning(data.response) if src.kind == "store" and data.response != "latency_seconds" else None
     subtitle = (f"{'Results store' if src.kind == 'store' else 'Table'} `{src.path.name}`; response "
-                f"`{data.response}`; compared factor `{data.compare}`; {data.counts['analysed']:,} rows analysed. "
+                f"`{data.response}`{f' ({meaning})' if meaning else ''}; compared factor `{data.compare}`; {data.counts['analysed']:,} rows analysed. "
                 f"Generated {now} by faascope {__version__}.")
     html_path = out / "report.html"
     md_path = out / "summary.md"

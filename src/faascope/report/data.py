@@ -31,8 +31,21 @@ from faascope.analysis.io import (
 )
 from faascope.errors import BadInput
 from faascope.store.reader import ResultsFile, is_results_path, measured_only
+from faascope.store.schema import MEASURES
 
 DEFAULT_RESPONSE = "latency_seconds"
+#: what a response column of a results file means (the report's first line says it)
+RESPONSE_MEANINGS = {
+    "latency_seconds": "the agent's timed workload, elapsed_s",
+    "client_latency_seconds": "the client's round trip of the invocation",
+    "client_headers_seconds": "the client's time to the reply's headers",
+    **{name: meaning for name, _, meaning in MEASURES},
+}
+
+
+def response_meaning(column: str) -> str | None:
+    """What a results file's column means, for naming the response; None for other columns."""
+    return RESPONSE_MEANINGS.get(column)
 
 _DEC = (("TB", 1000**4), ("GB", 1000**3), ("MB", 1000**2), ("KB", 1000))
 _BIN = (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
@@ -381,6 +394,19 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
                            f"({', '.join(f'{k}: {v}' for k, v in st.items())}); see their errors with "
                            f"`faascope export {src.path} --format csv`", field="INPUT")
         raise BadInput("no rows left to report on (check --filter)", field="INPUT")
+
+    # a workload kind's measure exists only for the invocations that have it (write_s of a put,
+    # not of a get): those without it are not part of its analysis, and the overview says so
+    if src.kind == "store" and response in RESPONSE_MEANINGS and response != DEFAULT_RESPONSE:
+        has = pd.to_numeric(df[response], errors="coerce").notna()
+        if not has.any():
+            raise BadInput(f"no invocation in the selected data has a value of {response!r} "
+                           f"({RESPONSE_MEANINGS[response]}); the campaign's workload does not report it",
+                           field="--response")
+        if not has.all():
+            notes.append(f"{int((~has).sum()):,} invocation(s) have no {response} (their workload does not "
+                         f"measure it, e.g. a read has no write time) and are left out.")
+            df = df[has]
 
     # text levels as the analysis sees them
     df = df.copy()

@@ -18,6 +18,10 @@ from faascope.report.plot.render_plotly import to_plotly
 #: (the cell's text still gives the value)
 COLOR_LIMIT = 100.0
 TITLE = "% improvement over launching all at once (batch size × delay)"
+#: the mark of a cell whose bootstrap interval excludes 0 (the change is significant)
+SIGNIFICANT = "*"
+SIGNIFICANCE_NOTE = ("* marks a cell whose {conf} bootstrap interval (over bursts) excludes 0; "
+                     "without it the change may be noise.")
 COLUMNS = 4                # panels per row
 
 
@@ -33,10 +37,12 @@ def heatmaps_plot(panels: list[dict], title: str = TITLE) -> Plot:
     out = []
     for p in panels:
         z = np.asarray(p["z"], dtype=float)
-        text = [["" if not np.isfinite(v) else f"{v:+.0f}%" for v in row] for row in z]
+        sig = np.asarray(p.get("significant", np.zeros(z.shape, dtype=bool)), dtype=bool)
+        text = [["" if not np.isfinite(v) else f"{v:+.0f}%" + (SIGNIFICANT if s else "")
+                 for v, s in zip(row, srow)] for row, srow in zip(z, sig)]
         hm = Heatmap(z, [delay_label(d) for d in p["delays"]], [str(b) for b in p["batch_sizes"]], text,
                      -COLOR_LIMIT, COLOR_LIMIT, colorbar="% better than all at once",
-                     hover="batch %{y}, delay %{x}: %{z:.1f}% better than all at once<extra></extra>")
+                     hover="batch %{y}, delay %{x}: %{z:.1f}% better than all at once (%{text})<extra></extra>")
         out.append(Panel([hm], Axis("delay"), Axis("batch size"), title=p["title"]))
     return Plot(out, title=title, cols=min(COLUMNS, len(panels)))
 

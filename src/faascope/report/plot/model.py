@@ -80,7 +80,9 @@ class Points:
 
 @dataclass
 class Bars:
-    """Horizontal bars of length `x` at positions `y`."""
+    """Horizontal bars of length `x` at positions `y`, starting at `base` (default 0): stacked
+    bars and timelines (Gantt bars) give each bar its start. `height` is the bar's thickness in
+    category steps."""
     x: Sequence[float]
     y: Sequence[float]
     color: str | Sequence[str] = "#000000"
@@ -91,6 +93,8 @@ class Bars:
     legend: bool = False
     hover: str | None = None
     hover_data: Any = None
+    base: Sequence[float] | None = None
+    height: float = 0.8
 
 
 @dataclass
@@ -197,6 +201,8 @@ def axis_values(panel: Panel, axis: str) -> np.ndarray:
             v = np.asarray(m.x if axis == "x" else m.y)
             if v.dtype.kind not in "fiu":
                 continue
+            if axis == "x" and isinstance(m, Bars) and m.base is not None:
+                v = v + np.asarray(m.base, dtype=float)   # where the bar ends
             out.append(v.astype(float).ravel())
             if axis == "x" and getattr(m, "xerr", None) is not None:
                 lo, hi = (np.asarray(e, dtype=float) for e in m.xerr)

@@ -82,8 +82,8 @@ def _bars(ax, m: Bars) -> None:
     kw = {}
     if m.xerr is not None:
         kw = dict(xerr=[list(m.xerr[0]), list(m.xerr[1])], capsize=3, error_kw=dict(ecolor=m.err_color, lw=1))
-    ax.barh(list(m.y), list(m.x), color=m.color if isinstance(m.color, str) else list(m.color), alpha=m.opacity,
-            **kw)
+    ax.barh(list(m.y), list(m.x), left=0 if m.base is None else list(m.base), height=m.height,
+            color=m.color if isinstance(m.color, str) else list(m.color), alpha=m.opacity, **kw)
 
 
 def _labels(ax, m: Labels) -> None:
@@ -233,7 +233,12 @@ def draw(plot: Plot, mf) -> None:
         mf.colorbar(im, ax=list(axes[:len(plot.panels)]), shrink=0.8, extend=extend, label=m.colorbar)
     if plot.legend is not None and handles:
         lg = plot.legend
-        if lg.where == "top":
+        if lg.where == "top" and len(plot.panels) > 1:
+            # a grid's legend goes under the whole grid: anchored to the first panel it would widen
+            # that panel's column, and at the top it collides with the figure's title
+            mf.legend(handles=handles, title=lg.title or None, loc="outside lower left",
+                      ncols=min(len(handles), 4), frameon=False)
+        elif lg.where == "top":
             axes[0].legend(handles=handles, title=lg.title or None, loc="lower left", bbox_to_anchor=(0, 1.01),
                            ncols=len(handles), frameon=False)
         else:

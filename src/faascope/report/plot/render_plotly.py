@@ -112,7 +112,8 @@ def _points(m: Points, show_legend: bool, _cats: dict) -> list:
 def _bars(m: Bars, show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Bar(x=list(m.x), y=list(m.y), orientation="h",
+    return [go.Bar(x=list(m.x), y=list(m.y), orientation="h", width=m.height,
+                   base=None if m.base is None else list(m.base),
                    marker=dict(color=_colors(m.color), opacity=_opacity(m.opacity)),
                    error_x=_error_x(m.xerr, m.err_color, 1.5), **_legend_and_hover(m, show_legend))]
 
@@ -279,6 +280,8 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
         fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
     if any(isinstance(m, Boxes) for p in plot.panels for m in p.marks):
         fig.update_layout(boxmode="group")
+    if any(isinstance(m, Bars) and m.base is not None for p in plot.panels for m in p.marks):
+        fig.update_layout(barmode="overlay")   # bars with their own start: stacked or a timeline
     if switch:  # one set of buttons for the figure: its response axes switch together
         fig.update_layout(updatemenus=scale_buttons([a for a, _ in switch], switch[0][1]))
     if multi and titled:  # panel titles: left-aligned over their panel, as in print

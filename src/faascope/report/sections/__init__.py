@@ -27,10 +27,14 @@ from faascope.report.sections.concurrency import concurrency_section
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.decisions import decisions_section
 from faascope.report.sections.distributions import distributions_section
+from faascope.report.sections.network import network_section
 from faascope.report.sections.over_time import time_section
 from faascope.report.sections.overview import overview_section
+from faascope.report.sections.phases import phases_section
 from faascope.report.sections.predictability import predictability_section
 from faascope.report.sections.scenario_decision import scenario_decision_section
+from faascope.report.sections.storage_requests import storage_section
+from faascope.report.sections.transfers import transfers_section
 from faascope.report.sections.tukey import tukey_section
 
 __all__ = ["SECTIONS", "Ctx", "SectionDef"]
@@ -52,7 +56,16 @@ SECTIONS: list[SectionDef] = [
     SectionDef("decisions", "Decision table", "report", decisions_section,
                "best level of the compared factor for performance and for predictability, per scenario"),
     SectionDef("concurrency", "Bursts and staggering", "report", concurrency_section,
-               "per-burst wait/run/service percentiles, co-residency, staggering heatmaps (burst campaigns only)"),
+               "per-burst wait/run/service percentiles, co-residency, wait/run/service and bandwidth against "
+               "burst size, staggering heatmaps with significance (burst campaigns only)"),
+    SectionDef("network", "Network", "report", network_section,
+               "throughput over time per cell with the fitted token bucket (network workloads)"),
+    SectionDef("transfers", "Transfers", "report", transfers_section,
+               "timeline of each cell's median chain, hop by hop; chain_s and transfer_s with CIs (transfer)"),
+    SectionDef("phases", "Application phases", "report", phases_section,
+               "read / compute / write stacked per cell, means with CIs (app-shaped workloads)"),
+    SectionDef("storage", "Storage requests", "report", storage_section,
+               "per-request latency percentiles, throughput, IOPS, retries and throttles per cell (object, kv)"),
     SectionDef("distributions", "Distributions", "scenario", distributions_section,
                "ECDF per cell (log-x option) and histograms"),
     SectionDef("centre", "Mean and median", "scenario", centre_section,

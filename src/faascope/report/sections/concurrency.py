@@ -8,13 +8,119 @@ import math
 import pandas as pd
 
 from faascope.analysis.concurrency import (
-    burst_stats, heatmap_panels, is_burst_store, load_bursts, metric_label, stagger_improvements,
+    SCALING_METRICS, SCALING_STATS, bandwidth_curves, burst_stats, ci_excludes_zero, heatmap_panels,
+    is_burst_store, load_bursts, metric_label, scaling_curves, stagger_improvements,
 )
 from faascope.errors import BadInput
 from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
+from faascope.report.plot.model import Axis, Legend, Line, Panel, Plot
+from faascope.report.plot.style import DASHES, MARKERS, PALETTE
 from faascope.report.sections.context import Ctx
-from faascope.report.stagger_heatmaps import TITLE, delay_label, heatmaps_plot, html_height, static_size
+from faascope.report.stagger_heatmaps import (
+    SIGNIFICANCE_NOTE, TITLE, delay_label, heatmaps_plot, html_height, static_size,
+)
+
+MiB = 1 << 20
+STAT_WORDS = {"p50": "median", "p95": "p95", "max": "p100 (max)"}
+METRIC_WORDS = {"wait_s": "wait", "run_s": "run", "service_s": "service"}
+
+
+def _group_columns(curves: pd.DataFrame) -> list[str]:
+    return [c for c in curves.columns if c not in ("burst_size", "column", "mean", "ci_low", "ci_high",
+                                                   "n_bursts")]
+
+
+def _group_lines(curves: pd.DataFrame, column: str, scale: float = 1.0, legend: bool = True) -> list[Line]:
+    """One line per group (the factors other than the burst size) of `column` against burst size."""
+    groups = _group_columns(curves)
+    sub = curves[curves["column"] == column]
+    lines = []
+    items = sub.groupby(groups, sort=False, dropna=False) if groups else [((), sub)]
+    # colour by the first grouping factor (e.g. the storage), line style by the others
+    firsts = list(dict.fromkeys(curves[groups[0]])) if groups else []
+    rests = list(dict.fromkeys(tuple(r) for r in curves[groups[1:]].itertuples(index=False))) if groups else []
+    for key, g in items:
+        key = key if isinstance(key, tuple) else (key,)
+        name = " · ".join(f"{v}" for v in key) or "all"
+        ci = firsts.index(key[0]) if groups else 0
+        ri = rests.index(tuple(key[1:])) if groups and tuple(key[1:]) in rests else 0
+        g = g.sort_values("burst_size")
+        lines.append(Line(g["burst_size"].astype(float).tolist(), (g["mean"] / scale).tolist(), name=name,
+                          color=PALETTE[ci % len(PALETTE)], dash=DASHES[ri % len(DASHES)],
+                          marker=MARKERS[ri % len(MARKERS)], legend=legend,
+                          hover=f"{name}: %{{y:.4g}} at burst size %{{x}}<extra></extra>"))
+    return lines
+
+
+def _burst_axis(curves: pd.DataFrame) -> Axis:
+    sizes = sorted(float(v) for v in curves["burst_size"].unique())
+    # sizes usually double (1, 2, 4, 8 … 1000): a log axis spaces them evenly
+    log = max(sizes) / max(min(sizes), 1) >= 4
+    return Axis("burst size (concurrent invocations)", log=log,
+                ticks=(sizes, [f"{v:g}" for v in sizes]),
+                range=(min(sizes) / 1.3, max(sizes) * 1.3) if log else None)
+
+
+def scaling_fig(curves: pd.DataFrame) -> Fig:
+    """Wait, run and service time at p50/p95/p100 against the burst size (rows: metrics;
+    columns: statistics), one line per group."""
+    panels = []
+    for met in SCALING_METRICS:
+        for st in SCALING_STATS:
+            panels.append(Panel(_group_lines(curves, f"{met}_{st}", legend=not panels),
+                                _burst_axis(curves), Axis(f"{METRIC_WORDS[met]} (s)"),
+                                title=f"{STAT_WORDS[st]} {METRIC_WORDS[met]} time"))
+    groups = _group_columns(curves)
+    if not groups:  # one line per panel: nothing for a legend to tell apart
+        for p in panels:
+            for m in p.marks:
+                m.legend = False
+    return Fig("burst_scaling_wait_run_service", "Wait, run and service time against burst size",
+               Plot(panels, title="Wait, run and service time against burst size", cols=len(SCALING_STATS),
+                    legend=Legend(" · ".join(groups), where="top") if groups else None),
+               caption="Each point is the mean over the bursts of that size of the per-burst statistic "
+                       "(median, p95, max over the burst's successful members). wait = send → function start, "
+                       "run = start → workload end, service = wait + run.",
+               size=(8.0, 6.8), height=820)
+
+
+def bandwidth_fig(curves: pd.DataFrame) -> Fig:
+    """Per-function and aggregate bandwidth against the burst size (the co-location view)."""
+    groups = _group_columns(curves)
+    panels = [Panel(_group_lines(curves, "per_function_bytes_per_s", MiB), _burst_axis(curves),
+                    Axis("MiB/s per function"), title="per function: bytes / run time (median member)"),
+              Panel(_group_lines(curves, "aggregate_bytes_per_s", MiB, legend=False), _burst_axis(curves),
+                    Axis("MiB/s, all members"), title="aggregate: all bytes / the burst's span")]
+    if not groups:
+        for p in panels:
+            for m in p.marks:
+                m.legend = False
+    return Fig("burst_bandwidth_per_function_and_aggregate", "Per-function and aggregate bandwidth per burst",
+               Plot(panels, title="Bandwidth per function and in aggregate against burst size", cols=2,
+                    legend=Legend(" · ".join(groups), where="top") if groups else None),
+               caption="As more functions run at once, each one's bandwidth falls while the aggregate shows "
+                       "what the shared resource delivers. Span = first member received → last workload end.",
+               size=(7.6, 3.2), height=420)
+
+
+def curves_table(curves: pd.DataFrame, columns: list[str], fmt) -> tuple[list[str], list[list]]:
+    groups = _group_columns(curves)
+    rows = []
+    wide = curves[curves["column"].isin(columns)]
+    for key, g in wide.groupby(groups + ["burst_size"], sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        cells = []
+        for col in columns:
+            r = g[g["column"] == col]
+            if r.empty:
+                cells.append("–")
+                continue
+            r = r.iloc[0]
+            ci = "" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+            cells.append(fmt(r["mean"]) + ci)
+        rows.append(list(key) + [int(g["n_bursts"].max())] + cells)
+    return groups + ["burst size", "bursts"], rows
 
 
 def burst_table_rows(stats: pd.DataFrame) -> tuple[list[str], list[list]]:
@@ -57,6 +163,21 @@ def concurrency_section(ctx: Ctx) -> Block | None:
     if thr:
         b.items.append(Text(f"{thr:,} invocation(s) were throttled (TooManyRequestsException); "
                             "they are recorded as client errors, never retried.", "warn"))
+    curves = scaling_curves(data, alpha=ctx.alpha)
+    if not curves.empty:
+        b.items.append(scaling_fig(curves))
+        cols = [f"{m}_{st}" for m in SCALING_METRICS for st in SCALING_STATS]
+        heads, rows = curves_table(curves, cols, lambda v: f"{v * 1e3:.3g} ms" if v < 1 else f"{v:.3g} s")
+        b.items.append(table(f"Wait, run and service time per burst size (mean over bursts [{ctx.conf} CI])",
+                             heads + [f"{STAT_WORDS[st]} {METRIC_WORDS[m]}" for m in SCALING_METRICS
+                                      for st in SCALING_STATS], rows))
+    bw = bandwidth_curves(data, alpha=ctx.alpha)
+    if not bw.empty:
+        b.items.append(bandwidth_fig(bw))
+        heads, rows = curves_table(bw, ["per_function_bytes_per_s", "aggregate_bytes_per_s"],
+                                   lambda v: f"{v / MiB:.4g} MiB/s")
+        b.items.append(table(f"Bandwidth per burst size (mean over bursts [{ctx.conf} CI])",
+                             heads + ["per function", "aggregate"], rows))
     try:
         imp = stagger_improvements(data, alpha=ctx.alpha)
     except BadInput:  # not a staggering grid (no batch_size and delay factors)
@@ -66,13 +187,14 @@ def concurrency_section(ctx: Ctx) -> Block | None:
         b.items.append(Fig("stagger_improvement_heatmaps", TITLE, heatmaps_plot(panels),
                            caption="Blue: the staggered cell is better (lower) than the all-at-once "
                                    "cell; red: worse. Each value compares the mean over bursts of "
-                                   "the per-burst statistic.",
+                                   f"the per-burst statistic. {SIGNIFICANCE_NOTE.format(conf=ctx.conf)}",
                            size=static_size(panels), height=html_height(panels)))
         trows = [[r["batch_size"], delay_label(r["delay"]), metric_label(r["metric"], r["stat"]),
                   "–" if r["improvement_pct"] is None or pd.isna(r["improvement_pct"]) else f"{r['improvement_pct']:+.1f}%",
                   "–" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]",
+                  "yes" if ci_excludes_zero(r["ci_low"], r["ci_high"]) else "no",
                   r["n_bursts"], r["n_baseline"]] for _, r in imp.iterrows()]
         b.items.append(table("Staggering vs all at once", ["batch size", "delay", "metric",
-                                                           "improvement", "95% CI", "bursts",
-                                                           "baseline bursts"], trows))
+                                                           "improvement", f"{ctx.conf} CI", "CI excludes 0",
+                                                           "bursts", "baseline bursts"], trows))
     return b

@@ -1,0 +1,105 @@
+"""Network throughput over time per cell and the token bucket fitted to it (the ``network``
+workload; Skyrise, Bodner et al. 2024, saw a burst then a baseline on Lambda).
+
+The input is the receiver's series of bytes per interval (``store.reader.ResultsFile.
+network_samples``: 20 ms by default, counted where the bytes arrive). Per cell and direction the
+series of its invocations are averaged sample by sample (sample i = the i-th interval from the
+transfer's start; an invocation that finished earlier no longer counts), so the rate over time
+is the typical invocation's. :func:`faascope.analysis.bandwidth.fit_token_bucket` is fitted to
+that mean series: burst rate, budget and refill rate with its bootstrap intervals (residuals
+resampled within the series). With several invocations per cell the per-invocation fits are
+also given, so the spread between invocations is visible beside the interval of the fit.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from faascope.analysis.bandwidth import TokenBucketFit, fit_token_bucket
+from faascope.analysis.per_cell import cell_columns
+from faascope.store.reader import ResultsFile
+
+PARAMETERS = [("burst_bytes_per_s", "burst rate"), ("budget_bytes", "budget"),
+              ("refill_bytes_per_s", "refill rate")]
+
+
+def load_samples(path: str | Path) -> pd.DataFrame:
+    """Every network invocation's samples (invocation_id, direction, sample, interval_s, bytes)."""
+    with ResultsFile(path, field="INPUT") as rf:
+        return rf.network_samples()
+
+
+def cell_series(samples: pd.DataFrame, df: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
+    """Per cell, direction and sample index: the mean bytes over the cell's invocations that
+    have that sample (``invocations``), the interval, and ``t_s`` (the interval's end) and
+    ``rate_bytes_per_s``. Only invocations in ``df`` (the selected, measured rows) count."""
+    keys = cell_columns(df, factors)
+    j = samples.merge(df[keys + ["invocation_id"]], on="invocation_id")
+    if j.empty:
+        return pd.DataFrame(columns=keys + ["direction", "sample", "interval_s", "bytes",
+                                            "invocations", "t_s", "rate_bytes_per_s"])
+    j["bytes"] = pd.to_numeric(j["bytes"], errors="coerce").astype(float)
+    g = j.groupby(keys + ["direction", "sample"], sort=False)
+    out = g.agg(interval_s=("interval_s", "first"), bytes=("bytes", "mean"),
+                invocations=("invocation_id", "nunique")).reset_index()
+    out = out.sort_values(keys + ["direction", "sample"], kind="stable")
+    out["t_s"] = (out["sample"] + 1) * out["interval_s"]
+    out["rate_bytes_per_s"] = out["bytes"] / out["interval_s"]
+    return out.reset_index(drop=True)
+
+
+def _fit_or_reason(samples: np.ndarray, interval_s: float, seed: int) -> tuple[TokenBucketFit | None, str]:
+    try:
+        return fit_token_bucket(samples, interval_s, seed=seed), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def fit_cells(series: pd.DataFrame, samples: pd.DataFrame, df: pd.DataFrame, factors: list[str],
+              seed: int = 0) -> pd.DataFrame:
+    """One row per cell and direction: the fit of the mean series (``fit``: a TokenBucketFit or
+    None, ``reason`` when it could not be fitted), its parameters with 95 % intervals
+    (``<param>``, ``<param>_ci``), ``invocations``, and the range of per-invocation fits
+    (``<param>_per_invocation``: (min, max) over invocations with a knee)."""
+    keys = cell_columns(df, factors)
+    per_inv = samples.merge(df[keys + ["invocation_id"]], on="invocation_id")
+    rows = []
+    for key, g in series.groupby(keys + ["direction"], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        interval = float(g["interval_s"].iloc[0])
+        fit, reason = _fit_or_reason(g["bytes"].to_numpy(float), interval, seed)
+        row = dict(zip(keys + ["direction"], key))
+        row.update(fit=fit, reason=reason, interval_s=interval,
+                   invocations=int(g["invocations"].max()))
+        for p, _ in PARAMETERS:
+            row[p] = getattr(fit, p) if fit else None
+            row[f"{p}_ci"] = fit.ci95.get(p) if fit else None
+        mine = per_inv
+        for k, v in zip(keys + ["direction"], key):
+            mine = mine[mine[k] == v]
+        singles = []
+        for _, s in mine.groupby("invocation_id"):
+            f, _ = _fit_or_reason(pd.to_numeric(s.sort_values("sample")["bytes"]).to_numpy(float),
+                                  interval, seed)
+            if f is not None:
+                singles.append(f)
+        for p, _ in PARAMETERS:
+            vals = [getattr(f, p) for f in singles if getattr(f, p) is not None]
+            row[f"{p}_per_invocation"] = (min(vals), max(vals)) if len(vals) >= 2 else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fitted_rate(fit: TokenBucketFit, t_end: float) -> tuple[list[float], list[float]]:
+    """The rate the fitted bucket allows over time, as a step function's corners (x, y): 0 until
+    the transfer starts, the burst rate until the budget is spent, then the refill rate."""
+    t0 = max(fit.start_s, 0.0)
+    if not fit.knee or fit.burst_end_s is None:
+        return [t0, t_end], [fit.refill_bytes_per_s, fit.refill_bytes_per_s]
+    end = min(fit.burst_end_s, t_end)
+    x = [t0, end, end, t_end]
+    y = [fit.burst_bytes_per_s, fit.burst_bytes_per_s, fit.refill_bytes_per_s, fit.refill_bytes_per_s]
+    return x, [v if v is not None and math.isfinite(v) else 0.0 for v in y]
