@@ -17,7 +17,6 @@ from faascope.cost import dynamodb_units, load_table
 from faascope.designs.cost import estimate_plan_cost, storage_line, storage_usage
 from faascope.designs.plan import build_plan
 from faascope.specs.loader import parse_spec
-from faascope.specs.model import WORKLOAD_MODELS
 
 ROLE = "arn:aws:iam::123456789012:role/faascope"
 SETTINGS = {"aws": {"role": ROLE}, "gcp": {"project": "faascope-test"}, "local": {}}
@@ -170,8 +169,6 @@ def test_storage_line_for_the_table_format():
     assert storage_line(cost_of({"kind": "noop"})) is None
 
 
-@pytest.mark.xfail("object" not in WORKLOAD_MODELS, strict=True,
-                   reason="needs the spec layer to accept workload kind object (issue #13)")
 def test_plan_json_and_table_of_an_object_spec(tmp_path):
     f = tmp_path / "o.yaml"
     f.write_text(f"""

@@ -21,7 +21,6 @@ from faascope.designs.plan import (DYNAMODB_MAX_ITEM, INLINE_MAX_PAYLOAD, S3_MAX
                                    STORED_MAX_PAYLOAD, TMPFS_RESERVE, build_plan, cell_limit)
 from faascope.errors import BadInput
 from faascope.specs.loader import parse_spec
-from faascope.specs.model import WORKLOAD_MODELS
 
 #: the agent's request schema, read directly (the one source of the kinds and their limits)
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "src" / "faascope" / "schemas"
@@ -39,10 +38,6 @@ def workload_def(kind: str) -> dict:
 ROLE = "arn:aws:iam::123456789012:role/faascope"
 SETTINGS = {"aws": {"role": ROLE}, "gcp": {"project": "faascope-test"}, "local": {}}
 MIB = 1024**2
-#: the spec layer accepts every kind of the request schema (the concurrent change of issue #13)
-ALL_KINDS = set(workload_kinds()) <= set(WORKLOAD_MODELS)
-needs_all_kinds = pytest.mark.xfail(not ALL_KINDS, strict=True, reason=(
-    "needs the spec layer to accept every workload kind of the request schema (issue #13)"))
 
 
 def plan_of(workload: dict, provider: str = "aws", function: dict | None = None, reps: int = 3):
@@ -284,7 +279,6 @@ def test_plan_command_exits_2_with_the_refusal(tmp_path):
     assert "cannot run" in r.output and "file_size <= ephemeral" in r.output
 
 
-@needs_all_kinds
 def test_plan_refuses_a_transfer_payload_above_the_inline_limit(tmp_path):
     f = tmp_path / "t.yaml"
     f.write_text("name: t\nprovider: {kind: local}\nworkload: {kind: transfer, chain_length: 2}\n"
@@ -296,7 +290,6 @@ def test_plan_refuses_a_transfer_payload_above_the_inline_limit(tmp_path):
     assert "via=object" not in r.output
 
 
-@needs_all_kinds
 def test_plan_of_a_storage_spec_estimates_its_requests(tmp_path):
     f = tmp_path / "o.yaml"
     f.write_text("name: o\nprovider: {kind: local}\nfunction: {profile: lambda}\n"

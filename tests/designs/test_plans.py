@@ -200,3 +200,21 @@ def test_workload_kind_as_a_factor():
     p = build_plan(s, seed=1)
     assert {c.payload["workload"]["kind"] for c in p.cells} == {"noop", "spin"}
     assert [c.payload for c in p.cells if c.levels["kind"] == "noop"][0] == {"workload": {"kind": "noop"}}
+
+
+def test_plan_table_reads_levels_in_their_fields_units(tmp_path):
+    """Milliseconds read as ms and bytes as exact sizes, as the request schema's x-unit says (a
+    duration of 2000 ms once printed as '2KB')."""
+    spec = tmp_path / "n.yaml"
+    spec.write_text("""
+name: units-in-table
+provider: {kind: local}
+workload: {kind: network, direction: in}
+factors:
+  duration_ms: [500ms, 2s]
+  bytes: [1MiB, 10MB]
+  memory: [256, 512]
+""")
+    out = CliRunner().invoke(cli, ["plan", str(spec)], terminal_width=200).output
+    assert "2000 ms" in out and "500 ms" in out and "2KB" not in out
+    assert "1MiB" in out and "10MB" in out and "512 MB" in out

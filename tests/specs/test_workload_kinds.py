@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from faascope.cli import cli
 from faascope.designs.plan import build_plan
 from faascope.errors import BadInput
-from faascope.specs.loader import parse_spec, resolve_name
+from faascope.specs.loader import load_spec, parse_spec, resolve_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "src/faascope/schemas/agent-request.schema.json").read_text())
@@ -187,3 +187,22 @@ def test_plan_command_accepts_a_sharedfs_spec(tmp_path):
     assert r.exit_code == 0, r.output
     cells = json.loads(r.output)["cells"]
     assert {c["workload"]["mode"] for c in cells} == {"private", "shared"}
+
+
+def test_base_workload_sizes_are_normalised_before_rules_see_them(tmp_path):
+    """A size written in the base workload ('1MiB') is bytes to a rule, as a factor level is:
+    the rule compares 1,048,576 with each file size instead of failing on the text."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text("""
+name: base-sizes
+provider: {kind: local}
+workload: {kind: fileio, op: write, io_size: 1MiB}
+factors:
+  file_size: [512KiB, 4MiB]
+design:
+  rules: ["io_size <= file_size"]
+""")
+    plan = build_plan(load_spec(spec))
+    assert [c.payload["workload"]["file_size"] for c in plan.cells] == [4 * 1024 * 1024]
+    assert plan.cells[0].payload["workload"]["io_size"] == 1024 * 1024
+    assert [e.levels["file_size"] for e in plan.excluded] == [512 * 1024]

@@ -5,21 +5,49 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Callable
 
 import click
 
+from faascope.schemas import unit_of, workload_def, workload_kinds
 from faascope.units import format_size
 
 
-def _show(name: str, v) -> str:
-    if isinstance(v, bool) or not isinstance(v, int):
+#: function fields in Lambda's "MB" (= MiB)
+MB_FIELDS = ("memory_mb", "ephemeral_mb")
+#: load fields that are durations in seconds (docs/concurrency.md)
+SECONDS_LOAD_FIELDS = ("delay", "interval", "shift", "pause")
+
+
+def level_formatter(factor, kinds: list[str]) -> Callable[[Any], str]:
+    """How a factor's levels read in the table: the unit comes from where the field is defined
+    (Lambda MB for memory and /tmp; the request schema's ``x-unit`` for workload fields: bytes
+    as exact sizes, milliseconds as such); anything else as it is."""
+    unit = None
+    if factor.section == "function" and factor.field in MB_FIELDS:
+        unit = "MB"
+    elif factor.section == "load" and factor.field.rpartition(".")[2] in SECONDS_LOAD_FIELDS:
+        unit = "s"
+    elif factor.section == "workload":
+        for kind in kinds:
+            prop = workload_def(kind).get("properties", {}).get(factor.field)
+            if prop is not None:
+                unit = unit_of(prop)
+                break
+
+    def show(v: Any) -> str:
+        if unit == "s" and isinstance(v, (int, float)) and not isinstance(v, bool):
+            return f"{v:g} s"
+        if isinstance(v, bool) or not isinstance(v, int):
+            return str(v)
+        if unit == "MB":
+            return f"{v} MB"
+        if unit == "bytes":
+            return format_size(v)
+        if unit == "ms":
+            return f"{v} ms"
         return str(v)
-    if name in ("memory", "memory_mb", "ephemeral", "ephemeral_mb", "function.memory_mb",
-                "function.ephemeral_mb"):
-        return f"{v} MB"
-    if name in ("timeout", "timeout_s", "iterations") or v < 1000:
-        return f"{v}B" if name.endswith("size") and name not in ("batch_size", "burst_size") else str(v)
-    return format_size(v)
+    return show
 
 
 @click.command("plan")
@@ -67,8 +95,11 @@ def plan_command(spec, fmt, replications, seed):
         t.add_column(n)
     t.add_column("reps", justify="right")
     t.add_column("≈ s/inv", justify="right")
+    kind = loaded.spec.workload.get("kind")
+    shows = {f.name: level_formatter(f, [kind] if kind else workload_kinds())
+             for f in loaded.factors}
     for c in plan.cells:
-        t.add_row(str(c.index), *[_show(n, c.levels[n]) for n in names], str(plan.replications),
+        t.add_row(str(c.index), *[shows[n](c.levels[n]) for n in names], str(plan.replications),
                   f"{est['per_invocation_seconds'][c.key]:.3g}")
     con.print(t)
     if plan.excluded:
@@ -77,7 +108,7 @@ def plan_command(spec, fmt, replications, seed):
             x.add_column(n)
         x.add_column("excluded by rule")
         for e in plan.excluded:
-            x.add_row(*[_show(n, e.levels[n]) for n in names], e.rule)
+            x.add_row(*[shows[n](e.levels[n]) for n in names], e.rule)
         con.print(x)
     measured = plan.measured_invocations
     warm = plan.invocations - measured

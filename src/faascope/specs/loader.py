@@ -447,7 +447,9 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                              f"{'/'.join(kinds)}; allowed fields: {', '.join(allowed)}"))
             continue
         try:
-            validate_workload_value(owners, key, value)
+            # normalised in place (sizes as bytes, durations as ms), as factor levels are, so
+            # that rules, overrides and payloads see one spelling of every value
+            spec.workload[key] = validate_workload_value(owners, key, value)
         except ValidationError as exc:
             problems += format_errors(exc, ("workload", key))
 
