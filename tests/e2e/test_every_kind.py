@@ -21,8 +21,6 @@ import pytest
 from click.testing import CliRunner
 
 from faascope.cli import cli
-from faascope.providers import local_platform
-from faascope import standins
 from go_binaries import skip_unless_built
 
 pytestmark = [pytest.mark.slow, skip_unless_built(),
@@ -49,16 +47,6 @@ KINDS = {
     "app": ("{kind: app, shape: sort, storage: object, input_size: 100000, output_size: 100000}",
             "io_s", lambda v: v > 0),
 }
-
-
-@pytest.fixture(scope="module")
-def platform_dir(tmp_path_factory):
-    """A platform of the test's own (any free port), shared by the campaigns as a user's is."""
-    d = tmp_path_factory.mktemp("platform")
-    local_platform.start(profile="lambda", data_dir=d, port=0, keep_alive="30s")
-    yield d
-    standins.stop_saved(d)
-    local_platform.stop(d)
 
 
 def _spec(tmp_path: Path, platform_dir: Path, kind: str, workload: str) -> Path:

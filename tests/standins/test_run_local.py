@@ -26,16 +26,6 @@ pytestmark = [pytest.mark.slow, skip_unless_built(),
               pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes need root (cgroups, namespaces)")]
 
 
-@pytest.fixture(scope="module")
-def platform_dir(tmp_path_factory):
-    """A platform of the tests' own (free port, no shared directory), as a user's running one."""
-    d = tmp_path_factory.mktemp("platform")
-    local_platform.start(profile="lambda", data_dir=d, port=0, keep_alive="30s")
-    yield d
-    standins.stop_saved(d)
-    local_platform.stop(d)
-
-
 def listening(endpoint: str) -> bool:
     host_port = endpoint.split("//")[-1].split("/")[0]
     with socket.socket() as s:
