@@ -58,7 +58,10 @@ def network_section(ctx: Ctx) -> Block | None:
             s = series[(series["direction"] == direction).to_numpy() & [k == c.key for k in series_key]]
             if s.empty:
                 continue
-            marks.append(Line(s["t_s"].tolist(), (s["rate_bytes_per_s"] / MiB).tolist(), name=c.label, color=c.color,
+            # each value holds over its interval: a step from the interval's start, closed at the last end
+            rate = (s["rate_bytes_per_s"] / MiB).tolist()
+            x = (s["t_s"] - s["interval_s"]).tolist() + [float(s["t_s"].iloc[-1])]
+            marks.append(Line(x, rate + rate[-1:], name=c.label, color=c.color,
                               width=1.2, step=True, hover=f"{c.label}: %{{y:.4g}} MiB/s at %{{x:.3f}} s<extra></extra>"))
             f = fits[(fits["direction"] == direction).to_numpy() & [k == c.key for k in fit_key]]
             fit = f["fit"].iloc[0] if len(f) else None

@@ -14,7 +14,7 @@ from faascope.report.items import Block, Text, table
 from faascope.report.plot.model import Axis, Legend, Panel, Plot, Points
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.workload_cells import (
-    MiB, all_factors, cell_styles, key_of, log_scale, measured_rows, mib_per_s, seconds, with_ci,
+    MiB, all_factors, cell_styles, error_bars, key_of, log_scale, measured_rows, mib_per_s, seconds, with_ci,
 )
 
 #: the percentiles drawn (p99.9 equals the max below 1000 requests an invocation, the usual case)
@@ -47,12 +47,8 @@ def storage_section(ctx: Ctx) -> Block | None:
         if not got:
             return None
         x = [r["mean"] / scale for _, r in got]
-        # times and rates are positive: a t interval reaching below 0 (two invocations) is drawn to
-        # a fifth of the smallest mean, which keeps it visible on a log axis (the table has its value)
-        floor = min((v for v in x if v > 0), default=0.0) / 5
-        lo = [max(0.0, v - max(r["ci_low"] / scale, floor)) if r["ci_low"] is not None else 0.0
-              for v, (_, r) in zip(x, got)]
-        hi = [(r["ci_high"] - r["mean"]) / scale if r["ci_high"] is not None else 0.0 for _, r in got]
+        lo, hi = error_bars(x, [None if r["ci_low"] is None else r["ci_low"] / scale for _, r in got],
+                            [None if r["ci_high"] is None else r["ci_high"] / scale for _, r in got])
         return Points(x, [p for p, _ in got], name=name, color=color, marker=marker, size=8, xerr=(lo, hi),
                       err_width=1, legend=legend, hover=f"%{{y}}: {name} %{{x:.4g}}<extra></extra>")
 

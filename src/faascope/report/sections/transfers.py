@@ -14,7 +14,7 @@ from faascope.report.items import Block, Text, table
 from faascope.report.plot.model import Axis, Bars, Legend, Panel, Plot, Points
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.workload_cells import (
-    all_factors, cell_styles, key_of, log_scale, measured_rows, seconds, with_ci,
+    all_factors, cell_styles, error_bars, key_of, log_scale, measured_rows, seconds, with_ci,
 )
 from faascope.store.reader import ResultsFile
 
@@ -90,8 +90,7 @@ def transfers_section(ctx: Ctx) -> Block | None:
         if not got:
             continue
         x = [r["mean"] for _, _, r in got]
-        lo = [r["mean"] - r["ci_low"] if r["ci_low"] is not None else 0.0 for _, _, r in got]
-        hi = [r["ci_high"] - r["mean"] if r["ci_high"] is not None else 0.0 for _, _, r in got]
+        lo, hi = error_bars(x, [r["ci_low"] for _, _, r in got], [r["ci_high"] for _, _, r in got])
         mean_panels.append(Panel([Points(x, [p for p, _, _ in got], name=measure, color=[c.color for _, c, _ in got],
                                          size=8, xerr=(lo, hi), legend=False,
                                          hover=f"%{{y}}: {measure} %{{x:.4g}} s<extra></extra>")],

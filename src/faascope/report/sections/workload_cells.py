@@ -95,3 +95,13 @@ def log_scale(values) -> bool:
     """A log axis when positive values span more than 30×."""
     v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
     return bool(v) and max(v) / min(v) > 30
+
+
+def error_bars(means: list[float], lows: list, highs: list) -> tuple[list[float], list[float]]:
+    """Whisker lengths (below, above) of positive quantities (times, rates). A t interval that
+    reaches below 0 (few, skewed invocations) is drawn down to a fifth of the smallest mean, which
+    keeps it visible on a log axis; the tables give its value."""
+    floor = min((v for v in means if v > 0), default=0.0) / 5
+    lo = [max(0.0, m - max(low, floor)) if low is not None else 0.0 for m, low in zip(means, lows)]
+    hi = [max(0.0, high - m) if high is not None else 0.0 for m, high in zip(means, highs)]
+    return lo, hi
