@@ -94,7 +94,7 @@ def boto_client(endpoint: str, n: int):
 
     return boto3.client("lambda", endpoint_url=endpoint, region_name="us-east-1",
                         aws_access_key_id="bench", aws_secret_access_key="bench",
-                        config=Config(max_pool_connections=n, retries={"max_attempts": 1},
+                        config=Config(max_pool_connections=n, retries={"total_max_attempts": 1},
                                       read_timeout=300, connect_timeout=30))
 
 

@@ -93,7 +93,7 @@ def main() -> None:
     host, port = endpoint.removeprefix("http://").split(":")
     zip_bytes = build_zip(data / "fn.zip").read_bytes()
     lam = boto3.client("lambda", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
-                       aws_secret_access_key="x", config=Config(retries={"max_attempts": 1}))
+                       aws_secret_access_key="x", config=Config(retries={"total_max_attempts": 1}))
     for name, tags in (("warm", {}), ("cold", {"faascope:keep-alive": "0"})):
         lam.create_function(FunctionName=name, Runtime="provided.al2023", Role="r", Handler="bootstrap",
                             Code={"ZipFile": zip_bytes}, MemorySize=args.memory,

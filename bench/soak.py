@@ -74,7 +74,7 @@ def main() -> int:
     cg = cgroup_parent_of(data)
     client = boto3.client("lambda", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
                           aws_secret_access_key="x",
-                          config=Config(retries={"max_attempts": 1}, read_timeout=60, max_pool_connections=args.threads * 2))
+                          config=Config(retries={"total_max_attempts": 1}, read_timeout=60, max_pool_connections=args.threads * 2))
     zip_bytes = build_zip(data / "fn.zip").read_bytes()
     fns = {"lam": ("lambda", 256, 30), "gcf": ("gcf", 256, 30), "slow": ("lambda", 128, 1)}
     for name, (profile, mem, timeout) in fns.items():

@@ -24,7 +24,9 @@ agent's ``received_ns`` uses on the same machine):
 - ``end_ns``: the body has been read.
 
 Every request is sent once. A throttle (HTTP 429 ``TooManyRequestsException``), a connection
-error or a timeout is a ``client_error`` result with its type, never retried.
+error or a timeout is a ``client_error`` result with its type, never retried; a failure after
+the request was sent (reset, dropped, read timeout) has a type starting ``MayHaveRun.``: the
+function may have run.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from faascope.errors import Failure
 from faascope.providers.base import Provider
 from faascope.providers.invocation import InvokeResult
 from faascope.providers.invocation import Prepared, RequestFactory, Timing
+from faascope.providers.lambda_api import MAY_HAVE_RUN
 
 __all__ = ["AsyncInvoker", "ClientStats", "Prepared", "RequestFactory", "Timing",
            "raise_fd_limit", "request_factory"]
@@ -136,10 +139,14 @@ class AsyncInvoker:
                 kind = "EndpointConnectionError"  # never reached the endpoint
             elif isinstance(exc, aiohttp.ConnectionTimeoutError):
                 kind = "ConnectTimeoutError"
-            elif isinstance(exc, (asyncio.TimeoutError, aiohttp.SocketTimeoutError)):
-                kind = "ReadTimeout"  # the function may have run
             else:
-                kind = type(exc).__name__
+                kind = ("ReadTimeout" if isinstance(exc, (asyncio.TimeoutError,
+                                                          aiohttp.SocketTimeoutError))
+                        else type(exc).__name__)
+                if t.send_ns is not None:
+                    # the request went out, then the reply failed (reset, dropped, timed out):
+                    # the function may have run, and the record says so
+                    kind = MAY_HAVE_RUN + kind
             res = InvokeResult(status="client_error", error_type=kind,
                                error_message=f"{type(exc).__name__}: {exc}"[:500],
                                send_ns=t.send_ns, headers_ns=t.headers_ns, end_ns=t.end_ns,

@@ -41,6 +41,7 @@ from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, Provider
 from faascope.providers.invocation import InvokeResult
+from faascope.providers.lambda_api import NEVER_SENT
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
 from faascope.store.reader import NotAResultsFile, ResultsFile
@@ -52,9 +53,12 @@ ProviderFactory = Callable[[LoadedSpec], Provider]
 RunRows = Callable[[Plan], list[dict]]
 
 #: client errors raised before a request reached the endpoint (connection refused, DNS, connect
-#: timeout): the function cannot have run. A read timeout or a dropped connection is different:
-#: the function may have run, so those are recorded as errors.
-NEVER_REACHED = {"EndpointConnectionError", "ConnectTimeoutError"}
+#: timeout) at every attempt: the function cannot have run, so nothing is recorded and the run
+#: stops. A read timeout or a dropped connection after the request was sent is different: the
+#: function may have run, so the provider names it ``MayHaveRun.<error>`` and it is recorded as a
+#: client_error (docs/reliability.md). botocore used to retry a dropped call once by default and
+#: report the second attempt's "connection refused", which hid a call that had run.
+NEVER_REACHED = set(NEVER_SENT)
 
 
 @dataclass

@@ -139,7 +139,7 @@ class AWSProvider(LambdaAPIProvider):
 
         session = boto3.session.Session(**self._session_kw)
         return session.client(service, endpoint_url=endpoint_url,
-                              config=Config(retries={"max_attempts": 8, "mode": "standard"}))
+                              config=Config(retries={"total_max_attempts": 8, "mode": "standard"}))
 
     def s3_client(self):
         return self._client("s3", self.storage.get("s3_endpoint_url"))

@@ -195,7 +195,7 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
         note = ("--endpoint-url without --s3-endpoint-url: functions only (buckets and tables "
                 "are looked for only on AWS itself or at --s3-endpoint-url)")
     session = _session(region, credentials_profile, provider == "local")
-    cfg = Config(retries={"max_attempts": 8, "mode": "standard"}, connect_timeout=10, read_timeout=60)
+    cfg = Config(retries={"total_max_attempts": 8, "mode": "standard"}, connect_timeout=10, read_timeout=60)
     try:
         lam = session.client("lambda", endpoint_url=endpoint_url, config=cfg)
         res = clean_functions(lam, campaign, dry_run, say)

@@ -3,10 +3,17 @@
 Only ``endpoint_url`` (and the credentials) differ between the two. Measurements are honest about
 the client:
 
-- the invoke client has an explicit retry policy, ``Config(retries={"max_attempts": N, "mode":
-  "standard"})`` with N = ``provider.settings.max_attempts`` (default 1: never retry); the number
-  of attempts is counted from botocore's ``before-send`` events and recorded with every
+- the invoke client has an explicit retry policy, ``Config(retries={"total_max_attempts": N,
+  "mode": "standard"})`` with N = ``provider.settings.max_attempts`` (default 1: never retry).
+  ``total_max_attempts`` counts the first request; botocore's ``max_attempts`` counts *retries*
+  (it adds one), so ``max_attempts: 1`` there sent every throttled or dropped call twice. The
+  number of attempts is counted from botocore's ``before-send`` events and recorded with every
   invocation, so no retry is ever hidden;
+- a call that failed after its request may have reached the function (the connection dropped or
+  timed out after sending, or an earlier attempt did) is a ``client_error`` whose type starts
+  with ``MayHaveRun.`` (``MayHaveRun.ConnectionClosedError``, ``MayHaveRun.ReadTimeoutError``);
+  only a failure to connect at every attempt keeps botocore's plain name
+  (``EndpointConnectionError``, ``ConnectTimeoutError``): nothing was sent, nothing ran;
 - the send time is taken in the ``before-send`` hook (after signing, just before the request goes
   to the socket), the "headers" time in the ``response-received`` hook (status line and headers
   read, body not yet: Lambda replies only when the function has finished, so this is the first
@@ -49,6 +56,11 @@ INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
 #: the local platform's own reply headers (instance id, cold, setup/init/duration ms), recorded
 #: under ``platform`` without the prefix; AWS sends none (docs/platform.md)
 PLATFORM_HEADER_PREFIX = "x-faascope-"
+#: botocore's exceptions for a request that never left this machine (connection refused, DNS,
+#: connect timeout): no function can have run
+NEVER_SENT = ("EndpointConnectionError", "ConnectTimeoutError")
+#: the error-type prefix of a failed call whose request may have reached the function
+MAY_HAVE_RUN = "MayHaveRun."
 
 # REPORT RequestId: <id>\tDuration: 1.23 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\t
 # Max Memory Used: 20 MB\tInit Duration: 45.6 ms
@@ -257,17 +269,20 @@ class LambdaAPIProvider(Provider):
         session = boto3.session.Session(region_name=region, **kw)
         self.client = session.client(
             "lambda", endpoint_url=endpoint_url,
-            config=Config(retries={"max_attempts": max_attempts, "mode": "standard"},
+            config=Config(retries={"total_max_attempts": max_attempts, "mode": "standard"},
                           read_timeout=read_timeout_s, connect_timeout=connect_timeout_s,
                           tcp_keepalive=True))
         self.control = session.client(
             "lambda", endpoint_url=endpoint_url,
-            config=Config(retries={"max_attempts": 8, "mode": "standard"}, read_timeout=120,
+            # control-plane calls are not measured: retried (8 attempts in all), as AWS needs
+            config=Config(retries={"total_max_attempts": 8, "mode": "standard"}, read_timeout=120,
                           connect_timeout=connect_timeout_s))
         ev = self.client.meta.events
         ev.register("before-send.lambda.Invoke", self._on_send)
         ev.register("response-received.lambda.Invoke", self._on_response)
+        ev.register("needs-retry.lambda.Invoke", self._on_attempt_done)
         self._attempts = 0
+        self._reached = False
         self._send_pc: Optional[int] = None
         self._headers_pc: Optional[int] = None
         self._error_reply: Optional[tuple[int, Any, bytes]] = None
@@ -301,6 +316,15 @@ class LambdaAPIProvider(Provider):
         self._headers_pc = None
         self._error_reply = None
         return None  # a non-None value would replace the HTTP response
+
+    def _on_attempt_done(self, response=None, caught_exception=None, **_):
+        """After each attempt (botocore asks whether to retry; None leaves that to its retry
+        handler): remember whether any attempt may have reached the function, so a last attempt
+        that could not connect does not hide an earlier one that was sent."""
+        if response is not None or (caught_exception is not None and
+                                    type(caught_exception).__name__ not in NEVER_SENT):
+            self._reached = True
+        return None
 
     def _on_response(self, response_dict=None, **_):
         self._headers_pc = time.perf_counter_ns()
@@ -451,6 +475,7 @@ class LambdaAPIProvider(Provider):
 
         body = json.dumps(payload).encode()
         self._attempts = 0
+        self._reached = False
         self._send_pc = self._headers_pc = None
         self._error_reply = None
         wall0 = time.time_ns()
@@ -477,8 +502,15 @@ class LambdaAPIProvider(Provider):
                                  retries=retries(exc.response.get("ResponseMetadata") or {}))
         except (BotoCoreError, OSError) as exc:
             end_pc = time.perf_counter_ns()
+            kind, message = type(exc).__name__, str(exc)
+            if self._reached or kind not in NEVER_SENT:
+                # the request was sent (this attempt or an earlier one): the function may have
+                # run, so this is a recorded error, never "unreachable"
+                message = (f"the request was sent and the function may have run "
+                           f"({self._attempts} attempt(s)): {message}")
+                kind = MAY_HAVE_RUN + kind
             return InvokeResult(
-                status="client_error", error_type=type(exc).__name__, error_message=str(exc),
+                status="client_error", error_type=kind, error_message=message,
                 send_ns=wall(self._send_pc), headers_ns=wall(self._headers_pc), end_ns=wall(end_pc),
                 attempts=max(self._attempts, 1), retries=max(self._attempts - 1, 0))
         status, headers, reply = _boto3_reply(resp, data)
