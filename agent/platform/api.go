@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -32,6 +31,7 @@ func awsError(err error) *apiError {
 		notFound *notFoundError
 		conflict *conflictError
 		invalid  *invalidParameterError
+		timeout  *errBodyTimeout
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -44,6 +44,9 @@ func awsError(err error) *apiError {
 		return &apiError{http.StatusConflict, "ResourceConflictException", err.Error(), ""}
 	case errors.As(err, &invalid):
 		return &apiError{http.StatusBadRequest, "InvalidParameterValueException", err.Error(), ""}
+	case errors.As(err, &timeout):
+		// botocore counts RequestTimeoutException among the transient errors it retries.
+		return &apiError{http.StatusRequestTimeout, "RequestTimeoutException", err.Error(), ""}
 	default:
 		return &apiError{http.StatusInternalServerError, "ServiceException", err.Error(), ""}
 	}
@@ -66,10 +69,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
 }
-
-// maxCodeRequest bounds CreateFunction/UpdateFunctionCode bodies (base64 zip in JSON).
-// Larger than Lambda's 50 MB so image-size studies can pad packages.
-const maxCodeRequest = 1 << 30
 
 // Handler is the Lambda REST API subset plus a few /faascope/ endpoints.
 func (p *Platform) Handler() http.Handler {
@@ -150,7 +149,8 @@ type createRequest struct {
 	Tags             map[string]string `json:"Tags"`
 	PackageType      string            `json:"PackageType"`
 	Code             struct {
-		ZipFile  string `json:"ZipFile"`
+		// ZipFile is streamed to a staging file while the body is read (readCodeRequest);
+		// its place here is left empty.
 		S3Bucket string `json:"S3Bucket"`
 		ImageUri string `json:"ImageUri"`
 	} `json:"Code"`
@@ -160,10 +160,12 @@ var supportedRuntimes = map[string]bool{"provided.al2023": true, "provided.al2":
 
 func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
-	if err := decodeBody(r, &req); err != nil {
+	zip, err := p.readCodeRequest(w, r, "CreateFunction", []string{"Code", "ZipFile"}, &req)
+	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
+	defer zip.discard() // unless the core adopted it
 	if err := checkFunctionName(req.FunctionName); err != nil { // first: a request with several faults keeps getting the same error
 		writeAPIError(w, err)
 		return
@@ -176,8 +178,7 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", req.Runtime))
 		return
 	}
-	zip, err := base64.StdEncoding.DecodeString(req.Code.ZipFile)
-	if err != nil || len(zip) == 0 {
+	if zip == nil || zip.n == 0 {
 		writeAPIError(w, errInvalid("Code.ZipFile must be a base64-encoded zip file"))
 		return
 	}
@@ -195,7 +196,7 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg, err := p.CreateFunction(CreateFunctionInput{
 		Name: req.FunctionName, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
-		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: bytes.NewReader(zip),
+		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: zip,
 		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 	})
@@ -206,13 +207,22 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, cfg)
 }
 
-func decodeBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxCodeRequest+1))
+// decodeBody reads a small JSON body (every request but the code ones and Invoke) under the
+// body deadlines and maxRequestFields.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	tb := newTimedBody(w, r, bodyStallTimeout, bodyTotalTimeout)
+	defer tb.done()
+	body, err := io.ReadAll(io.LimitReader(tb, maxRequestFields+1))
+	var te *errBodyTimeout
+	if errors.As(err, &te) {
+		return err
+	}
 	if err != nil {
 		return errInvalid("could not read the request: %v", err)
 	}
-	if len(body) > maxCodeRequest {
-		return &apiError{http.StatusRequestEntityTooLarge, "RequestTooLargeException", "request body too large", ""}
+	if len(body) > maxRequestFields {
+		tb.drain()
+		return tooLarge(fmt.Sprintf("Request must be smaller than %d bytes for this operation (a limit of the local platform)", maxRequestFields))
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return errInvalid("malformed JSON: %v", err)
@@ -268,7 +278,7 @@ type updateConfigRequest struct {
 
 func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 	var req updateConfigRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := decodeBody(w, r, &req); err != nil {
 		writeAPIError(w, err)
 		return
 	}
@@ -290,19 +300,19 @@ func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 
 func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		ZipFile       string   `json:"ZipFile"`
 		Architectures []string `json:"Architectures"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	zip, err := p.readCodeRequest(w, r, "UpdateFunctionCode", []string{"ZipFile"}, &req)
+	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	zip, err := base64.StdEncoding.DecodeString(req.ZipFile)
-	if err != nil || len(zip) == 0 {
+	defer zip.discard() // unless the core adopted it
+	if zip == nil || zip.n == 0 {
 		writeAPIError(w, errInvalid("ZipFile must be a base64-encoded zip file"))
 		return
 	}
-	cfg, err := p.UpdateCode(r.PathValue("name"), bytes.NewReader(zip))
+	cfg, err := p.UpdateCode(r.PathValue("name"), zip)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -324,7 +334,17 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("Qualifier %q: the local platform has only $LATEST", q))
 		return
 	}
-	payload, err := io.ReadAll(io.LimitReader(r.Body, maxPayload+1))
+	tb := newTimedBody(w, r, bodyStallTimeout, bodyTotalTimeout)
+	payload, err := io.ReadAll(io.LimitReader(tb, maxPayload+1))
+	if len(payload) > maxPayload {
+		tb.drain()
+	}
+	tb.done() // the invocation itself may run up to 900 s: no deadline on the connection then
+	var te *errBodyTimeout
+	if errors.As(err, &te) {
+		writeAPIError(w, err)
+		return
+	}
 	if err != nil {
 		writeAPIError(w, errInvalid("could not read the payload: %v", err))
 		return

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,7 @@ type Instance struct {
 	dead      bool
 	invokes   int
 	readyOnce sync.Once
+	polling   atomic.Bool // a /next is waiting for an invocation
 }
 
 // newInstance opens the Runtime API listener the sandbox will be told about.
@@ -67,10 +69,13 @@ func newInstance(id, function string, version int) (*Instance, error) {
 	in := &Instance{
 		ID: id, Function: function, Version: version, Created: time.Now(),
 		Logs: newLogBuffer(64 * 1024), ready: make(chan struct{}), initErr: make(chan []byte, 1),
-		next: make(chan *invocation), listener: ln,
+		next: make(chan *invocation), listener: limitConns(ln, hostRuntimeAPIConns),
 	}
-	in.server = &http.Server{Handler: in.runtimeAPI(), ReadHeaderTimeout: 10 * time.Second}
-	go in.server.Serve(ln)
+	// No ReadTimeout: it would cancel a /next long-polling for the next invocation. Bodies get
+	// their deadline in their handlers (limits.go).
+	in.server = &http.Server{Handler: in.runtimeAPI(), ReadHeaderTimeout: runtimeAPIHeaderTimeout,
+		IdleTimeout: runtimeAPIIdleTimeout}
+	go in.server.Serve(in.listener)
 	return in, nil
 }
 
@@ -87,6 +92,16 @@ func (in *Instance) runtimeAPI() http.Handler {
 }
 
 func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
+	// One /next at a time, as Lambda serves one per execution environment: a second one while
+	// the first waits is refused as Lambda's Runtime API refuses a call the runtime's state does
+	// not allow (403 InvalidStateTransition, as in aws-lambda-runtime-interface-emulator's
+	// rapi handlers), instead of parking another connection and goroutine.
+	if !in.polling.CompareAndSwap(false, true) {
+		runtimeAPIError(w, http.StatusForbidden, "InvalidStateTransition",
+			"a /next is already waiting for this execution environment's next invocation")
+		return
+	}
+	defer in.polling.Store(false)
 	// The bootstrap can poll before StartSandbox has returned (the sandbox is released from
 	// inside it), so only note the time here; waitReady derives the init duration.
 	in.readyOnce.Do(func() {
@@ -123,8 +138,17 @@ func (in *Instance) take(id string) *invocation {
 	return inv
 }
 
+// readRuntimeBody reads a /response or /error body (up to limit bytes) within
+// runtimeAPIBodyTimeout: a runtime that stalls in its body is cut instead of holding the
+// connection.
+func readRuntimeBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	tb := newTimedBody(w, r, runtimeAPIBodyTimeout, runtimeAPIBodyTimeout)
+	defer tb.done()
+	return io.ReadAll(io.LimitReader(tb, limit))
+}
+
 func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPayload+1))
+	body, err := readRuntimeBody(w, r, maxPayload+1)
 	if err != nil {
 		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequest", err.Error())
 		return
@@ -147,7 +171,7 @@ func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
 }
 
 func (in *Instance) handleError(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, maxPayload))
+	body, _ := readRuntimeBody(w, r, maxPayload)
 	inv := in.take(r.PathValue("id"))
 	if inv == nil {
 		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or finished request id")
@@ -159,7 +183,7 @@ func (in *Instance) handleError(w http.ResponseWriter, r *http.Request) {
 }
 
 func (in *Instance) handleInitError(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, maxPayload))
+	body, _ := readRuntimeBody(w, r, maxPayload)
 	select {
 	case in.initErr <- normaliseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type")):
 	default:

@@ -61,7 +61,7 @@ func setupSandboxNet(pid int, maps []portMap, shape NetShape) (*sandboxNet, erro
 		return nil, err
 	}
 	for i, m := range maps {
-		go sn.serve(lns[i], m)
+		go sn.serve(limitRuntimeAPIListener(lns[i], m), m) // limits.go: bounded connections per sandbox
 	}
 	return sn, nil
 }
@@ -200,7 +200,7 @@ func (sn *sandboxNet) copy(dst io.Writer, src io.Reader, l *limiter, count *int6
 }
 
 func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
+	if tc, ok := c.(interface{ CloseWrite() error }); ok { // also a limitedConn (limits.go)
 		tc.CloseWrite()
 	}
 }

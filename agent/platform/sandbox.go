@@ -253,6 +253,7 @@ func unzip(src, dest string) error {
 		return err
 	}
 	root := filepath.Clean(dest) + string(os.PathSeparator)
+	budget := int64(maxUnzippedBytes) // limits.go: bounded by bytes written, whatever headers say
 	for _, f := range r.File {
 		target := filepath.Join(dest, f.Name)
 		if !strings.HasPrefix(target, root) {
@@ -270,14 +271,14 @@ func unzip(src, dest string) error {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
-		if err := extractOne(f, target); err != nil {
+		if err := extractOne(f, target, &budget); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func extractOne(f *zip.File, target string) error {
+func extractOne(f *zip.File, target string, budget *int64) error {
 	in, err := f.Open()
 	if err != nil {
 		return err
@@ -291,7 +292,7 @@ func extractOne(f *zip.File, target string) error {
 	if err != nil {
 		return err
 	}
-	if _, err = io.Copy(out, in); err != nil {
+	if err = copyBudget(out, in, budget); err != nil {
 		out.Close()
 		return err
 	}

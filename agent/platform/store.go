@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,29 +29,38 @@ type stagedCode struct {
 }
 
 // stage writes a package to a file of its own in the staging directory, hashing it on the
-// way. This is the slow part of a create or an update (packages go up to 1 GiB), so it runs
-// before any lock is taken.
+// way, and checks it as Lambda does at upload: at most maxZippedBytes, a zip, at most
+// maxUnzippedBytes unpacked (codeupload.go). This is the slow part of a create or an update, so
+// it runs before any lock is taken. A package the API already streamed into the staging
+// directory (an *upload) is adopted as it is, not copied again.
 func (s functionStore) stage(code io.Reader) (*stagedCode, error) {
-	if err := os.MkdirAll(s.stagingDir(), 0o700); err != nil {
+	var staged *stagedCode
+	if u, ok := code.(*upload); ok {
+		var err error
+		if staged, err = u.finish(); err != nil {
+			return nil, err
+		}
+	} else {
+		u, err := s.newUpload()
+		if err != nil {
+			return nil, err
+		}
+		if _, err = io.Copy(u, code); err != nil {
+			u.discard()
+			return nil, err
+		}
+		if staged, err = u.finish(); err != nil {
+			return nil, err
+		}
+	}
+	if staged.size == 0 {
+		return staged, nil // the caller refuses it with its own message
+	}
+	if err := checkPackage(staged.path); err != nil {
+		staged.discard()
 		return nil, err
 	}
-	f, err := os.CreateTemp(s.stagingDir(), "code-*.zip")
-	if err != nil {
-		return nil, err
-	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), code)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return &stagedCode{path: f.Name(), size: n, sha256: codeSha256(h.Sum(nil))}, nil
+	return staged, nil
 }
 
 // discard removes a package that was not committed (a create that lost a race, an update of a

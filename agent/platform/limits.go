@@ -1,0 +1,235 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// Limits that keep one function or one client from taking the platform down (issue #14): a
+// Runtime API that any sandbox can flood with connections, request bodies buffered whole in
+// memory, packages that unzip to gigabytes. Each limit is Lambda's where Lambda has one, and
+// answers with the error Lambda answers; docs/reliability.md lists them.
+
+// Package sizes, as Lambda's quotas page gives them ("Deployment package (.zip file archive)
+// size: 50 MB (zipped, when uploaded through the Lambda API or SDKs) … 250 MB (unzipped)") and
+// with the messages the Lambda API answers (seen in AWS's answers quoted by users and in
+// LocalStack's parity-tested provider: "Zipped size must be smaller than 52428800 bytes",
+// "Request must be smaller than 70167211 bytes for the CreateFunction operation", both
+// RequestEntityTooLargeException; "Unzipped size must be smaller than 262144000 bytes",
+// InvalidParameterValueException, HTTP 400).
+const (
+	maxZippedBytes      = 52428800  // a package uploaded inline (Code.ZipFile)
+	maxCodeRequestBytes = 70167211  // a CreateFunction/UpdateFunctionCode body: the base64 zip plus the rest
+	maxUnzippedBytes    = 262144000 // the package's files, unpacked
+	// maxRequestFields bounds what a code request carries besides the zip (name, environment,
+	// tags: a few KiB on Lambda), and every other control API body: it is held in memory.
+	maxRequestFields = 1 << 20
+	// maxDrainBytes is how much of a refused body the platform still reads (and throws away)
+	// so that a client that sends its whole body before reading (urllib3, so boto3) sees the
+	// error instead of a reset connection. Beyond it the connection is cut.
+	maxDrainBytes = 256 << 20
+)
+
+// Request bodies arrive within these times or are cut with RequestTimeoutException (408): a
+// client trickling a body, or stalling in the middle of it, would otherwise hold a connection,
+// a goroutine and a staging file for ever. Variables so tests can shorten them.
+var (
+	bodyStallTimeout = 30 * time.Second // no byte for this long
+	bodyTotalTimeout = 5 * time.Minute  // the whole body, from the handler's first read
+)
+
+// The Runtime API of one sandbox. A runtime needs one connection (two with an extension);
+// Lambda serves one in-flight /next per execution environment. The platform keeps at most
+// maxRuntimeAPIConns connections of a sandbox open and answers more with 429: without this,
+// one function holding 8,000 connections used every descriptor the platform had.
+const (
+	maxRuntimeAPIConns = 8
+	// hostRuntimeAPIConns bounds the host-side listener. Behind the sandbox's relay it sees each
+	// connection a moment after the sandbox side admits it and lets it go a moment after, so it
+	// gets slack rather than refusing what the sandbox side let through. Per sandbox the
+	// platform thus holds at most 8 (inside) + 8 (relay dials) + 16 (host side) sockets.
+	hostRuntimeAPIConns = 2 * maxRuntimeAPIConns
+	// runtimeAPIHeaderTimeout cuts a connection whose request headers do not arrive.
+	runtimeAPIHeaderTimeout = 10 * time.Second
+)
+
+var (
+	// runtimeAPIIdleTimeout closes keep-alive connections idle between requests. It must
+	// outlast the longest invocation (900 s): a runtime's connection sits idle from the /next
+	// that handed it the event until the /response, and a runtime whose kept-alive connection
+	// is closed under it may fail its /response (Node's agent does).
+	runtimeAPIIdleTimeout = 16 * time.Minute
+	// runtimeAPIBodyTimeout bounds reading a /response or /error body (at most 6 MB over loopback).
+	runtimeAPIBodyTimeout = 60 * time.Second
+	// controlAPIIdleTimeout closes the control API's idle keep-alive connections.
+	controlAPIIdleTimeout = 2 * time.Minute
+)
+
+// connLimitListener admits at most cap(sem) connections at a time. Unlike
+// golang.org/x/net/netutil.LimitListener it does not leave the others waiting in the accept
+// queue (where a flood would starve the runtime's own next connection for ever): it answers
+// each one at once with a 429 and closes it, so a refused connection costs the platform no
+// descriptor beyond that moment.
+type connLimitListener struct {
+	net.Listener
+	sem     chan struct{}
+	refusal []byte
+}
+
+// limitConns wraps ln so that at most n of its connections are open at once.
+func limitConns(ln net.Listener, n int) net.Listener {
+	body := fmt.Sprintf(`{"errorType":"TooManyConnections","errorMessage":"at most %d connections to the Runtime API of one execution environment"}`, n)
+	return &connLimitListener{Listener: ln, sem: make(chan struct{}, n), refusal: []byte(
+		"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nConnection: close\r\n" +
+			fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))}
+}
+
+// limitRuntimeAPIListener bounds the sandbox-side listener of the Runtime API's relay; other
+// relayed ports (storage stand-ins) are the function's business and keep their own limits.
+func limitRuntimeAPIListener(ln net.Listener, m portMap) net.Listener {
+	if m.Inside != RuntimeAPIPort {
+		return ln
+	}
+	return limitConns(ln, maxRuntimeAPIConns)
+}
+
+func (l *connLimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.sem <- struct{}{}:
+			return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+		default:
+			// The answer fits the socket's send buffer, so the write does not block; the
+			// deadline only guards against a peer that somehow makes it.
+			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			c.Write(l.refusal)
+			c.Close()
+		}
+	}
+}
+
+// limitedConn gives its slot back when closed (once, however often it is closed).
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// CloseWrite keeps the relay's half-close working through the wrapper.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// errBodyTimeout is a request body that did not arrive in time.
+type errBodyTimeout struct{ msg string }
+
+func (e *errBodyTimeout) Error() string { return e.msg }
+
+// timedBody reads a request body under a deadline renewed at every read (stall) and one for the
+// whole body (total), set on the connection itself so that a blocked read ends when they pass.
+// Under a recorder (tests, the fuzzer) there is no connection and no deadline.
+type timedBody struct {
+	r      io.Reader
+	rc     *http.ResponseController
+	stall  time.Duration
+	total  time.Duration
+	end    time.Time
+	n      int64 // bytes read
+	eof    bool
+	failed error
+}
+
+func newTimedBody(w http.ResponseWriter, r *http.Request, stall, total time.Duration) *timedBody {
+	return &timedBody{r: r.Body, rc: http.NewResponseController(w), stall: stall, total: total, end: time.Now().Add(total)}
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	if b.failed != nil {
+		return 0, b.failed
+	}
+	d := time.Now().Add(b.stall)
+	if b.end.Before(d) {
+		d = b.end
+	}
+	b.rc.SetReadDeadline(d) // ErrNotSupported under a recorder: no deadline to keep
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	b.eof = b.eof || err == io.EOF
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		msg := fmt.Sprintf("the request body stalled for %s", b.stall)
+		if !time.Now().Before(b.end) {
+			msg = fmt.Sprintf("the request body did not arrive within %s", b.total)
+		}
+		b.failed = &errBodyTimeout{msg}
+		return n, b.failed
+	}
+	return n, err
+}
+
+// done ends the handler's reading. A body read to its end clears the deadline, so a kept-alive
+// connection is not cut in its next request (and a long Invoke is not cut at all). Otherwise the
+// deadline is left in the past: net/http reads what is left of a body after the handler, with
+// no deadline of its own, and a client that stalled would hold it there (and the answer unsent)
+// for ever; with the deadline passed that read fails at once and the connection is closed after
+// the answer.
+func (b *timedBody) done() {
+	if b.eof {
+		b.rc.SetReadDeadline(time.Time{})
+	} else if b.failed == nil {
+		b.rc.SetReadDeadline(time.Now())
+	}
+}
+
+// drain reads and throws away what remains of a refused body, up to maxDrainBytes and under
+// the body's deadlines, so that a client sending it all before reading sees the answer.
+func (b *timedBody) drain() {
+	if b.failed == nil {
+		io.CopyN(io.Discard, b, maxDrainBytes)
+	}
+}
+
+// tooLarge is the Lambda API's answer to a body or package over its size.
+func tooLarge(msg string) error {
+	return &apiError{http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException", msg, ""}
+}
+
+func errUnzippedTooLarge() error {
+	return errInvalid("Unzipped size must be smaller than %d bytes", maxUnzippedBytes)
+}
+
+// copyBudget copies src to dst while budget (bytes still allowed) lasts; more is
+// errUnzippedTooLarge, with no more than the budget written. Unpacking goes through it so that
+// a package is bounded by what was written, not by what its headers claim.
+func copyBudget(dst io.Writer, src io.Reader, budget *int64) error {
+	n, err := io.Copy(dst, io.LimitReader(src, *budget))
+	*budget -= n
+	if err != nil {
+		return err
+	}
+	if *budget == 0 {
+		var one [1]byte
+		if m, _ := io.ReadFull(src, one[:]); m > 0 {
+			return errUnzippedTooLarge()
+		}
+	}
+	return nil
+}
