@@ -171,6 +171,8 @@ def test_kill_mid_burst_then_resume_gives_exactly_the_planned_records_with_fake_
             list(range(120))
         members = rows(db, "SELECT count(*) AS n FROM burst_members")[0]["n"]
         assert members == 120
+        # the burst the kill cut is closed, not left "running"
+        assert rows(db, "SELECT count(*) AS n FROM bursts WHERE status = 'running'")[0]["n"] == 0
         if killed_with % 30:  # a burst cut short was finished as a second attempt, flagged split
             att = rows(db, "SELECT burst, attempt, schedule_json FROM bursts WHERE attempt > 1")
             assert att and all(json.loads(a["schedule_json"])["split"] for a in att)

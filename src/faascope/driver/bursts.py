@@ -182,7 +182,9 @@ class _Bursts:
             names = [derived_name(nm, f"-n{g.burst}") for nm in names]
             for nm in names:
                 self.provider.teardown(nm)   # a leftover of a killed run is not fresh
-                self.provider.deploy(nm, cfg)
+                # through the campaign: its deployed/deleted events let a resumed run delete a
+                # fresh function a kill left behind
+                self.campaign.deploy(nm, cfg)
         else:
             for nm in names:
                 self.campaign.configure(nm, cfg)  # shared functions: memory etc. in place
@@ -287,7 +289,7 @@ class _Bursts:
             if start == "fresh":
                 for nm in names:
                     try:
-                        self.provider.teardown(nm)
+                        self.campaign.delete_function(nm)
                     except Exception as exc:  # noqa: BLE001
                         self.campaign.say(f"[yellow]warning[/yellow]: could not delete {nm}: {exc}")
         return "ok"

@@ -16,7 +16,9 @@ Order of events (nothing is written before the spec and the plan are valid):
 4. the executor deploys the functions it needs (``campaign.deploy``) and runs the pending
    invocations, recording each durably;
 5. settle: mark the campaign complete or interrupted; delete the functions when complete
-   (unless ``keep_functions``).
+   (unless ``keep_functions``): every function a ``deployed`` event names and no ``deleted``
+   event does, so a resumed run deletes those of earlier runs too, and resuming a campaign
+   killed after its last record runs the teardown it missed.
 
 Ctrl-C (or SIGTERM) once: finish what is in flight, record it, stop. Twice: abandon it (nothing
 is recorded for it). Either way the store is consistent and ``faascope run SPEC --results FILE
@@ -205,7 +207,11 @@ class Campaign:
                                   reason="resumed with --force after the spec changed")
             campaign.say("[yellow]warning[/yellow]: the spec changed; continuing with the new "
                          "spec (--force); earlier records are kept")
-        campaign.event("resumed", {"pending": len(campaign.pending())})
+        # a burst cut by the kill stays "running" in the bursts table unless closed here; its
+        # missing members run again as a new attempt
+        cut = campaign.store.close_running_bursts(campaign.id)
+        campaign.event("resumed", {"pending": len(campaign.pending()),
+                                   **({"bursts_interrupted": cut} if cut else {})})
         return campaign
 
     @classmethod
@@ -316,11 +322,30 @@ class Campaign:
             self.open_provider().update_configuration(name, config)
             self.deployed[name] = config
 
+    def functions_left(self) -> list[str]:
+        """The functions this campaign deployed and has not deleted. Read from its events, not
+        only from this run's memory: a run killed before its teardown (or a resumed run that
+        deployed only what its pending runs needed) leaves functions of earlier runs."""
+        alive: set[str] = set(self.deployed)
+        for kind, detail in self.store.events(self.id, ("deployed", "deleted")):
+            name = detail.get("function")
+            if name:
+                (alive.add if kind == "deployed" else alive.discard)(name)
+        return sorted(alive)
+
+    def delete_function(self, name: str) -> None:
+        """Delete one of the campaign's functions, with a ``deleted`` event (idempotent: the
+        providers treat a function that is already gone as deleted)."""
+        self.open_provider().teardown(name)
+        self.deployed.pop(name, None)
+        self.event("deleted", {"function": name})
+
     def teardown(self) -> None:
-        for name in sorted(self.deployed):
+        """Delete every function the campaign deployed and has not deleted, in any run."""
+        for name in self.functions_left():
             try:
-                self.open_provider().teardown(name)
-            except Exception as exc:  # leave a note, the data are safe
+                self.delete_function(name)
+            except Exception as exc:  # leave a note, the data are safe; --resume retries it
                 self.say(f"[yellow]warning[/yellow]: could not delete function {name}: {exc}")
 
     # ------------------------------------------------------------------ records
@@ -416,13 +441,23 @@ class Campaign:
         self.store.close()
 
     def _already_complete(self) -> RunSummary:
-        """Nothing is pending: the campaign is complete (marked so if it was not)."""
+        """Nothing is pending: finish what a run killed after its last record left undone. The
+        teardown is part of the campaign and resumes like the rest (functions deployed and not
+        deleted, found in the events); the status and the ``complete`` event are written when
+        missing, so a campaign has exactly one ``complete`` event however often it resumes."""
         s = self.summary
         s.recorded = self.store.count(self.id)
         s.statuses = self.store.status_counts(self.id)
         s.complete = True
+        if not getattr(self.settings, "keep_functions", False) and self.functions_left():
+            try:
+                self.teardown()
+            finally:
+                self.close_provider()
         if self.row["status"] != "complete":
             self.store.set_status(self.id, "complete")
+        if not self.store.events(self.id, ("complete",)):
+            self.event("complete", {"records": s.recorded})
         return s
 
     def _settle(self) -> None:

@@ -205,6 +205,20 @@ class ResultsStore:
         self._tx([("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
                    (campaign_id, utc_now(), kind, json.dumps(detail or {})))])
 
+    def events(self, campaign_id: int, kinds: Iterable[str]) -> list[tuple[str, dict]]:
+        """The campaign's events of these kinds, oldest first: (kind, detail)."""
+        kinds = list(kinds)
+        rows = self.conn.execute(
+            f"SELECT kind, detail_json FROM events WHERE campaign_id=? AND kind IN "
+            f"({', '.join('?' * len(kinds))}) ORDER BY id", (campaign_id, *kinds)).fetchall()
+        out = []
+        for kind, detail in rows:
+            try:
+                out.append((kind, json.loads(detail or "{}")))
+            except ValueError:
+                out.append((kind, {}))
+        return out
+
     # ------------------------------------------------------------------ runs and records
     def planned_runs(self, campaign_id: int) -> list[dict]:
         rows = self.conn.execute(
@@ -285,6 +299,19 @@ class ResultsStore:
                    "status, start_ns, schedule_json, started_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
                    (campaign_id, cell_key, burst, kind, attempt, planned, "running", start_ns,
                     json.dumps(schedule), utc_now()))])
+
+    def close_running_bursts(self, campaign_id: int) -> int:
+        """Mark the bursts a killed run left ``running`` as ``interrupted`` (a resumed campaign
+        finishes their missing members as a new attempt); returns how many."""
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                             "name='bursts'").fetchone() is None:
+            return 0
+        n = self.conn.execute("SELECT count(*) FROM bursts WHERE campaign_id=? AND "
+                              "status='running'", (campaign_id,)).fetchone()[0]
+        if n:
+            self._tx([("UPDATE bursts SET status='interrupted', ended_at=? WHERE campaign_id=? "
+                       "AND status='running'", (utc_now(), campaign_id))])
+        return n
 
     def end_burst(self, campaign_id: int, cell_key: str, burst: int, kind: str, attempt: int, *,
                   status: str, sent: int, recorded: int, first_send_ns: Optional[int],
