@@ -40,13 +40,28 @@ func CgroupVersion() int {
 
 var v1Controllers = []string{"cpu", "memory", "pids"}
 
+// v1Optional are joined where the host mounts them: cpuacct for the sandbox's CPU time (it is
+// its own hierarchy on some hosts, co-mounted with cpu on others, where both names reach one
+// directory) and freezer, which stops an idle sandbox between invocations (freeze.go).
+var v1Optional = []string{"cpuacct", "freezer"}
+
+func v1Hierarchies() []string {
+	all := append([]string{}, v1Controllers...)
+	for _, c := range v1Optional {
+		if _, err := os.Stat(filepath.Join(cgroupRoot, c, "cgroup.procs")); err == nil {
+			all = append(all, c)
+		}
+	}
+	return all
+}
+
 // NewCgroup creates the group at parent/name (parent is relative, e.g. "faascope/<platform-id>")
 // and applies the limits.
 func NewCgroup(parent, name string, lim Limits) (*Cgroup, error) {
 	cg := &Cgroup{dirs: map[string]string{}}
 	switch CgroupVersion() {
 	case 1:
-		for _, c := range v1Controllers {
+		for _, c := range v1Hierarchies() {
 			d := filepath.Join(cgroupRoot, c, parent, name)
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				cg.Remove()
@@ -206,8 +221,10 @@ func (cg *Cgroup) Pids() []int {
 	return pids
 }
 
-// Kill sends SIGKILL to every process in the group.
+// Kill sends SIGKILL to every process in the group, then thaws it: a frozen process takes
+// the signal only once it runs again.
 func (cg *Cgroup) Kill() {
+	defer cg.Thaw()
 	if cg.v2 {
 		if cg.write("", "cgroup.kill", "1") == nil {
 			return
@@ -216,6 +233,40 @@ func (cg *Cgroup) Kill() {
 	for _, p := range cg.Pids() {
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
+}
+
+// CanFreeze reports whether the group has a freezer.
+func (cg *Cgroup) CanFreeze() bool {
+	if cg.v2 {
+		return cg.dirs[""] != ""
+	}
+	return cg.dirs["freezer"] != ""
+}
+
+// Freeze stops every process in the group where it stands (the v1 freezer's FROZEN state, v2's
+// cgroup.freeze): no CPU time, no progress, until Thaw.
+func (cg *Cgroup) Freeze() error {
+	if cg.v2 {
+		return cg.write("", "cgroup.freeze", "1")
+	}
+	if cg.dirs["freezer"] == "" {
+		return nil
+	}
+	return cg.write("freezer", "freezer.state", "FROZEN")
+}
+
+// Thaw lets a frozen group run again (a no-op on one that is not frozen).
+func (cg *Cgroup) Thaw() error {
+	if cg.v2 {
+		if cg.dirs[""] == "" {
+			return nil
+		}
+		return cg.write("", "cgroup.freeze", "0")
+	}
+	if cg.dirs["freezer"] == "" {
+		return nil
+	}
+	return cg.write("freezer", "freezer.state", "THAWED")
 }
 
 // Remove kills what is left in the group and deletes it, retrying while the kernel
@@ -240,13 +291,39 @@ func (cg *Cgroup) Remove() error {
 	return last
 }
 
-// RemoveStaleCgroups deletes groups left under parent by a platform that crashed.
-func RemoveStaleCgroups(parent string) {
+// parentDirs are parent's directories in every hierarchy the platform uses.
+func parentDirs(parent string) []string {
 	roots := []string{filepath.Join(cgroupRoot, parent)}
 	if CgroupVersion() == 1 {
 		roots = nil
-		for _, c := range v1Controllers {
+		for _, c := range v1Hierarchies() {
 			roots = append(roots, filepath.Join(cgroupRoot, c, parent))
+		}
+	}
+	return roots
+}
+
+// RemoveParentCgroups deletes the platform's own parent groups when it stops (its sandboxes'
+// groups are gone by then), and the "faascope" level above them when no other platform uses it.
+func RemoveParentCgroups(parent string) {
+	for _, d := range parentDirs(parent) {
+		hierarchy := strings.TrimSuffix(d, parent)
+		for p := parent; p != "." && p != "/" && p != ""; p = filepath.Dir(p) {
+			if os.Remove(filepath.Join(hierarchy, p)) != nil {
+				break // not empty (another platform's, or a sandbox still dying) or gone
+			}
+		}
+	}
+}
+
+// RemoveStaleCgroups deletes groups left under parent by a platform that crashed.
+func RemoveStaleCgroups(parent string) {
+	roots := parentDirs(parent)
+	// A crashed platform may have left sandboxes frozen: they die of SIGKILL only once thawed.
+	for _, root := range roots {
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			_ = os.WriteFile(filepath.Join(root, e.Name(), "freezer.state"), []byte("THAWED"), 0)
 		}
 	}
 	for _, root := range roots {

@@ -57,6 +57,7 @@ type Instance struct {
 	dead      bool
 	invokes   int
 	readyOnce sync.Once
+	freezer   idleFreezer // frozen between invocations (freeze.go)
 	polling   atomic.Bool // a /next is waiting for an invocation
 }
 
@@ -102,6 +103,7 @@ func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer in.polling.Store(false)
+	in.freezer.nextCalled()
 	// The bootstrap can poll before StartSandbox has returned (the sandbox is released from
 	// inside it), so only note the time here; waitReady derives the init duration.
 	in.readyOnce.Do(func() {
@@ -250,6 +252,7 @@ func (e *initError) Error() string { return string(e.payload) }
 // run delivers one invocation and waits for its end: a response, an error, the deadline, or
 // the sandbox dying (crash or out of memory).
 func (in *Instance) run(inv *invocation) result {
+	in.freezer.handOver(in.Sandbox)
 	select {
 	case in.next <- inv:
 	case <-in.Sandbox.Exited():
@@ -300,6 +303,7 @@ func (in *Instance) close() {
 	in.mu.Lock()
 	in.dead = true
 	in.mu.Unlock()
+	in.freezer.stop()
 	// The sandbox goes first: closing the Runtime API under a live bootstrap only makes it
 	// reconnect into a closed port.
 	if in.Sandbox != nil {

@@ -139,6 +139,7 @@ func (p *Platform) release(in *Instance, killed bool) {
 	in.busy = false
 	in.lastUsed = time.Now()
 	p.idle[in.Function] = append(p.idle[in.Function], in)
+	in.freezer.park(in.Sandbox)
 	p.mu.Unlock()
 }
 

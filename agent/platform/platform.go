@@ -136,6 +136,9 @@ func (p *Platform) Close() {
 	wg.Wait()
 	// Async invocations end once their instances are gone; the reaper ends with the context.
 	p.wg.Wait()
+	if p.cfg.Isolation == "namespaces" {
+		RemoveParentCgroups(p.cgroupDir)
+	}
 }
 
 // keepAlive is the function's idle lifetime: its faascope:keep-alive tag, else the platform's.

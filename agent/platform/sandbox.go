@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// SandboxUID is the unprivileged user functions run as (Lambda's is sbx_user1051).
+// SandboxUID is the first of the unprivileged uids functions run as (Lambda's is
+// sbx_user1051); each sandbox gets one of its own (identity.go).
 const SandboxUID = 1051
 
 // SandboxSpec is what the host side passes to the in-namespace init (see sandboxinit.go).
@@ -31,6 +32,10 @@ type SandboxSpec struct {
 	UID        int               `json:"uid"`
 	Isolate    bool              `json:"isolate"`
 	SharedDir  string            `json:"shared_dir"` // mounted read-write at /mnt/shared in every sandbox (EFS stand-in)
+	// SharedIDMap: fd 4 is a user namespace to idmap the shared directory with (identity.go).
+	SharedIDMap bool   `json:"shared_idmap"`
+	EtcDir      string `json:"etc_dir"` // the sandbox's own /etc, bound read-only
+	Hold        bool   `json:"hold"`    // not a sandbox: hold a user namespace (sharedDirUserns)
 }
 
 // SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
@@ -43,10 +48,11 @@ type Sandbox struct {
 	Cgroup   *Cgroup
 	Cmd      *exec.Cmd
 	Setup    time.Duration // unpack + file system + cgroup, before the process starts
-	Net      *sandboxNet // nil when the sandbox shares the host's network
+	Net      *sandboxNet   // nil when the sandbox shares the host's network
 	exited   chan struct{}
 	exitErr  error
 	isolated bool
+	identity *sandboxIdentity // the uid held for this sandbox, released on Destroy
 }
 
 // NetOptions give a sandbox its own network namespace with these relayed ports and limits.
@@ -62,8 +68,8 @@ type SandboxOptions struct {
 	CodeZip     string
 	Limits      Limits
 	Env         []string
-	CgroupGroup string // parent cgroup, e.g. "faascope/<platform id>"
-	Isolate     bool   // namespaces, cgroups, private /tmp; false = a plain process (no root)
+	CgroupGroup string      // parent cgroup, e.g. "faascope/<platform id>"
+	Isolate     bool        // namespaces, cgroups, private /tmp; false = a plain process (no root)
 	Network     *NetOptions // nil = the host's network
 	SharedDir   string
 	Stdout      io.Writer
@@ -92,10 +98,21 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	if !o.Isolate {
 		return sb, sb.startPlain(o, task, t0)
 	}
+	if sb.identity, err = allocateIdentity(); err != nil {
+		return sb, err
+	}
+	uid := sb.identity.UID
 	spec := SandboxSpec{
 		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
 		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: "/var/task/bootstrap",
-		UID: SandboxUID, Isolate: true, SharedDir: o.SharedDir,
+		UID: uid, Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
+	}
+	if err = os.MkdirAll(spec.EtcDir, 0o755); err != nil {
+		return sb, err
+	}
+	// The hostname is the sandbox's directory name (sandboxinit.go sets it).
+	if err = writeSandboxEtc(spec.EtcDir, uid, filepath.Base(o.Dir)); err != nil {
+		return sb, fmt.Errorf("sandbox /etc: %w", err)
 	}
 	switch o.Limits.TmpKind {
 	case TmpExt4:
@@ -108,7 +125,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		if err = os.MkdirAll(spec.TmpSource, 0o700); err != nil {
 			return sb, err
 		}
-		if err = os.Chown(spec.TmpSource, SandboxUID, SandboxUID); err != nil {
+		if err = os.Chown(spec.TmpSource, uid, uid); err != nil {
 			return sb, err
 		}
 	}
@@ -132,6 +149,18 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	cmd.Env = []string{}
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
 	cmd.ExtraFiles = []*os.File{goR}
+	if o.SharedDir != "" {
+		userns, err := sharedDirUserns(uid)
+		if err != nil {
+			goW.Close()
+			return sb, err
+		}
+		defer userns.Close() // the init has its own copy once started
+		cmd.ExtraFiles = append(cmd.ExtraFiles, userns)
+		spec.SharedIDMap = true
+		specJSON, _ = json.Marshal(spec)
+		cmd.Args[2] = string(specJSON)
+	}
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
 	if o.Network != nil {
 		flags |= syscall.CLONE_NEWNET
@@ -207,6 +236,10 @@ func (sb *Sandbox) PeakMemory() int64 {
 // set to auto-clear).
 func (sb *Sandbox) Destroy() {
 	sb.Net.Close()
+	if sb.Cgroup != nil {
+		// Everything in the group, thawed after the signal so a frozen sandbox dies at once.
+		sb.Cgroup.Kill()
+	}
 	if sb.Cmd != nil && sb.Cmd.Process != nil {
 		_ = syscall.Kill(-sb.Cmd.Process.Pid, syscall.SIGKILL)
 		_ = sb.Cmd.Process.Kill()
@@ -220,6 +253,10 @@ func (sb *Sandbox) Destroy() {
 	}
 	if sb.Dir != "" {
 		_ = os.RemoveAll(sb.Dir)
+	}
+	// Only now, with the group empty, may another sandbox have the uid.
+	if sb.Cgroup == nil || len(sb.Cgroup.Dirs()) == 0 {
+		sb.identity.release()
 	}
 }
 

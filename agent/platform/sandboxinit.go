@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +27,12 @@ func RunSandboxInit(specJSON string) error {
 	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
 		return fmt.Errorf("sandbox spec: %w", err)
 	}
+	if s.Hold {
+		holdUntilStdinCloses()
+	}
+	// Credentials, no_new_privs and the seccomp filter are per thread, and exec keeps only the
+	// calling thread's: everything from here to exec happens on this one.
+	runtime.LockOSThread()
 	// Fd 3 is the host's go-ahead; it closes without a byte if the host gave up.
 	gate := os.NewFile(3, "gate")
 	b := make([]byte, 1)
@@ -46,6 +54,10 @@ func RunSandboxInit(specJSON string) error {
 	}
 	env := append(append([]string{}, s.Env...), "LAMBDA_TASK_ROOT=/var/task", "TMPDIR=/tmp",
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp")
+	// Last, since the policy refuses keyctl and mount: nothing but exec follows.
+	if err := installSeccomp(); err != nil {
+		return err
+	}
 	return syscall.Exec(s.Entrypoint, []string{s.Entrypoint}, env)
 }
 
@@ -65,10 +77,16 @@ func buildRoot(s *SandboxSpec) error {
 			return err
 		}
 	}
-	for _, d := range []string{"usr", "etc"} {
-		if err := bindReadOnly("/"+d, filepath.Join(root, d)); err != nil {
-			return err
-		}
+	if err := bindReadOnly("/usr", filepath.Join(root, "usr")); err != nil {
+		return err
+	}
+	// The sandbox's own /etc (identity.go), not the host's.
+	etc := s.EtcDir
+	if etc == "" {
+		etc = "/etc"
+	}
+	if err := bindReadOnly(etc, filepath.Join(root, "etc")); err != nil {
+		return err
 	}
 	// Merged-/usr hosts have /bin → usr/bin etc.; otherwise bind the real directories.
 	for _, d := range []string{"bin", "sbin", "lib", "lib64", "lib32"} {
@@ -101,8 +119,8 @@ func buildRoot(s *SandboxSpec) error {
 		if err := os.MkdirAll(dst, 0o755); err != nil {
 			return err
 		}
-		if err := unix.Mount(s.SharedDir, dst, "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-			return fmt.Errorf("bind the shared directory: %w", err)
+		if err := mountShared(s, dst); err != nil {
+			return err
 		}
 	}
 	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
@@ -239,11 +257,9 @@ func populateDev(dev string) error {
 			return err
 		}
 	}
-	shm := filepath.Join(dev, "shm")
-	if err := os.Mkdir(shm, 0o1777); err != nil {
-		return err
-	}
-	return unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64m,mode=1777")
+	// No /dev/shm: Lambda has none (POSIX shared memory and semaphores fail there too), and a
+	// tmpfs here would be memory outside the function's accounting of /tmp.
+	return nil
 }
 
 // mountCgroups shows the sandbox its own cgroup, read-only, where containers usually see it.
@@ -277,9 +293,46 @@ func pivotInto(root string) error {
 	return os.Chdir("/")
 }
 
+// mountShared binds the shared directory at dst, idmapped when the host gave a user namespace
+// for it (fd 4, see sharedDirUserns): open_tree clones the bind, mount_setattr maps its ids,
+// move_mount attaches it.
+func mountShared(s *SandboxSpec, dst string) error {
+	const attrs = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	if !s.SharedIDMap {
+		if err := unix.Mount(s.SharedDir, dst, "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("bind the shared directory: %w", err)
+		}
+		return nil
+	}
+	userns := os.NewFile(4, "userns")
+	defer userns.Close()
+	tree, err := unix.OpenTree(unix.AT_FDCWD, s.SharedDir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", s.SharedDir, err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | attrs, Userns_fd: uint64(userns.Fd())}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("idmap the shared directory (does its file system support idmapped mounts?): %w", err)
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach the shared directory: %w", err)
+	}
+	return nil
+}
+
+// dropPrivileges leaves the function nothing of root's: no capability can come back (the
+// bounding, inheritable and ambient sets are empty, no_new_privs), it runs as its own uid and
+// gid, and it has a session keyring of its own, empty, instead of the host's.
 func dropPrivileges(uid int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	last := capLastCap()
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
 	}
 	if err := syscall.Setgroups(nil); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
@@ -290,5 +343,34 @@ func dropPrivileges(uid int) error {
 	if err := syscall.Setresuid(uid, uid, uid); err != nil {
 		return fmt.Errorf("setresuid: %w", err)
 	}
+	// Leaving uid 0 cleared the permitted and effective sets; inheritable and ambient stay
+	// unless cleared.
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("clear capabilities: %w", err)
+	}
+	// A new anonymous session keyring (a NULL name: x/sys's wrapper would pass "" and join a
+	// keyring by that name, shared), owned by the sandbox's uid since it is made after setresuid;
+	// and the uid's user keyring emptied of whatever an earlier sandbox with this uid left.
+	if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); e != 0 {
+		return fmt.Errorf("join a new session keyring: %w", e)
+	}
+	userRing := unix.KEY_SPEC_USER_KEYRING // negative: converted at run time
+	if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_CLEAR, uintptr(userRing), 0); e != 0 {
+		return fmt.Errorf("clear the user keyring: %w", e)
+	}
 	return nil
+}
+
+// capLastCap is the highest capability number this kernel knows.
+func capLastCap() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if n, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil {
+		return n
+	}
+	return 63
 }

@@ -1,0 +1,196 @@
+package platform
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Every sandbox runs as a host uid (and gid) of its own. The kernel keeps per-user state that
+// no namespace separates: the user keyring, and the per-user limits (inotify instances and
+// watches, the RLIMIT_NPROC count, POSIX message queue bytes). With one shared uid, a key
+// added by one function was readable by another, and one function holding its 128 inotify
+// instances left every other sandbox with EMFILE.
+//
+// Uids come from [sandboxUIDBase, sandboxUIDBase+sandboxUIDCount), skipping uids and gids the
+// host's /etc/passwd and /etc/group name. A uid is held by an exclusive flock on a file under
+// uidLockDir for the sandbox's life, so platforms running side by side (one per data
+// directory) never hand out the same uid, and a crashed platform's uids come free with its
+// process. The first is 1051, Lambda's sbx_user1051.
+const (
+	sandboxUIDBase  = SandboxUID
+	sandboxUIDCount = 60000
+)
+
+// uidLockDir holds the allocation locks; /run is a tmpfs, so a reboot clears it.
+var uidLockDir = "/run/faascope/sandbox-uids"
+
+// sandboxIdentity is a uid (== gid) held for one sandbox.
+type sandboxIdentity struct {
+	UID  int
+	lock *os.File
+}
+
+func allocateIdentity() (*sandboxIdentity, error) {
+	if err := os.MkdirAll(uidLockDir, 0o700); err != nil {
+		return nil, fmt.Errorf("uid locks: %w", err)
+	}
+	taken := hostIDs("/etc/passwd")
+	for id := range hostIDs("/etc/group") {
+		taken[id] = true
+	}
+	for uid := sandboxUIDBase; uid < sandboxUIDBase+sandboxUIDCount; uid++ {
+		if taken[uid] {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(uidLockDir, strconv.Itoa(uid)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		// flock belongs to the open file description: a second open in this process conflicts
+		// as one in another process does.
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				continue
+			}
+			return nil, fmt.Errorf("lock uid %d: %w", uid, err)
+		}
+		return &sandboxIdentity{UID: uid, lock: f}, nil
+	}
+	return nil, fmt.Errorf("all %d sandbox uids from %d are in use", sandboxUIDCount, sandboxUIDBase)
+}
+
+// release frees the uid; call it once no process of the sandbox is left.
+func (id *sandboxIdentity) release() {
+	if id != nil && id.lock != nil {
+		id.lock.Close()
+		id.lock = nil
+	}
+}
+
+// hostIDs reads the numeric ids (third field) of a passwd- or group-format file.
+func hostIDs(path string) map[int]bool {
+	ids := map[int]bool{}
+	f, err := os.Open(path)
+	if err != nil {
+		return ids
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Split(sc.Text(), ":"); len(fields) > 2 {
+			if n, err := strconv.Atoi(fields[2]); err == nil {
+				ids[n] = true
+			}
+		}
+	}
+	return ids
+}
+
+// sandboxEtcFiles is all of a sandbox's /etc (paths relative to it). The host's /etc is not
+// shown: it names the host's users, services and configuration (and world-readable files such
+// as /etc/machine-id identify the machine). Lambda's /etc is its image's; these are what
+// programs need of one: name service files naming the sandbox's user, name resolution, the CA
+// bundle for HTTPS, the dynamic loader's cache (for dd and other host binaries under /usr), UTC.
+var sandboxEtcFiles = []string{"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf",
+	"localtime", "ld.so.cache", "ssl/certs/ca-certificates.crt"}
+
+// writeSandboxEtc fills dir with the sandbox's /etc for the given uid and hostname.
+func writeSandboxEtc(dir string, uid int, hostname string) error {
+	user := "sbx_user" + strconv.Itoa(SandboxUID) // Lambda's name, whatever the number
+	files := map[string]string{
+		"passwd": fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d::/tmp:/sbin/nologin\n"+
+			"nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n", user, uid, uid),
+		"group": fmt.Sprintf("root:x:0:\n%s:x:%d:\nnobody:x:65534:\n", user, uid),
+		"hosts": "127.0.0.1\tlocalhost " + hostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n" +
+			"networks: files\nprotocols: files\nservices: files\n",
+	}
+	// The host's resolver settings matter only with --network host (an isolated sandbox has no
+	// route to a name server), but they are what a process there would need.
+	resolv, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		resolv = nil
+	}
+	files["resolv.conf"] = string(resolv)
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"ld.so.cache", "ssl/certs/ca-certificates.crt"} {
+		if err := copyFile("/etc/"+name, filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	// Lambda runs in UTC; /usr/share/zoneinfo comes with the read-only /usr.
+	return os.Symlink("/usr/share/zoneinfo/Etc/UTC", filepath.Join(dir, "localtime"))
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// sharedDirUserns returns a user namespace mapping SandboxUID to the sandbox's uid, for an
+// idmapped mount of the shared directory: like an EFS access point, which makes every client
+// one POSIX user, every sandbox then creates files there as uid/gid 1051 and can rewrite and
+// remove the others' files, while its processes keep their own uid. The namespace belongs to
+// a short-lived child (the platform itself in hold mode); the returned file keeps it alive.
+func sharedDirUserns(uid int) (*os.File, error) {
+	// /proc/self/exe: the child runs as the overflow uid of its new namespace and may not be
+	// able to walk the directories to our binary by name (go test's are 0700).
+	cmd := exec.Command("/proc/self/exe", SandboxInitArg, `{"hold":true}`)
+	cmd.Env = []string{}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Root is mapped to itself as well: a directory whose on-disk owner the mapping does not
+	// cover cannot be written through an idmapped mount at all (the kernel refuses writes to
+	// inodes with unmapped ids), and shared directories are usually made by root, mode 1777.
+	ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: SandboxUID, HostID: uid, Size: 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: ids, GidMappings: ids, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("user namespace for the shared directory: %w", err)
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
+	stdin.Close()
+	cmd.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// holdUntilStdinCloses is the hold mode's whole life (see sharedDirUserns).
+func holdUntilStdinCloses() {
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}

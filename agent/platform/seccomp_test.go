@@ -1,0 +1,37 @@
+package platform
+
+import (
+	"runtime"
+	"testing"
+)
+
+// The policy's hand-written numbers must be the kernel's: each is compared with x/sys/unix's
+// SYS_* constant for the architecture the test runs on (hostSyscallNumbers, one file per arch).
+func TestSeccompPolicyNumbersMatchTheKernels(t *testing.T) {
+	seen := map[string]bool{}
+	for _, d := range sandboxDenied {
+		if seen[d.name] {
+			t.Errorf("%s listed twice", d.name)
+		}
+		seen[d.name] = true
+		nr := d.amd64
+		if runtime.GOARCH == "arm64" {
+			nr = d.arm64
+		}
+		want, ok := hostSyscallNumbers[d.name]
+		if !ok {
+			want = -1
+		}
+		if nr != want {
+			t.Errorf("%s on %s: policy says %d, x/sys/unix says %d", d.name, runtime.GOARCH, nr, want)
+		}
+	}
+	for name := range hostSyscallNumbers {
+		if !seen[name] {
+			t.Errorf("%s is in the number table but not in the policy", name)
+		}
+	}
+	if prog, err := seccompProgram(); err != nil || len(prog) > 4096 {
+		t.Fatalf("program: %d instructions, %v", len(prog), err)
+	}
+}
