@@ -218,3 +218,42 @@ factors:
     out = CliRunner().invoke(cli, ["plan", str(spec)], terminal_width=200).output
     assert "2000 ms" in out and "500 ms" in out and "2KB" not in out
     assert "1MiB" in out and "10MB" in out and "512 MB" in out
+
+
+
+def test_a_design_beyond_the_limit_is_refused_before_it_is_enumerated(tmp_path):
+    """8 factors × 10 levels = 10^8 combinations: exit 2 naming the product, at once (a 10^7
+    factorial used to run for minutes into gigabytes before saying anything)."""
+    import time
+
+    from click.testing import CliRunner
+
+    from faascope.cli import cli
+
+    def ten(start, unit=""):
+        return "[" + ", ".join(f"{start + i}{unit}" for i in range(10)) + "]"
+
+    spec = tmp_path / "big.yaml"
+    spec.write_text(f"""
+name: big
+provider: {{kind: local}}
+function: {{memory_mb: 2048, ephemeral_mb: 2048}}
+workload: {{kind: fileio, op: write}}
+factors:
+  memory: {ten(1280)}
+  ephemeral: {ten(5120)}
+  timeout: {ten(10)}
+  image_size: {ten(10, "MB")}
+  file_size: {ten(10, "KB")}
+  io_size: {ten(512, "B")}
+  seed: {ten(1)}
+  path: [{", ".join(f"f{i}.dat" for i in range(10))}]
+design: {{replications: 1}}
+""")
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(cli, ["plan", str(spec)])
+    took = time.perf_counter() - t0
+    assert r.exit_code == 2, r.output
+    assert "factors:" in r.output and "100,000,000 combinations" in r.output, r.output
+    assert "memory 10 × ephemeral 10" in r.output
+    assert took < 1.0, took

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import random
 import secrets
 from dataclasses import dataclass, field
@@ -283,6 +284,12 @@ def refusal(impossible: list[tuple[dict[str, Any], tuple[str, str]]]) -> BadInpu
                     + ", ".join(repr(r) for r in rules), field="design.rules")
 
 
+#: the largest design a plan enumerates (the product of the factors' level counts), and the
+#: most invocations a campaign plans (docs/specs.md); beyond them, exit 2 before any work
+MAX_COMBINATIONS = 1_000_000
+MAX_INVOCATIONS = 10_000_000
+
+
 def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | None = None) -> Plan:
     d = spec.spec.design
     reps = replications if replications is not None else d.replications
@@ -309,6 +316,15 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
             level_lists.append(chosen)
         else:
             level_lists.append(list(f.levels))
+
+    # refuse before enumerating: a 10^7-combination factorial took minutes and gigabytes
+    # before saying anything (about 0.2 ms a combination here: the limit plans in ~3 min)
+    combos = math.prod(len(levels) for levels in level_lists)
+    if combos > MAX_COMBINATIONS:
+        sizes = " × ".join(f"{n} {len(levels)}" for n, levels in zip(names, level_lists))
+        raise BadInput(f"{sizes} = {combos:,} combinations of levels, more than the "
+                       f"{MAX_COMBINATIONS:,} a plan may enumerate; use fewer factors or "
+                       "levels, or the two_level design", field="factors")
 
     cells: list[Cell] = []
     excluded: list[Excluded] = []
@@ -344,6 +360,12 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
         raise refusal(impossible)
     if not cells:
         raise BadInput("every cell is excluded by the rules; nothing to run", field="design.rules")
+
+    total = len(cells) * (reps + d.warmup * blocks)
+    if total > MAX_INVOCATIONS:
+        raise BadInput(f"{len(cells):,} cells × ({reps} replications + {d.warmup * blocks} "
+                       f"warm-ups) = {total:,} invocations, more than the {MAX_INVOCATIONS:,} a "
+                       "campaign may plan", field="design.replications")
 
     # order
     rng = random.Random(seed)

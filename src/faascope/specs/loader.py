@@ -387,15 +387,49 @@ class LoadedSpec:
         return agent_request(work)
 
 
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing duplicate keys: YAML forbids them, and PyYAML would keep
+    the last one silently (a second ``factors:`` would replace the first without a word)."""
+
+
+def _mapping_without_duplicates(loader: _SpecLoader, node: yaml.MappingNode, deep: bool = False):
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # "<<" merges: explicit keys override merged ones, as YAML says
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.get(key)
+        except TypeError:
+            continue  # an unhashable key: construct_mapping reports it
+        if first is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first at line {first}); a key may appear "
+                "once in a mapping", key_node.start_mark)
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+_SpecLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                            _mapping_without_duplicates)
+
+
 def _read(path: Path) -> Any:
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise BadInput(f"spec file not found: {path}", field="SPEC") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path} is a directory; give a spec file (YAML)", field="SPEC") from None
     except OSError as exc:
         raise BadInput(f"cannot read the spec {path}: {exc}", field="SPEC") from None
     try:
-        return yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path} is not a text file: byte 0x{raw[exc.start]:02x} at offset "
+                       f"{exc.start} is not UTF-8; a spec is YAML text", field="SPEC") from None
+    try:
+        return yaml.load(text, Loader=_SpecLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
