@@ -35,7 +35,9 @@ def phases_section(ctx: Ctx) -> Block | None:
         if all(r is None for r in rows):
             continue
         x = [r["mean"] if r is not None else 0.0 for r in rows]
-        lo = [max(0.0, r["mean"] - r["ci_low"]) if r is not None and r["ci_low"] is not None else 0.0 for r in rows]
+        # a time is never below 0: a t interval reaching below (few, skewed invocations) stops at 0
+        lo = [min(r["mean"], max(0.0, r["mean"] - r["ci_low"])) if r is not None and r["ci_low"] is not None
+              else 0.0 for r in rows]
         hi = [max(0.0, r["ci_high"] - r["mean"]) if r is not None and r["ci_high"] is not None else 0.0 for r in rows]
         marks.append(Bars(x, pos, color=PHASE_COLORS[ph], name=PHASE_NAMES[ph], legend=True, base=list(base),
                           xerr=(lo, hi), height=0.6,
