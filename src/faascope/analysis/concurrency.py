@@ -202,10 +202,16 @@ def _boot_ci(cand: np.ndarray, base: np.ndarray, n_boot: int, rng: np.random.Gen
     return float(np.quantile(imp, alpha / 2)), float(np.quantile(imp, 1 - alpha / 2))
 
 
+#: bursts each side needs before an improvement gets a bootstrap interval (and can be marked
+#: significant); below it the point estimate is shown alone
+MIN_BURSTS_FOR_CI = 5
+
+
 def improvement(cand: np.ndarray, base: np.ndarray, n_boot: int = 2000, seed: int = 0,
                 alpha: float = 0.05) -> dict[str, Any]:
     """% improvement of ``cand`` over ``base`` (per-burst statistics; lower is better): the
-    point estimate from the means, a percentile bootstrap CI over bursts, and the counts."""
+    point estimate from the means, a percentile bootstrap CI over bursts (only with at least
+    :data:`MIN_BURSTS_FOR_CI` bursts each side), and the counts."""
     cand = np.asarray(cand, float)
     base = np.asarray(base, float)
     cand, base = cand[np.isfinite(cand)], base[np.isfinite(base)]
@@ -213,7 +219,12 @@ def improvement(cand: np.ndarray, base: np.ndarray, n_boot: int = 2000, seed: in
         return {"improvement_pct": None, "ci_low": None, "ci_high": None,
                 "n_bursts": int(cand.size), "n_baseline": int(base.size)}
     pt = 100 * (base.mean() - cand.mean()) / base.mean()
-    lo, hi = _boot_ci(cand, base, n_boot, np.random.default_rng(seed), alpha)
+    if min(cand.size, base.size) < MIN_BURSTS_FOR_CI:
+        # a percentile bootstrap over 2-4 bursts resamples a handful of values: its interval is
+        # far too narrow and would mark noise as significant, so none is given
+        lo = hi = None
+    else:
+        lo, hi = _boot_ci(cand, base, n_boot, np.random.default_rng(seed), alpha)
     return {"improvement_pct": float(pt), "ci_low": lo, "ci_high": hi,
             "n_bursts": int(cand.size), "n_baseline": int(base.size),
             "staggered": float(cand.mean()), "all_at_once": float(base.mean())}
