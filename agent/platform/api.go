@@ -165,7 +165,8 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
-	defer zip.discard() // unless the core adopted it
+	// Removes the staged package unless the core adopted it.
+	defer zip.discard()
 	if err := checkFunctionName(req.FunctionName); err != nil { // first: a request with several faults keeps getting the same error
 		writeAPIError(w, err)
 		return

@@ -494,3 +494,100 @@ func TestZipBombIsRefusedAtUpload(t *testing.T) {
 		t.Errorf("unzip wrote %d bytes, more than the limit", written)
 	}
 }
+
+// chunkedReader hands out its data a few bytes at a time, so the splitter meets every escape,
+// key and quote split across writes.
+type chunkedReader struct {
+	data []byte
+	i    int
+}
+
+func (r *chunkedReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	r.i++
+	n := min(1+r.i%7, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// The streaming split of a code request reads what json.Unmarshal and base64 read before it:
+// keys in any case or order, escapes anywhere, the ZipFile only at its own path.
+func TestCodeRequestSplitterReadsWhatEncodingJSONReads(t *testing.T) {
+	pkg := []byte("PK\x03\x04 any bytes at all, \xff\xfe\x00 with /+ in their base64 ????>>>>")
+	b64 := base64.StdEncoding.EncodeToString(pkg)
+	if !strings.ContainsAny(b64, "/+") {
+		t.Fatal("the package should have / or + in its base64")
+	}
+	escSlash := strings.ReplaceAll(b64, "/", `\/`)
+	lines := b64[:8] + `\n` + b64[8:16] + `\r\n` + b64[16:]
+	uEsc := `\u00` + fmt.Sprintf("%x", b64[0]) + b64[1:]
+	type req struct {
+		FunctionName  string
+		Description   string
+		Tags          map[string]string
+		Code          struct{ S3Bucket string }
+		Architectures []string
+	}
+	good := []struct{ name, body string }{
+		{"plain", `{"FunctionName":"f","Code":{"ZipFile":"` + b64 + `"}}`},
+		{"zip first", `{"Code":{"S3Bucket":"","ZipFile":"` + b64 + `"},"FunctionName":"f"}`},
+		{"escaped slashes", `{"FunctionName":"f","Code":{"ZipFile":"` + escSlash + `"}}`},
+		{"line breaks", `{"FunctionName":"f","Code":{"ZipFile":"` + lines + `"}}`},
+		{"unicode escape", `{"FunctionName":"f","Code":{"ZipFile":"` + uEsc + `"}}`},
+		{"keys in other case", `{"functionname":"f","CODE":{"zipfile":"` + b64 + `"}}`},
+		{"escaped key", `{"FunctionName":"f","Code":{"Zip\u0046ile":"` + b64 + `"}}`},
+		{"look-alikes elsewhere", ` { "Description" : "a \"}{\" [\\\"ZipFile\": b" , "Tags":{"ZipFile":"not this"},
+			"Architectures":["ZipFile"], "FunctionName":"f", "Code" : { "ZipFile" : "` + b64 + `" } } `},
+	}
+	for _, tc := range good {
+		t.Run(tc.name, func(t *testing.T) {
+			var want req
+			if err := json.Unmarshal([]byte(tc.body), &want); err != nil {
+				t.Fatal(err)
+			}
+			st := functionStore{dir: t.TempDir()}
+			up, _ := st.newUpload()
+			var got req
+			up, err := readCodeBody(&chunkedReader{data: []byte(tc.body)}, up, []string{"Code", "ZipFile"}, &got, nil)
+			if err != nil || up == nil {
+				t.Fatalf("up=%v err=%v", up, err)
+			}
+			defer up.discard()
+			staged, err := up.finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if staged.sha256 != shaOf(pkg) || staged.size != int64(len(pkg)) {
+				t.Errorf("package: %d bytes, sha %s", staged.size, staged.sha256)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || got.FunctionName != "f" {
+				t.Errorf("fields: %+v, encoding/json: %+v", got, want)
+			}
+		})
+	}
+	bad := []struct{ name, body, want string }{
+		{"not base64", `{"Code":{"ZipFile":"AB!="}}`, "must be a base64-encoded zip file"},
+		{"unpadded", `{"Code":{"ZipFile":"AAA"}}`, "must be a base64-encoded zip file"},
+		{"data after padding", `{"Code":{"ZipFile":"AA==AAAA"}}`, "must be a base64-encoded zip file"},
+		{"twice", `{"Code":{"ZipFile":"AAAA","zipFile":"AAAA"}}`, "given twice"},
+		{"unterminated", `{"Code":{"ZipFile":"AAAA`, "unterminated"},
+		{"malformed", `{"Code":{"ZipFile":"AAAA"}`, "malformed JSON"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			st := functionStore{dir: t.TempDir()}
+			up, _ := st.newUpload()
+			var got req
+			_, err := readCodeBody(&chunkedReader{data: []byte(tc.body)}, up, []string{"Code", "ZipFile"}, &got, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+			if left, _ := os.ReadDir(st.stagingDir()); len(left) > 0 {
+				t.Errorf("staging file left")
+			}
+		})
+	}
+}
