@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
-from faascope.store.reader import ResultsFile
+from faascope.cli import cli
+from faascope.store.reader import ResultsFile, with_measure
 from faascope.store.writer import ResultsStore
 from test_schemas import APP, NETWORK, OBJECT, RESPONSE, SERIES, TRANSFER, VALID_RESPONSES, _ok
 
@@ -75,3 +79,28 @@ def test_hops_and_network_samples_one_row_each(tmp_path):
     got = {d: list(g["bytes"]) for d, g in samples.groupby("direction")}
     assert got == {"in": [100, 200], "out": [5, 6, 7]}
     assert (samples["interval_s"] == 0.02).all()
+
+
+def test_a_measure_keeps_only_the_rows_that_have_it(tmp_path):
+    """write_s of a put/get campaign exists for the puts only: analyze and report take those
+    and say how many were left out (analyze used to refuse the whole input; the every-kind
+    end-to-end test analyses such measures through the command line)."""
+    put = {**OBJECT, "op": "put", "elapsed_s": 0.25}
+    with _store_with(tmp_path, [_ok(OBJECT), _ok(put), _ok(put), _ok(OBJECT)]) as rf:
+        df = rf.flat()
+    kept, without = with_measure(df, "write_s")
+    assert without == 2 and list(kept["write_s"]) == [0.25, 0.25]
+    # a column that is not a kind's measure is not filtered here
+    assert with_measure(df, "latency_seconds")[1] == 0
+
+
+def test_analyze_takes_a_measure_only_some_invocations_have():
+    """`faascope analyze --response write_s` on a put/get campaign (tests/report/data): exit 0 on
+    the puts, and the note says how many gets were left out; it once exited 2 on the gets'
+    missing values."""
+    db = Path(__file__).resolve().parents[1] / "report" / "data" / "storage-object.db"
+    res = CliRunner().invoke(cli, ["analyze", str(db), "--response", "write_s", "--factors",
+                                   "memory", "--scenario", "object_size", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    notes = json.loads(res.stdout)["selection"]["notes"]
+    assert any("have no write_s" in n for n in notes)

@@ -71,12 +71,17 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
     from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell, load_table
     from faascope.analysis.render import print_tables, to_markdown
+    from faascope.store.reader import is_results_path, with_measure, without_measure_note
 
     factor_list = _split(factors, "--factors")
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
     df = load_table(input_path)
     notes = list(df.attrs.get("notes", []))
     df = apply_filters(df, filters)
+    if is_results_path(input_path):
+        df, without = with_measure(df, response)
+        if without:
+            notes.append(without_measure_note(response, without))
     if latest is not None:
         missing = [c for c in scenario_cols + factor_list if c not in df.columns]
         if missing:

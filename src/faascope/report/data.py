@@ -30,7 +30,13 @@ from faascope.analysis.io import (
     natural_levels,
 )
 from faascope.errors import BadInput
-from faascope.store.reader import ResultsFile, is_results_path, measured_only
+from faascope.store.reader import (
+    ResultsFile,
+    is_results_path,
+    measured_only,
+    with_measure,
+    without_measure_note,
+)
 from faascope.store.schema import MEASURES
 
 DEFAULT_RESPONSE = "latency_seconds"
@@ -397,16 +403,15 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
 
     # a workload kind's measure exists only for the invocations that have it (write_s of a put,
     # not of a get): those without it are not part of its analysis, and the overview says so
-    if src.kind == "store" and response in RESPONSE_MEANINGS and response != DEFAULT_RESPONSE:
-        has = pd.to_numeric(df[response], errors="coerce").notna()
-        if not has.any():
+    if src.kind == "store":
+        kept, without = with_measure(df, response)
+        if without and kept.empty:
             raise BadInput(f"no invocation in the selected data has a value of {response!r} "
                            f"({RESPONSE_MEANINGS[response]}); the campaign's workload does not report it",
                            field="--response")
-        if not has.all():
-            notes.append(f"{int((~has).sum()):,} invocation(s) have no {response} (their workload does not "
-                         f"measure it, e.g. a read has no write time) and are left out.")
-            df = df[has]
+        if without:
+            notes.append(without_measure_note(response, without))
+        df = kept
 
     # text levels as the analysis sees them
     df = df.copy()

@@ -14,15 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+import click
 import pandas as pd
 
-from faascope.errors import BadInput
+from faascope.errors import BadInput, Failure
 from faascope.store.schema import BURST_VIEW as BURST_VIEW_SQL
-from faascope.store.schema import flat_view_sql
+from faascope.store.schema import MEASURES, flat_view_sql
 
 #: file name endings of results files (anything else is a table: CSV or Parquet)
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 FLAT_VIEW = "invocations_flat"
+MEASURE_NAMES = frozenset(name for name, _, _ in MEASURES)
 BURST_VIEW = "burst_invocations"
 
 
@@ -62,6 +64,89 @@ def measured_only(df: pd.DataFrame, *, keep_failed: bool = False) -> tuple[pd.Da
     return df[keep], out
 
 
+# ------------------------------------------------------------------------------- damaged files
+class DamagedResultsFile(BadInput):
+    """A results file SQLite reports as damaged (corrupt pages, a table that is missing): exit 2
+    naming the file, what is still readable, and how to recover it."""
+
+    def __init__(self, path: Path, detail: str, field: str, readable: str = ""):
+        super().__init__(
+            f"{path} is damaged ({detail}).{readable} Nothing was written to it. To recover "
+            f"what SQLite can still read: `sqlite3 {path} .recover | sqlite3 "
+            f"{_recovered(path)}` (a sqlite3 built with .recover), or save each readable table "
+            f"with `sqlite3 {path} '.dump TABLE'`; then use the recovered file", field=field)
+        self.detail = detail
+
+
+def _recovered(path: Path) -> Path:
+    return path.with_name(f"{path.stem}-recovered{path.suffix or '.db'}")
+
+
+#: the tables every faascope results file has had since version 1
+CORE_TABLE_NAMES = ("campaign", "cells", "planned_runs", "invocations", "events")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a database error means the file is damaged (not locked, not full, not a bug)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    if getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    msg = str(exc).lower()
+    return any(m in msg for m in ("malformed", "no such table", "no such column",
+                                  "not a database", "corrupt"))
+
+
+def table_health(conn: sqlite3.Connection) -> str:
+    """" Readable: campaign (1 row), …; unreadable: invocations." — each table counted, so a
+    damaged file says what can still be read; empty when even the schema is unreadable."""
+    try:
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY rootpage")]
+    except sqlite3.DatabaseError:
+        return ""
+    ok, bad = [], []
+    for n in names:
+        try:
+            # every row read, not count(*): that would read an index, not the table's pages
+            k = sum(1 for _ in conn.execute(f'SELECT * FROM "{n}"'))
+            ok.append(f"{n} ({k} row{'s' if k != 1 else ''})")
+        except sqlite3.DatabaseError:
+            bad.append(n)
+    missing = [n for n in CORE_TABLE_NAMES if n not in names]
+    out = f" Readable: {', '.join(ok) or 'nothing'}"
+    if bad:
+        out += f"; unreadable: {', '.join(bad)}"
+    if missing:
+        out += f"; missing: {', '.join(missing)}"
+    return out + "."
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The sqlite3 error behind pandas' DatabaseError (read_sql_query wraps it)."""
+    while not isinstance(exc, sqlite3.DatabaseError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+def with_measure(df: pd.DataFrame, response: str) -> tuple[pd.DataFrame, int]:
+    """The rows that have a value of ``response`` when it is one of the workload kinds' measures
+    (:data:`faascope.store.schema.MEASURES`), and how many were left out: a measure exists
+    only where the workload produces it (write_s of a put, not of a get), so rows without it are
+    not part of its analysis. Any other column is returned whole (a missing value there is an
+    error for the analysis to name)."""
+    if response not in MEASURE_NAMES or response not in df.columns:
+        return df, 0
+    has = pd.to_numeric(df[response], errors="coerce").notna()
+    return df[has], int((~has).sum())
+
+
+def without_measure_note(response: str, n: int) -> str:
+    """What analyze and report say about the rows :func:`with_measure` left out."""
+    return (f"{n:,} invocation(s) have no {response} (their workload does not measure it, e.g. "
+            "a read has no write time) and are left out.")
+
+
 # ------------------------------------------------------------------------------------ reading
 class NotAResultsFile(BadInput):
     """The path is a file, but not a database faascope can read; ``reason`` says why."""
@@ -87,10 +172,40 @@ class ResultsFile:
         try:
             self.names = {r[0] for r in self.conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            if "campaign" in self.names:
+                # faascope's file: a core table missing is damage, not "no such table" later
+                missing = [n for n in CORE_TABLE_NAMES if n not in self.names]
+                if missing:
+                    raise sqlite3.DatabaseError(f"no such table: {', '.join(missing)}")
             self._define_current_views()
         except sqlite3.DatabaseError as exc:
+            err = self.damaged(exc) if (is_damage(exc) and _is_sqlite_file(self.path)) else \
+                NotAResultsFile(self.path, str(exc), field)
             self.conn.close()
-            raise NotAResultsFile(self.path, str(exc), field) from None
+            raise err from None
+        except click.ClickException:
+            self.conn.close()
+            raise
+
+    def damaged(self, exc: BaseException) -> BaseException:
+        """The error to raise for a database error met while reading: DamagedResultsFile
+        (exit 2) for damage, else a Failure (exit 1) that names the file; never a traceback."""
+        cause = _cause(exc)
+        if is_damage(cause):
+            return DamagedResultsFile(self.path, str(cause), self.field, table_health(self.conn))
+        return Failure(f"cannot read {self.path}: {cause}")
+
+    def _sql(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self.damaged(exc) from None
+
+    def _frame(self, sql: str) -> pd.DataFrame:
+        try:
+            return pd.read_sql_query(sql, self.conn)
+        except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+            raise self.damaged(exc) from None
 
     def _define_current_views(self) -> None:
         """This version's views, in the connection's temporary schema (which SQLite searches
@@ -121,8 +236,8 @@ class ResultsFile:
         """The campaign row as stored (JSON columns as text), or None."""
         if "campaign" not in self.names:
             return None
-        row = self.conn.execute("SELECT * FROM campaign ORDER BY id LIMIT 1").fetchone()
-        return dict(row) if row else None
+        rows = self._sql("SELECT * FROM campaign ORDER BY id LIMIT 1")
+        return dict(rows[0]) if rows else None
 
     def require_campaign(self) -> dict:
         if "campaign" not in self.names:
@@ -142,9 +257,8 @@ class ResultsFile:
                     camp[k[:-5]] = json.loads(camp[k])
                 except ValueError:
                     camp[k[:-5]] = None
-        events = [dict(r) for r in self.conn.execute(
-            "SELECT at, kind, detail_json FROM events ORDER BY id")]
-        planned = self.conn.execute("SELECT count(*) FROM planned_runs").fetchone()[0]
+        events = [dict(r) for r in self._sql("SELECT at, kind, detail_json FROM events ORDER BY id")]
+        planned = self._sql("SELECT count(*) FROM planned_runs")[0][0]
         return {"campaign": camp, "events": events, "planned": planned}
 
     def factor_names(self) -> list[str]:
@@ -160,7 +274,7 @@ class ResultsFile:
                 f"{', '.join(sorted(self.names)) or 'none'}); export the results with `faascope "
                 "export RESULTS --format csv` and analyse the CSV", field=self.field)
         sql = f"SELECT * FROM {FLAT_VIEW}" + ("" if include_warmups else " WHERE warmup = 0")
-        return pd.read_sql_query(sql, self.conn)
+        return self._frame(sql)
 
     # -------------------------------------------------------------- series inside a response
     def hops(self) -> pd.DataFrame:
@@ -170,9 +284,9 @@ class ResultsFile:
         cols = ["hop", "instance_id", "cold", "start_ns", "received_ns", "invoke_ns", "return_ns",
                 "end_ns", "payload_bytes", "read_s", "write_s", "transfer_s"]
         sel = ", ".join(f"json_extract(h.value, '$.{c}') AS {c}" for c in cols)
-        return pd.read_sql_query(
+        return self._frame(
             f"SELECT i.id AS invocation_id, {sel} FROM invocations i, "
-            "json_each(i.response_json, '$.workload.hops') h ORDER BY i.id, h.key", self.conn)
+            "json_each(i.response_json, '$.workload.hops') h ORDER BY i.id, h.key")
 
     def network_samples(self) -> pd.DataFrame:
         """One row per sample of every network invocation's series: ``invocation_id``,
@@ -187,8 +301,8 @@ class ResultsFile:
                 "s.value AS bytes FROM invocations i, "
                 f"json_each(i.response_json, '$.workload.{direction}.samples') s "
                 "WHERE json_extract(i.response_json, '$.workload.kind') = 'network'")
-        return pd.read_sql_query(" UNION ALL ".join(parts) + " ORDER BY invocation_id, direction, "
-                                 "sample", self.conn)
+        return self._frame(" UNION ALL ".join(parts) + " ORDER BY invocation_id, direction, "
+                           "sample")
 
     # -------------------------------------------------------------- bursts
     def is_burst_campaign(self) -> bool:
@@ -201,9 +315,17 @@ class ResultsFile:
         if not self.is_burst_campaign():
             raise BadInput(f"{self.path} is not the results store of a burst campaign (no "
                            f"{BURST_VIEW} view; run a spec with a load section)", field=self.field)
-        members = pd.read_sql_query(f"SELECT * FROM {BURST_VIEW}", self.conn)
-        bursts = pd.read_sql_query("SELECT * FROM bursts", self.conn)
+        members = self._frame(f"SELECT * FROM {BURST_VIEW}")
+        bursts = self._frame("SELECT * FROM bursts")
         return members, bursts
+
+
+def _is_sqlite_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def is_burst_results(path: str | Path) -> bool:
@@ -214,7 +336,7 @@ def is_burst_results(path: str | Path) -> bool:
     try:
         with ResultsFile(p) as rf:
             return rf.is_burst_campaign()
-    except (BadInput, sqlite3.DatabaseError):
+    except (click.ClickException, sqlite3.DatabaseError):
         return False
 
 
