@@ -136,3 +136,6 @@ def test_kind_plans_runs_resumes_analyses_and_reports(tmp_path, platform_dir, ki
     assert rep.exit_code == 0, rep.output
     summary = (tmp_path / "report" / "summary.md").read_text()
     assert measure in summary
+    if expect - {"shared"}:  # the overview names the servers that stood in, with versions
+        line = next(ln for ln in summary.splitlines() if ln.startswith("- stand-ins:"))
+        assert all(k in line for k in expect), line

@@ -3,6 +3,8 @@ cells, counts, errors, retries, duration, machine and versions), or, for a forei
 known about it; then what this report analyses."""
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from faascope.report.data import factor_info, fmt_duration
@@ -78,6 +80,9 @@ def _store_overview(ctx: Ctx, b: Block) -> None:
     vers = [f"faascope {camp.get('faascope_version')}"]
     vers += [f"{k} {mach[k]}" for k in ("python", "boto3", "botocore") if mach.get(k)]
     pairs.append(("versions", ", ".join(vers)))
+    served = _standins_served(src.events)
+    if served:
+        pairs.append(("stand-ins", served))
     pairs.append(("spec hash", f"`{str(camp.get('spec_hash'))[:16]}`"))
     b.items.append(KeyValues(pairs, "Campaign"))
 
@@ -177,3 +182,17 @@ def _table_overview(ctx: Ctx, b: Block) -> None:
     pairs.append(("not known", "spec, design, excluded cells, retries, machine and versions are recorded only by a "
                   "faascope results store"))
     b.items.append(KeyValues(pairs, "Input"))
+
+
+def _standins_served(events: list[dict]) -> str:
+    """Which local servers stood in for cloud storage, and their versions (the campaign's
+    ``standins`` events; the latest when a campaign was resumed)."""
+    found = [e for e in events if e.get("kind") == "standins"]
+    if not found:
+        return ""
+    try:
+        detail = json.loads(found[-1].get("detail_json") or "{}")
+    except ValueError:
+        return ""
+    return ", ".join(f"{s.get('kind')}: {s.get('server')} {s.get('version') or ''}".strip()
+                     for s in detail.get("servers", []))
