@@ -48,7 +48,7 @@ from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
 from faascope.store.reader import NotAResultsFile, ResultsFile
 from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns
-from faascope.store.writer import ResultsStore
+from faascope.store.writer import ResultsDiskFull, ResultsStore
 
 ProviderFactory = Callable[[LoadedSpec], Provider]
 #: a plan's planned_runs rows (an executor's: one per invocation slot)
@@ -159,6 +159,7 @@ class Campaign:
         self.provider: Optional[Provider] = None
         self.deployed: dict[str, FunctionConfig] = {}
         self.stop = StopFlag(self.say)
+        self.settle_note = ""
         self.summary = RunSummary(results=results, campaign_id=self.id, planned=0, recorded=0,
                                   ran_now=0, statuses={}, complete=False, seed=int(row["seed"]),
                                   factors=[f.name for f in loaded.factors])
@@ -182,6 +183,11 @@ class Campaign:
         if resume and existing is None:
             raise BadInput(f"there is no campaign to resume in {results}; run without --resume "
                            "to start one", field="--resume")
+        if existing is not None:
+            # before anything is written into it: a damaged file is refused (exit 2, with what
+            # is readable and how to recover it), never written further
+            with ResultsStore(results) as check:
+                check.check_intact()
         kw = dict(provider_factory=provider_factory, progress=progress, console=console)
         if existing is None:
             plan = build_plan(loaded, replications=replications, seed=seed)
@@ -468,19 +474,24 @@ class Campaign:
         s.statuses = self.store.status_counts(self.id)
         pending = len(self.store.pending_runs(self.id))
         s.complete = s.recorded >= s.planned and not pending
-        if s.complete:
-            self.store.set_status(self.id, "complete")
-            self.event("complete", {"records": s.recorded})
-        else:
-            self.store.set_status(self.id, "interrupted")
-            self.event("interrupted", {"records": s.recorded, "pending": pending})
+        try:
+            if s.complete:
+                self.store.set_status(self.id, "complete")
+                self.event("complete", {"records": s.recorded})
+            else:
+                self.store.set_status(self.id, "interrupted")
+                self.event("interrupted", {"records": s.recorded, "pending": pending})
+        except ResultsDiskFull:
+            # nothing more can be written; the records are safe and --resume needs no status
+            self.settle_note = (" (the campaign could not be marked interrupted: the disk is "
+                                "full; --resume does not need it)")
 
     def _conclude(self, failure: Optional[BaseException], interrupted: bool) -> RunSummary:
         s = self.summary
         if failure is not None:
             raise Failure(f"{getattr(failure, 'message', failure)}\n{s.recorded} of {s.planned} "
-                          f"invocations are recorded in {self.results}; once fixed, continue "
-                          f"with: {self.resume_hint}")
+                          f"invocations are recorded in {self.results}{self.settle_note}; once "
+                          f"fixed, continue with: {self.resume_hint}")
         s.interrupted = interrupted and not s.complete
         if s.interrupted:
             raise Failure(f"interrupted: {s.recorded} of {s.planned} invocations are recorded in "

@@ -9,16 +9,20 @@ record is durable at most one commit after its reply arrived.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import platform
 import queue
+import shutil
 import socket
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from faascope.errors import Failure
+from faascope.store.reader import DamagedResultsFile, is_damage, table_health
 from faascope.store.schema import (
     BURST_TABLES,
     BURST_VIEW,
@@ -33,6 +37,74 @@ from faascope.store.timestamps import utc_now
 
 class StoreError(Exception):
     pass
+
+
+class ResultsDiskFull(Failure):
+    """The file system holding the results file is full (exit 1): every record committed before
+    is kept; the one being written is not, and ``--resume`` runs it again."""
+
+    def __init__(self, path: Path):
+        try:
+            free = f"{shutil.disk_usage(path.parent).free:,} bytes free"
+        except OSError:
+            free = "no space left"
+        super().__init__(f"the disk holding the results file {path} is full ({free}); every "
+                         "record written before is kept, the invocation being recorded is not "
+                         "(it runs again on resume). Free some space, or move the file with its "
+                         "-wal and -shm files")
+        self.path = path
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    return (getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            or "disk is full" in str(exc).lower())
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back what is still open. SQLite may already have rolled back itself (on a full disk
+    it does), and a ROLLBACK then fails with "no transaction is active": that second error must
+    not replace the first."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+
+def _guarded(cls):
+    """Turn the database errors of every public method of ``cls`` into errors that say what
+    happened to which file (disk full, exit 1; damaged, exit 2) instead of a traceback. The
+    UNIQUE violation of a duplicate record is already turned into DuplicateRecord inside."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def method(self, *args, **kw):
+            try:
+                return fn(self, *args, **kw)
+            except sqlite3.DatabaseError as exc:
+                raise store_error(self.path, exc) from None
+        return method
+
+    for name, fn in list(vars(cls).items()):
+        if callable(fn) and (not name.startswith("_") or name == "__init__") and name != "close":
+            setattr(cls, name, wrap(fn))
+    return cls
+
+
+def store_error(path: Path, exc: BaseException) -> BaseException:
+    """The error to raise for a database error met while writing ``path``."""
+    if _is_disk_full(exc):
+        return ResultsDiskFull(path)
+    if is_damage(exc):
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                health = table_health(conn)
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            health = ""
+        return DamagedResultsFile(path, str(exc), "--results", health)
+    return exc
 
 
 class DuplicateRecord(StoreError):
@@ -68,6 +140,7 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
+@_guarded
 class ResultsStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -103,9 +176,17 @@ class ResultsStore:
                 ids.append(cur.lastrowid)
             cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
         return ids
+
+    def check_intact(self) -> None:
+        """DamagedResultsFile unless SQLite's ``quick_check`` finds the file intact: nothing is
+        written into a damaged file (that could cost the records still readable)."""
+        problems = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)").fetchall()]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError(f"database disk image is malformed: "
+                                        f"{'; '.join(problems)[:300]}")
 
     def has_schema(self) -> bool:
         row = self.conn.execute(
@@ -160,7 +241,7 @@ class ResultsStore:
                         (cid, now, "created", json.dumps({"invocations": len(runs), "seed": seed})))
             cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
         return cid
 
@@ -193,7 +274,7 @@ class ResultsStore:
                         (campaign_id, utc_now(), "plan_replaced", json.dumps({"reason": reason})))
             cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
 
     def set_status(self, campaign_id: int, status: str) -> None:
