@@ -19,11 +19,12 @@ import pandas as pd
 
 from faascope.errors import BadInput, Failure
 from faascope.store.schema import BURST_VIEW as BURST_VIEW_SQL
-from faascope.store.schema import flat_view_sql
+from faascope.store.schema import MEASURES, flat_view_sql
 
 #: file name endings of results files (anything else is a table: CSV or Parquet)
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 FLAT_VIEW = "invocations_flat"
+MEASURE_NAMES = frozenset(name for name, _, _ in MEASURES)
 BURST_VIEW = "burst_invocations"
 
 
@@ -126,6 +127,24 @@ def _cause(exc: BaseException) -> BaseException:
     while not isinstance(exc, sqlite3.DatabaseError) and exc.__cause__ is not None:
         exc = exc.__cause__
     return exc
+
+
+def with_measure(df: pd.DataFrame, response: str) -> tuple[pd.DataFrame, int]:
+    """The rows that have a value of ``response`` when it is one of the workload kinds' measures
+    (:data:`faascope.store.schema.MEASURES`), and how many were left out: a measure exists
+    only where the workload produces it (write_s of a put, not of a get), so rows without it are
+    not part of its analysis. Any other column is returned whole (a missing value there is an
+    error for the analysis to name)."""
+    if response not in MEASURE_NAMES or response not in df.columns:
+        return df, 0
+    has = pd.to_numeric(df[response], errors="coerce").notna()
+    return df[has], int((~has).sum())
+
+
+def without_measure_note(response: str, n: int) -> str:
+    """What analyze and report say about the rows :func:`with_measure` left out."""
+    return (f"{n:,} invocation(s) have no {response} (their workload does not measure it, e.g. "
+            "a read has no write time) and are left out.")
 
 
 # ------------------------------------------------------------------------------------ reading
