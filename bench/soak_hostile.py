@@ -459,6 +459,20 @@ def main() -> int:
         with urllib.request.urlopen(endpoint + "/faascope/instances", timeout=10) as r:
             return json.loads(r.read()) or []
 
+    def platform_cpu_s() -> float:  # the platform process's own threads (not its sandboxes)
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+    def sandbox_cpu_s(functions: tuple) -> float:  # cpuacct of these functions' live instances
+        total = 0
+        for i in instances():
+            if i.get("function") in functions:
+                try:
+                    total += int(Path(f"/sys/fs/cgroup/cpuacct/{cg}/{i['id']}/cpuacct.usage").read_text())
+                except (OSError, ValueError):
+                    pass
+        return total / 1e9
+
     def create(name: str, code: bytes, memory: int) -> None:
         client.create_function(FunctionName=name, Runtime="provided.al2023", Role="r", Handler="bootstrap",
                                Code={"ZipFile": code}, MemorySize=memory, Timeout=30)
@@ -557,11 +571,16 @@ def main() -> int:
             neighbour["phase"] = phase
         time.sleep(args.settle_seconds)
         blocks.append({"phase": phase, "obs": {}, "work": {}, "t0": time.monotonic() - t_run})
+        pcpu0, t0 = platform_cpu_s(), time.monotonic()
         with lock:
             label[0] = k
         time.sleep(args.block_seconds)
         with lock:
             label[0] = None
+        wall = time.monotonic() - t0
+        blocks[-1]["platform_cpu"] = (platform_cpu_s() - pcpu0) / wall
+        # neighbour instances are new in each block (retired after it), so their total is the block's
+        blocks[-1]["neighbour_cpu"] = sandbox_cpu_s(HOSTILE + CONTROL) / wall
         if phase != "A":  # stop the neighbour, then retire its instances (spinners, hoards and all)
             neighbour["phase"] = None
             while neighbour_busy.is_set():
@@ -614,8 +633,13 @@ def main() -> int:
     result = {
         "command": " ".join([Path(sys.executable).name] + sys.argv),
         "args": vars(args), "loadavg_start": load_start, "loadavg_end": load_end, "cpus": os.cpu_count(),
-        "blocks": [{"phase": b["phase"], "t0_s": round(b["t0"], 1), "n": {k: len(v) for k, v in b["obs"].items()}}
-                   for b in blocks],
+        "blocks": [{"phase": b["phase"], "t0_s": round(b["t0"], 1), "n": {k: len(v) for k, v in b["obs"].items()},
+                    "platform_cpu_cores": round(b["platform_cpu"], 3), "neighbour_sandbox_cpu_cores":
+                    round(b["neighbour_cpu"], 3)} for b in blocks],
+        "cpu_cores_by_phase": {p: {"platform": median([b["platform_cpu"] for b in blocks if b["phase"] == p]),
+                                   "neighbour_sandboxes": median([b["neighbour_cpu"] for b in blocks
+                                                                  if b["phase"] == p])}
+                               for p in "ABC" if any(b["phase"] == p for b in blocks)},
         "workloads": per_workload, "cold_left_out": dict(cold_left_out), "good_failures": good_failures[:20],
         "good_failure_count": len(good_failures),
         "hostile": {"invocations": len(hostile_replies), "tally": tally, "succeeded": succeeded,
@@ -648,6 +672,8 @@ def print_table(result: dict) -> None:
         print(f"{'':<11} B/A {rat(w['B/A'])} per block {' '.join(f'{x:.2f}' for x in w['B/A']['per_block'])};"
               f" C/A {rat(w['C/A'])} per block {' '.join(f'{x:.2f}' for x in w['C/A']['per_block'])};"
               f" B/C {rat(w['B/C'])}; in-sandbox work ms {w['work_ms_median']}")
+    print("CPU (cores, median over blocks) of the platform process and of the neighbours' sandboxes:",
+          {p: {k: round(v, 3) for k, v in c.items()} for p, c in result["cpu_cores_by_phase"].items()})
     h = result["hostile"]
     print(f"hostile: {h['invocations']} invocations; neighbour errors {result['neighbour_error_count']};"
           f" succeeded: {h['succeeded'] or 'nothing'}")
