@@ -37,9 +37,7 @@ from dataclasses import dataclass, field
 
 from faascope.errors import Failure
 from faascope.providers.base import Provider
-from faascope.providers.invocation import InvokeResult
-from faascope.providers.invocation import Prepared, RequestFactory, Timing
-from faascope.providers.lambda_api import MAY_HAVE_RUN
+from faascope.providers.invocation import MAY_HAVE_RUN, InvokeResult, Prepared, RequestFactory, Timing
 
 __all__ = ["AsyncInvoker", "ClientStats", "Prepared", "RequestFactory", "Timing",
            "raise_fd_limit", "request_factory"]

@@ -42,8 +42,7 @@ from faascope.designs.estimate import estimate
 from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, Provider
-from faascope.providers.invocation import InvokeResult
-from faascope.providers.lambda_api import NEVER_SENT
+from faascope.providers.invocation import NEVER_SENT, InvokeResult
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
 from faascope.store.reader import NotAResultsFile, ResultsFile

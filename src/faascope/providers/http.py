@@ -41,8 +41,14 @@ from typing import Any, Callable, Optional
 
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, Provider
-from faascope.providers.invocation import InvokeResult, classify
-from faascope.providers.invocation import Prepared, RequestFactory, Timing
+from faascope.providers.invocation import (
+    MAY_HAVE_RUN,
+    InvokeResult,
+    Prepared,
+    RequestFactory,
+    Timing,
+    classify,
+)
 
 RETRY_STATUS = {429, 502, 503, 504}
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -124,6 +130,7 @@ class HTTPInvoker:
             return None if pc is None else wall0 + (pc - pc0)
 
         last: Optional[InvokeResult] = None
+        reached = False
         while attempts < self.max_attempts:
             attempts += 1
             h = {"Content-Type": "application/json", "Connection": "keep-alive"}
@@ -149,12 +156,21 @@ class HTTPInvoker:
                 end_pc = time.perf_counter_ns()
                 self._drop(u)
                 kind = "ReadTimeout" if isinstance(exc, (socket.timeout, TimeoutError)) else type(exc).__name__
+                sent = send_pc is not None or reached
+                if sent:
+                    # the request left (now or at an earlier attempt): the function may have run
+                    kind = MAY_HAVE_RUN + kind
+                elif isinstance(exc, OSError):
+                    # connecting failed at every attempt so far: named as every provider names
+                    # a call that never left this machine (the campaign stops, records nothing)
+                    kind = "ConnectTimeoutError" if kind == "ReadTimeout" else "EndpointConnectionError"
+                reached = reached or send_pc is not None
                 last = InvokeResult(status="client_error", error_type=kind,
                                     error_message=f"POST {shown}: {type(exc).__name__}: {exc}",
                                     send_ns=wall(send_pc), headers_ns=wall(headers_pc),
                                     end_ns=wall(end_pc), attempts=attempts, retries=attempts - 1,
                                     platform={"endpoint": shown})
-                if kind == "ReadTimeout":
+                if sent:
                     break  # the request may have run: never resend it
                 continue
             if resp.getheader("Connection", "").lower() == "close":

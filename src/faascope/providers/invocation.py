@@ -27,6 +27,15 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 
+#: error types of a call whose request never left this machine (connection refused, DNS,
+#: connect timeout; botocore's names, which every provider uses): no function can have run, so
+#: nothing is recorded and the campaign stops (docs/reliability.md)
+NEVER_SENT = ("EndpointConnectionError", "ConnectTimeoutError")
+#: the error-type prefix of a failed call whose request may have reached the function (a reset,
+#: a dropped connection or a read timeout after sending): recorded, never resent
+MAY_HAVE_RUN = "MayHaveRun."
+
+
 @dataclass
 class InvokeResult:
     status: str

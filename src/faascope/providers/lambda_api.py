@@ -41,7 +41,15 @@ from typing import Any, Mapping, Optional
 
 from faascope.errors import Failure
 from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, Provider
-from faascope.providers.invocation import InvokeResult, Prepared, RequestFactory, Timing, classify
+from faascope.providers.invocation import (
+    MAY_HAVE_RUN,
+    NEVER_SENT,
+    InvokeResult,
+    Prepared,
+    RequestFactory,
+    Timing,
+    classify,
+)
 from faascope.providers.packaging import build_zip
 
 PROFILE_TAG = "faascope:profile"
@@ -56,11 +64,6 @@ INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
 #: the local platform's own reply headers (instance id, cold, setup/init/duration ms), recorded
 #: under ``platform`` without the prefix; AWS sends none (docs/platform.md)
 PLATFORM_HEADER_PREFIX = "x-faascope-"
-#: botocore's exceptions for a request that never left this machine (connection refused, DNS,
-#: connect timeout): no function can have run
-NEVER_SENT = ("EndpointConnectionError", "ConnectTimeoutError")
-#: the error-type prefix of a failed call whose request may have reached the function
-MAY_HAVE_RUN = "MayHaveRun."
 
 # REPORT RequestId: <id>\tDuration: 1.23 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\t
 # Max Memory Used: 20 MB\tInit Duration: 45.6 ms
