@@ -280,7 +280,7 @@ def ensure_bucket(endpoint: str, bucket: str, access_key: str = DEFAULT_ACCESS_K
 
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
                       aws_secret_access_key=secret_key,
-                      config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 3}))
+                      config=Config(s3={"addressing_style": "path"}, retries={"total_max_attempts": 3}))
     try:
         s3.head_bucket(Bucket=bucket)
     except Exception:  # noqa: BLE001 - any failure: try to create it
@@ -337,7 +337,7 @@ def ensure_table(endpoint: str, table: str, region: str = DEFAULT_REGION) -> Non
 
     ddb = boto3.client("dynamodb", endpoint_url=endpoint, region_name=region,
                        aws_access_key_id=DEFAULT_ACCESS_KEY, aws_secret_access_key=DEFAULT_SECRET_KEY,
-                       config=Config(retries={"max_attempts": 3}))
+                       config=Config(retries={"total_max_attempts": 3}))
     try:
         ddb.describe_table(TableName=table)
     except ddb.exceptions.ResourceNotFoundException:
