@@ -42,7 +42,7 @@ import pandas as pd
 
 from faascope.analysis.per_cell import mean_ci
 from faascope.errors import BadInput
-from faascope.store.reader import ResultsFile, is_burst_results, measured_only
+from faascope.store.reader import ResultsFile, measured_only
 
 METRICS = ["delay_s", "wait_s", "start_s", "run_s", "service_s", "completion_s", "read_s",
            "write_s", "io_s", "compute_s", "round_trip_s", "send_lag_s"]
@@ -66,10 +66,6 @@ class BurstData:
     def measured(self) -> pd.DataFrame:
         """Members that are not warm-ups (failures kept: a burst's statistics count them)."""
         return measured_only(self.invocations, keep_failed=True)[0]
-
-
-def is_burst_store(path: str | Path) -> bool:
-    return is_burst_results(path)
 
 
 def load_bursts(path: str | Path) -> BurstData:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from faascope.analysis.concurrency import (
     SCALING_METRICS, SCALING_STATS, bandwidth_curves, burst_stats, ci_excludes_zero, heatmap_panels,
-    is_burst_store, load_bursts, metric_label, scaling_curves, stagger_improvements,
+    load_bursts, metric_label, scaling_curves, stagger_improvements,
 )
 from faascope.errors import BadInput
 from faascope.report.figures import Fig
@@ -20,6 +20,7 @@ from faascope.report.sections.context import Ctx
 from faascope.report.stagger_heatmaps import (
     SIGNIFICANCE_NOTE, TITLE, delay_label, heatmaps_plot, html_height, static_size,
 )
+from faascope.store.reader import is_burst_results
 
 MiB = 1 << 20
 STAT_WORDS = {"p50": "median", "p95": "p95", "max": "p100 (max)"}
@@ -144,7 +145,7 @@ def burst_table_rows(stats: pd.DataFrame) -> tuple[list[str], list[list]]:
 def concurrency_section(ctx: Ctx) -> Block | None:
     """Bursts, co-residency and the staggering heatmaps; None when the input is not a burst campaign."""
     path = getattr(ctx.data.source, "path", None)
-    if path is None or not is_burst_store(path):
+    if path is None or not is_burst_results(path):
         return None
     data = load_bursts(path)
     stats = burst_stats(data, include_split=True)
