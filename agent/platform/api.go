@@ -361,7 +361,7 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 	switch typ := r.Header.Get("X-Amz-Invocation-Type"); typ {
 	case "", "RequestResponse":
 	case "Event":
-		if err := p.InvokeAsync(name, payload); err != nil {
+		if err := p.InvokeAsync(InvokeRequest{Name: name, Payload: payload}); err != nil {
 			writeAPIError(w, err)
 			return
 		}
@@ -378,7 +378,7 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("X-Amz-Invocation-Type %q must be RequestResponse, Event or DryRun", typ))
 		return
 	}
-	res, meta, err := p.Invoke(r.Context(), name, payload)
+	res, meta, err := p.Invoke(r.Context(), InvokeRequest{Name: name, Payload: payload})
 	if err != nil {
 		writeAPIError(w, err)
 		return

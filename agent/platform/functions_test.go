@@ -235,7 +235,7 @@ func TestUpdateOrInvokeOfAMissingFunctionIsNotFound(t *testing.T) {
 		"UpdateCode":          func() error { _, err := tp.UpdateCode("gone", bytes.NewReader(agentZip)); return err },
 		"UpdateConfiguration": func() error { _, err := tp.UpdateConfiguration("gone", ConfigurationUpdate{}); return err },
 		"DeleteFunction":      func() error { return tp.DeleteFunction("gone") },
-		"InvokeAsync":         func() error { return tp.InvokeAsync("gone", []byte("{}")) },
+		"InvokeAsync":         func() error { return tp.InvokeAsync(InvokeRequest{Name: "gone", Payload: []byte("{}")}) },
 	} {
 		if err := call(); awsError(err).Code != "ResourceNotFoundException" {
 			t.Errorf("%s: %v", op, err)

@@ -29,10 +29,26 @@ type invokeMeta struct {
 	Logs       []byte
 }
 
+// InvokeRequest is one invocation as the API received it.
+type InvokeRequest struct {
+	Name      string // the function's name, already parsed out of an ARN or name:qualifier
+	Qualifier string // "" or "$LATEST" today; a version or alias once they exist
+	Payload   []byte
+	// ClientContext is the decoded X-Amz-Client-Context (JSON), passed to the runtime as
+	// Lambda-Runtime-Client-Context; "" when the caller sent none.
+	ClientContext string
+	// RequestID is given for Event invocations (answered before they run); "" makes a new one.
+	RequestID string
+}
+
 // Invoke runs one synchronous invocation. It returns errThrottled when the account's
 // concurrency is exhausted.
-func (p *Platform) Invoke(ctx context.Context, name string, payload []byte) (result, invokeMeta, error) {
-	meta := invokeMeta{RequestID: newRevision()}
+func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invokeMeta, error) {
+	name, payload := req.Name, req.Payload
+	meta := invokeMeta{RequestID: req.RequestID}
+	if meta.RequestID == "" {
+		meta.RequestID = newRevision()
+	}
 	p.mu.Lock()
 	f, ok := p.functions[name]
 	if !ok {
@@ -77,19 +93,20 @@ func (p *Platform) Invoke(ctx context.Context, name string, payload []byte) (res
 
 // InvokeAsync queues an Event invocation and returns at once; the invocation waits for
 // capacity instead of being throttled, as Lambda's internal queue does.
-func (p *Platform) InvokeAsync(name string, payload []byte) error {
-	if _, err := p.function(name); err != nil {
+func (p *Platform) InvokeAsync(req InvokeRequest) error {
+	if _, err := p.function(req.Name); err != nil {
 		return err
 	}
 	p.wg.Add(1)
-	go p.invokeAsync(name, payload)
+	go p.invokeAsync(req)
 	return nil
 }
 
-func (p *Platform) invokeAsync(name string, payload []byte) {
+func (p *Platform) invokeAsync(req InvokeRequest) {
 	defer p.wg.Done()
+	name := req.Name
 	for {
-		_, meta, err := p.Invoke(p.ctx, name, payload)
+		_, meta, err := p.Invoke(p.ctx, req)
 		if errors.Is(err, errThrottled) {
 			select {
 			case <-p.ctx.Done():
