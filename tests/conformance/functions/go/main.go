@@ -55,6 +55,12 @@ func handle(ctx context.Context, raw map[string]any) (map[string]any, error) {
 	case "sleep":
 		time.Sleep(time.Duration(req.Seconds * float64(time.Second)))
 		return map[string]any{"slept": req.Seconds}, nil
+	case "read": // a file's content, or null: what a layer put under /opt, say
+		b, err := os.ReadFile(req.Line)
+		if err != nil {
+			return map[string]any{"content": nil, "error": err.Error()}, nil
+		}
+		return map[string]any{"content": string(b)}, nil
 	case "print":
 		fmt.Println(req.Line)
 		return map[string]any{"printed": true}, nil
