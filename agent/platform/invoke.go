@@ -301,8 +301,12 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 	return &NetOptions{Maps: maps, Shape: shape}, nil
 }
 
+// sandboxEnv is the function's environment as Lambda sets it for a provided.* runtime (env.go):
+// Lambda's unreserved defaults, then the function's variables, then the reserved ones. For
+// provided.* Lambda leaves AWS_EXECUTION_ENV and _X_AMZN_TRACE_ID unset (the runtime sets the
+// latter from Lambda-Runtime-Trace-Id); faascope's own profile is in FAASCOPE_PROFILE.
 func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits, runtimeAPI string) []string {
-	env := []string{}
+	env := runtimeDefaults()
 	if cfg.Environment != nil {
 		keys := make([]string, 0, len(cfg.Environment.Variables))
 		for k := range cfg.Environment.Variables {
@@ -313,16 +317,20 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 			env = append(env, k+"="+cfg.Environment.Variables[k])
 		}
 	}
-	// Lambda's reserved variables come last so a user's value cannot shadow them.
-	return append(env,
+	// Lambda's reserved variables come last and win over a function's (the API refuses them
+	// now; a function stored before that rule may still carry some).
+	return mergeEnv(append(env,
 		"AWS_LAMBDA_RUNTIME_API="+runtimeAPI,
 		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(cfg.MemorySize),
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/"+cfg.FunctionName,
 		"AWS_LAMBDA_LOG_STREAM_NAME="+time.Now().UTC().Format("2006/01/02")+"/[$LATEST]"+in.ID,
+		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
 		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EXECUTION_ENV=faascope-local-"+lim.Profile, "_HANDLER="+cfg.Handler,
+		"AWS_ACCESS_KEY_ID="+FunctionAccessKeyID, "AWS_SECRET_ACCESS_KEY="+FunctionSecretAccessKey,
+		"LAMBDA_TASK_ROOT="+sandboxTaskRoot, "LAMBDA_RUNTIME_DIR="+sandboxRuntimeDir,
+		"_HANDLER="+cfg.Handler,
 		"FAASCOPE_PROFILE="+lim.Profile, "FAASCOPE_INSTANCE_ID="+in.ID,
-	)
+	))
 }

@@ -5,11 +5,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The Runtime API as third-party runtimes use it (issue #15): each test deploys testdata/probe,
@@ -105,5 +111,149 @@ func TestRuntimeThatExitsAfterAnsweringIsNeverReused(t *testing.T) {
 	}
 	if n := len(tp.Instances()); n != 1 {
 		t.Fatalf("exited instances must be gone from the platform, %d left", n)
+	}
+}
+
+func TestSandboxEnvironmentIsLambdasForProvidedRuntimes(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.createProbe("env", map[string]any{"Environment": map[string]any{"Variables": map[string]string{
+		"MY_VAR": "mine", "AWS_LAMBDA_EXEC_WRAPPER": "/opt/wrapper", "LANG": "C.UTF-8"}}}, nil)
+	res, _ := tp.invokeDirect(InvokeRequest{Name: "env", Payload: []byte(`{"op":"env"}`)})
+	env := decodeMap(t, res.Payload)
+	task, runtimeDir := "/var/task", "/var/runtime"
+	if isolation() != "namespaces" { // plain processes: the package is where it was unpacked
+		task, runtimeDir = env["LAMBDA_TASK_ROOT"], env["LAMBDA_RUNTIME_DIR"]
+		if !filepath.IsAbs(task) || !filepath.IsAbs(runtimeDir) {
+			t.Fatalf("plain mode: LAMBDA_TASK_ROOT %q, LAMBDA_RUNTIME_DIR %q", task, runtimeDir)
+		}
+	}
+	want := map[string]string{
+		"TZ": ":UTC", "LANG": "C.UTF-8", // the function's LANG replaces Lambda's, as Lambda allows
+		"PATH":                            "/usr/local/bin:/usr/bin/:/bin:/opt/bin",
+		"LD_LIBRARY_PATH":                 "/lib64:/usr/lib64:" + runtimeDir + ":" + runtimeDir + "/lib:" + task + ":" + task + "/lib:/opt/lib",
+		"LAMBDA_TASK_ROOT":                task,
+		"LAMBDA_RUNTIME_DIR":              runtimeDir,
+		"AWS_LAMBDA_INITIALIZATION_TYPE":  "on-demand",
+		"AWS_LAMBDA_FUNCTION_NAME":        "env",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/env",
+		"AWS_ACCESS_KEY_ID":               FunctionAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY":           FunctionSecretAccessKey,
+		"_HANDLER":                        "bootstrap",
+		"FAASCOPE_PROFILE":                ProfileLambda,
+		"MY_VAR":                          "mine",
+		"AWS_LAMBDA_EXEC_WRAPPER":         "/opt/wrapper", // passed on, not run: provided.* has no wrapper scripts
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	// Unset for provided.* on Lambda.
+	for _, k := range []string{"AWS_EXECUTION_ENV", "_X_AMZN_TRACE_ID", "AWS_SESSION_TOKEN"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("%s should be unset for a provided.* runtime, is %q", k, v)
+		}
+	}
+	if env["AWS_REGION"] == "" || env["AWS_REGION"] != env["AWS_DEFAULT_REGION"] {
+		t.Errorf("AWS_REGION %q / AWS_DEFAULT_REGION %q", env["AWS_REGION"], env["AWS_DEFAULT_REGION"])
+	}
+}
+
+func TestReservedEnvironmentVariablesAreRefused(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.createProbe("res", nil, nil)
+	const prefix = "Lambda was unable to configure your environment variables because the environment variables " +
+		"you have provided contains reserved keys that are currently not supported for modification. Reserved keys used in this request: "
+	for _, vars := range []map[string]string{
+		{"AWS_REGION": "eu-west-1"}, {"LAMBDA_TASK_ROOT": "/x"}, {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"},
+		{"AWS_SESSION_TOKEN": "t"}, {"AWS_EXECUTION_ENV": "x"}, {"AWS_LAMBDA_INITIALIZATION_TYPE": "x"},
+		{"_X_AMZN_TRACE_ID": "x"}, {"LAMBDA_RUNTIME_DIR": "x"}, {"AWS_DEFAULT_REGION": "x"}, {"AWS_ACCESS_KEY": "x"},
+	} {
+		for _, op := range []string{"create", "update"} {
+			var resp *http.Response
+			var body []byte
+			if op == "create" {
+				req := map[string]any{"FunctionName": "res2", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+					"Code":        map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(probe(t, nil))},
+					"Environment": map[string]any{"Variables": vars}}
+				resp, body = tp.call("POST", "/2015-03-31/functions", req, nil)
+			} else {
+				resp, body = tp.call("PUT", "/2015-03-31/functions/res/configuration",
+					map[string]any{"Environment": map[string]any{"Variables": vars}}, nil)
+			}
+			keys := make([]string, 0, len(vars))
+			for k := range vars {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var e struct{ Message string }
+			json.Unmarshal(body, &e)
+			if resp.StatusCode != 400 || resp.Header.Get("X-Amzn-ErrorType") != "InvalidParameterValueException" ||
+				e.Message != prefix+strings.Join(keys, ", ") {
+				t.Errorf("%s with %v: %d %s", op, keys, resp.StatusCode, body)
+			}
+		}
+	}
+	// What Lambda allows, including AWS_LAMBDA_EXEC_WRAPPER and the unreserved defaults.
+	ok := map[string]string{"AWS_LAMBDA_EXEC_WRAPPER": "/opt/w", "TZ": "Europe/Paris", "PATH": "/bin",
+		"LD_LIBRARY_PATH": "/x", "LANG": "C", "AWS_LAMBDA_LOG_LEVEL": "DEBUG", "AWS_ENDPOINT_URL_S3": "http://x"}
+	if resp, body := tp.call("PUT", "/2015-03-31/functions/res/configuration",
+		map[string]any{"Environment": map[string]any{"Variables": ok}}, nil); resp.StatusCode != 200 {
+		t.Fatalf("allowed variables refused: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestEnvironmentOver4KBIsRefused(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.createProbe("big", nil, nil)
+	// {"A":"<v>"} is 8 bytes plus the value: 4096 fits, 4097 does not.
+	for _, n := range []int{4096 - 8, 4096 - 7} {
+		vars := map[string]string{"A": strings.Repeat("x", n)}
+		resp, body := tp.call("PUT", "/2015-03-31/functions/big/configuration",
+			map[string]any{"Environment": map[string]any{"Variables": vars}}, nil)
+		fits := n+8 <= 4096
+		if fits && resp.StatusCode != 200 {
+			t.Fatalf("%d bytes should fit: %d %s", n+8, resp.StatusCode, body)
+		}
+		if !fits && (resp.StatusCode != 400 || resp.Header.Get("X-Amzn-ErrorType") != "InvalidParameterValueException" ||
+			!strings.Contains(string(body), "exceeded the 4KB limit. String measured: {\\\"A\\\":")) {
+			t.Fatalf("%d bytes should be refused: %d %s", n+8, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestRuntimeAPIHeaders(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.createProbe("hdr", nil, nil)
+	cc := `{"client":{"installation_id":"i-1"},"custom":{"k":"v"},"env":{}}`
+	res, meta := tp.invokeDirect(InvokeRequest{Name: "hdr", Payload: []byte(`{"op":"headers"}`), ClientContext: cc})
+	h := decodeMap(t, res.Payload)
+	if h["Lambda-Runtime-Client-Context"] != cc {
+		t.Errorf("Lambda-Runtime-Client-Context = %q, want %q", h["Lambda-Runtime-Client-Context"], cc)
+	}
+	if h["Lambda-Runtime-Aws-Request-Id"] != meta.RequestID {
+		t.Errorf("request id %q, want %q", h["Lambda-Runtime-Aws-Request-Id"], meta.RequestID)
+	}
+	trace := regexp.MustCompile(`^Root=1-([0-9a-f]{8})-[0-9a-f]{24};Parent=[0-9a-f]{16};Sampled=0$`)
+	m := trace.FindStringSubmatch(h["Lambda-Runtime-Trace-Id"])
+	if m == nil {
+		t.Fatalf("Lambda-Runtime-Trace-Id %q is not in X-Ray format", h["Lambda-Runtime-Trace-Id"])
+	}
+	if sec, _ := strconv.ParseInt(m[1], 16, 64); time.Since(time.Unix(sec, 0)).Abs() > time.Minute {
+		t.Errorf("trace id epoch %s is not now", m[1])
+	}
+	if !strings.HasPrefix(h["Lambda-Runtime-Invoked-Function-Arn"], "arn:aws:lambda:") {
+		t.Errorf("Lambda-Runtime-Invoked-Function-Arn %q", h["Lambda-Runtime-Invoked-Function-Arn"])
+	}
+	// No client context: no header, as on Lambda; and a new trace id per invocation.
+	res2, _ := tp.invokeDirect(InvokeRequest{Name: "hdr", Payload: []byte(`{"op":"headers"}`)})
+	h2 := decodeMap(t, res2.Payload)
+	if _, ok := h2["Lambda-Runtime-Client-Context"]; ok {
+		t.Errorf("Lambda-Runtime-Client-Context sent without a client context: %q", h2["Lambda-Runtime-Client-Context"])
+	}
+	if h2["Lambda-Runtime-Trace-Id"] == h["Lambda-Runtime-Trace-Id"] {
+		t.Error("each invocation needs its own trace id")
 	}
 }
