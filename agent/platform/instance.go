@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -177,13 +178,38 @@ func readRuntimeBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byt
 	return io.ReadAll(io.LimitReader(tb, limit))
 }
 
+// The headers and trailers of a response in Lambda's streaming mode.
+const (
+	responseModeHeader = "Lambda-Runtime-Function-Response-Mode"
+	errorTypeTrailer   = "Lambda-Runtime-Function-Error-Type"
+	errorBodyTrailer   = "Lambda-Runtime-Function-Error-Body" // base64 of the error's JSON
+)
+
 func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
-	body, err := readRuntimeBody(w, r, maxPayload+1)
-	if err != nil {
-		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequest", err.Error())
+	id := r.PathValue("id")
+	if mode := r.Header.Get(responseModeHeader); mode != "" && mode != "streaming" {
+		// As Lambda's Runtime API (aws-lambda-runtime-interface-emulator's rapi handler).
+		if inv := in.take(id); inv != nil {
+			inv.done <- result{Payload: lambdaError("Runtime.InvalidResponseModeHeader",
+				fmt.Sprintf("Invalid %s %q: the only mode is streaming", responseModeHeader, mode)), FuncError: "Unhandled"}
+		}
+		runtimeAPIError(w, http.StatusBadRequest, "InvalidFunctionResponseMode", "Invalid function response mode")
 		return
 	}
-	inv := in.take(r.PathValue("id"))
+	body, err := readRuntimeBody(w, r, maxPayload+1)
+	if err != nil {
+		// The body ended before its declared length or final chunk (the runtime died or reset
+		// the connection, or stalled past the body deadline): the function did not answer, it
+		// failed, as Lambda reports it (Runtime.TruncatedResponse; the runtime gets the Runtime
+		// API's 400 TruncatedHTTPRequest).
+		if inv := in.take(id); inv != nil {
+			inv.done <- result{Payload: lambdaError("Runtime.TruncatedResponse",
+				fmt.Sprintf("The runtime's response was cut after %d bytes: %v", len(body), err)), FuncError: "Unhandled"}
+		}
+		runtimeAPIError(w, http.StatusBadRequest, "TruncatedHTTPRequest", "HTTP request detected as truncated")
+		return
+	}
+	inv := in.take(id)
 	if inv == nil {
 		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or finished request id")
 		return
@@ -195,7 +221,14 @@ func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
 		runtimeAPIError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "response too large")
 		return
 	}
-	inv.done <- result{Payload: body}
+	// A streaming runtime that fails midway says so in the trailers, read with the body's end:
+	// the invocation failed with that error, whatever was streamed before it.
+	if typ := r.Trailer.Get(errorTypeTrailer); typ != "" {
+		errBody, _ := base64.StdEncoding.DecodeString(r.Trailer.Get(errorBodyTrailer))
+		inv.done <- result{Payload: normaliseErrorBody(errBody, typ), FuncError: "Unhandled"}
+	} else {
+		inv.done <- result{Payload: body}
+	}
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, `{"status":"OK"}`)
 }

@@ -257,3 +257,36 @@ func TestRuntimeAPIHeaders(t *testing.T) {
 		t.Error("each invocation needs its own trace id")
 	}
 }
+
+func TestStreamingAndCutResponsesAreFunctionErrors(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.createProbe("stream", nil, nil)
+	// A streamed response that completes is the function's answer (its chunks, as a buffered
+	// Invoke returns them).
+	res, _ := tp.invokeDirect(InvokeRequest{Name: "stream", Payload: []byte(`{"op":"stream-ok"}`)})
+	if res.FuncError != "" || string(res.Payload) != `{"part":1}{"part":2}` {
+		t.Fatalf("streamed success: %q %s", res.FuncError, res.Payload)
+	}
+	// One that fails midway says so in its trailers: a function error with the runtime's type
+	// and body, never a success.
+	res, _ = tp.invokeDirect(InvokeRequest{Name: "stream", Payload: []byte(`{"op":"stream-error"}`)})
+	if res.FuncError != "Unhandled" {
+		t.Fatalf("a stream with an error trailer was reported as success: %s", res.Payload)
+	}
+	if e := decodeMap(t, res.Payload); e["errorType"] != "StreamFailed" || e["errorMessage"] != "broke midway" {
+		t.Fatalf("stream error: %s", res.Payload)
+	}
+	// A /response whose body is cut before its declared length (the connection reset).
+	start := time.Now()
+	res, _ = tp.invokeDirect(InvokeRequest{Name: "stream", Payload: []byte(`{"op":"truncate"}`)})
+	if res.FuncError != "Unhandled" || decodeMap(t, res.Payload)["errorType"] != "Runtime.TruncatedResponse" {
+		t.Fatalf("cut response: %q %s", res.FuncError, res.Payload)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("a cut response took %s to be reported (it waited for the timeout)", el)
+	}
+	// The runtime lives on and serves the next invocation.
+	if res, _ = tp.invokeDirect(InvokeRequest{Name: "stream", Payload: []byte(`{"op":"noop"}`)}); res.FuncError != "" {
+		t.Fatalf("after a cut response: %s", res.Payload)
+	}
+}
