@@ -290,3 +290,41 @@ func TestStreamingAndCutResponsesAreFunctionErrors(t *testing.T) {
 		t.Fatalf("after a cut response: %s", res.Payload)
 	}
 }
+
+func TestMaxMemoryUsedCountsFileBackedPages(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	const size = 40 << 20 // stored uncompressed: the package stays under the 50 MB upload limit
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	tp.createProbe("mem", map[string]any{"MemorySize": 512}, map[string][]byte{"data.bin": data})
+	_, base := tp.invokeDirect(InvokeRequest{Name: "mem", Payload: []byte(`{"op":"noop"}`)})
+	res, mapped := tp.invokeDirect(InvokeRequest{Name: "mem", Payload: []byte(`{"op":"mapfile","path":"/var/task/data.bin"}`)})
+	if res.FuncError != "" {
+		t.Fatal(string(res.Payload))
+	}
+	t.Logf("baseline %d MB, after mapping and reading a %d MB file of the package %d MB (%s)",
+		base.PeakBytes>>20, size>>20, mapped.PeakBytes>>20, res.Payload)
+	// The function's process holds the file's pages: they are its memory, as its RSS says.
+	if mapped.PeakBytes-base.PeakBytes < size*9/10 {
+		t.Fatalf("Max Memory Used left out the %d MB of file-backed pages the function mapped: %d MB → %d MB",
+			size>>20, base.PeakBytes>>20, mapped.PeakBytes>>20)
+	}
+	tp.createProbe("anon", map[string]any{"MemorySize": 512}, nil)
+	_, base = tp.invokeDirect(InvokeRequest{Name: "anon", Payload: []byte(`{"op":"noop"}`)})
+	_, alloc := tp.invokeDirect(InvokeRequest{Name: "anon", Payload: []byte(fmt.Sprintf(`{"op":"alloc","bytes":%d}`, size))})
+	t.Logf("anonymous: baseline %d MB, after %d MB %d MB", base.PeakBytes>>20, size>>20, alloc.PeakBytes>>20)
+	if alloc.PeakBytes-base.PeakBytes < size*9/10 {
+		t.Fatalf("anonymous memory under-counted: %d MB → %d MB", base.PeakBytes>>20, alloc.PeakBytes>>20)
+	}
+	tp.createProbe("tmp", map[string]any{"MemorySize": 512}, nil)
+	_, base = tp.invokeDirect(InvokeRequest{Name: "tmp", Payload: []byte(`{"op":"noop"}`)})
+	_, wrote := tp.invokeDirect(InvokeRequest{Name: "tmp", Payload: []byte(fmt.Sprintf(`{"op":"tmpfile","bytes":%d}`, size))})
+	t.Logf("/tmp: baseline %d MB, after writing %d MB %d MB", base.PeakBytes>>20, size>>20, wrote.PeakBytes>>20)
+	// Its page cache counts once (the loop device's backing file must not add a second copy).
+	if d := wrote.PeakBytes - base.PeakBytes; d < size*9/10 || d > size*3/2 {
+		t.Fatalf("a %d MB /tmp file should count once: %d MB → %d MB", size>>20, base.PeakBytes>>20, wrote.PeakBytes>>20)
+	}
+}
