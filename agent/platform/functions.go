@@ -8,7 +8,6 @@ import (
 	"maps"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -324,10 +323,8 @@ func applySettings(c *FunctionConfiguration, s Settings) error {
 		c.EphemeralStorage = *eph
 	}
 	if env := s.Environment; env != nil {
-		for k := range env.Variables {
-			if strings.HasPrefix(k, "AWS_LAMBDA_") || k == "AWS_REGION" || k == "_HANDLER" {
-				return errInvalid("Environment: %s is a reserved variable", k)
-			}
+		if err := checkEnvironment(env.Variables); err != nil { // env.go
+			return err
 		}
 		c.Environment = env
 	}

@@ -2,6 +2,8 @@ package platform
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,7 +24,11 @@ type invocation struct {
 	RequestID string
 	Payload   []byte
 	Deadline  time.Time
-	done      chan result
+	// ClientContext is the caller's client context (JSON), sent as Lambda-Runtime-Client-Context
+	// when not empty.
+	ClientContext string
+	TraceID       string // Lambda-Runtime-Trace-Id, X-Ray format (newTraceID)
+	done          chan result
 	// deadlineSpan is the function's timeout, for the message when it expires.
 	deadlineSpan time.Duration
 }
@@ -32,6 +38,9 @@ type result struct {
 	Payload   []byte
 	FuncError string // "" on success; else Lambda's X-Amz-Function-Error value ("Unhandled")
 	Killed    bool   // the sandbox was destroyed (timeout, crash, OOM)
+	// Undelivered: the runtime was gone before it took the invocation, which never reached the
+	// function, so Invoke may give it to a fresh instance instead (see Platform.Invoke).
+	Undelivered bool
 }
 
 // Instance is one warm-able execution environment: a sandbox plus the Runtime API its
@@ -119,13 +128,33 @@ func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
 	in.mu.Lock()
 	in.current = inv
 	in.mu.Unlock()
+	if r.Context().Err() != nil {
+		// The runtime hung up (it is exiting) as the invocation arrived: it never saw it.
+		if in.take(inv.RequestID) != nil {
+			inv.done <- result{Undelivered: true, Killed: true}
+		}
+		return
+	}
 	h := w.Header()
 	h.Set("Lambda-Runtime-Aws-Request-Id", inv.RequestID)
 	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.Deadline.UnixMilli(), 10))
 	h.Set("Lambda-Runtime-Invoked-Function-Arn", functionARN(in.Function))
-	h.Set("Lambda-Runtime-Trace-Id", "Root=1-"+inv.RequestID)
+	h.Set("Lambda-Runtime-Trace-Id", inv.TraceID)
+	if inv.ClientContext != "" {
+		h.Set("Lambda-Runtime-Client-Context", inv.ClientContext)
+	}
 	h.Set("Content-Type", "application/json")
 	w.Write(inv.Payload)
+}
+
+// newTraceID is an X-Ray trace header as Lambda's Runtime API gives it in
+// Lambda-Runtime-Trace-Id: Root=1-{epoch seconds, 8 hex}-{96 random bits, 24 hex};
+// Parent={64 random bits, 16 hex};Sampled=0 (nothing is traced locally). A runtime sets
+// _X_AMZN_TRACE_ID from it itself; for provided.* runtimes Lambda does not.
+func newTraceID(now time.Time) string {
+	var b [20]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("Root=1-%08x-%x;Parent=%x;Sampled=0", now.Unix(), b[:12], b[12:])
 }
 
 // take claims the current invocation if id matches it, so each ends exactly once.
@@ -149,13 +178,38 @@ func readRuntimeBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byt
 	return io.ReadAll(io.LimitReader(tb, limit))
 }
 
+// The headers and trailers of a response in Lambda's streaming mode.
+const (
+	responseModeHeader = "Lambda-Runtime-Function-Response-Mode"
+	errorTypeTrailer   = "Lambda-Runtime-Function-Error-Type"
+	errorBodyTrailer   = "Lambda-Runtime-Function-Error-Body" // base64 of the error's JSON
+)
+
 func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
-	body, err := readRuntimeBody(w, r, maxPayload+1)
-	if err != nil {
-		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequest", err.Error())
+	id := r.PathValue("id")
+	if mode := r.Header.Get(responseModeHeader); mode != "" && mode != "streaming" {
+		// As Lambda's Runtime API (aws-lambda-runtime-interface-emulator's rapi handler).
+		if inv := in.take(id); inv != nil {
+			inv.done <- result{Payload: lambdaError("Runtime.InvalidResponseModeHeader",
+				fmt.Sprintf("Invalid %s %q: the only mode is streaming", responseModeHeader, mode)), FuncError: "Unhandled"}
+		}
+		runtimeAPIError(w, http.StatusBadRequest, "InvalidFunctionResponseMode", "Invalid function response mode")
 		return
 	}
-	inv := in.take(r.PathValue("id"))
+	body, err := readRuntimeBody(w, r, maxPayload+1)
+	if err != nil {
+		// The body ended before its declared length or final chunk (the runtime died or reset
+		// the connection, or stalled past the body deadline): the function did not answer, it
+		// failed, as Lambda reports it (Runtime.TruncatedResponse; the runtime gets the Runtime
+		// API's 400 TruncatedHTTPRequest).
+		if inv := in.take(id); inv != nil {
+			inv.done <- result{Payload: lambdaError("Runtime.TruncatedResponse",
+				fmt.Sprintf("The runtime's response was cut after %d bytes: %v", len(body), err)), FuncError: "Unhandled"}
+		}
+		runtimeAPIError(w, http.StatusBadRequest, "TruncatedHTTPRequest", "HTTP request detected as truncated")
+		return
+	}
+	inv := in.take(id)
 	if inv == nil {
 		runtimeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or finished request id")
 		return
@@ -167,7 +221,14 @@ func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
 		runtimeAPIError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "response too large")
 		return
 	}
-	inv.done <- result{Payload: body}
+	// A streaming runtime that fails midway says so in the trailers, read with the body's end:
+	// the invocation failed with that error, whatever was streamed before it.
+	if typ := r.Trailer.Get(errorTypeTrailer); typ != "" {
+		errBody, _ := base64.StdEncoding.DecodeString(r.Trailer.Get(errorBodyTrailer))
+		inv.done <- result{Payload: normaliseErrorBody(errBody, typ), FuncError: "Unhandled"}
+	} else {
+		inv.done <- result{Payload: body}
+	}
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, `{"status":"OK"}`)
 }
@@ -256,7 +317,10 @@ func (in *Instance) run(inv *invocation) result {
 	select {
 	case in.next <- inv:
 	case <-in.Sandbox.Exited():
-		return result{Payload: lambdaError("Runtime.ExitError", "Runtime exited before the invocation: "+exitText(in.Sandbox)), FuncError: "Unhandled", Killed: true}
+		// The runtime never took the invocation (it exited after its last answer, as
+		// aws-lambda-go does after a panic): the caller may retry it on a fresh instance.
+		return result{Payload: lambdaError("Runtime.ExitError", "Runtime exited before the invocation: "+exitText(in.Sandbox)),
+			FuncError: "Unhandled", Killed: true, Undelivered: true}
 	case <-time.After(time.Until(inv.Deadline)):
 		return in.timedOut(inv)
 	}
@@ -266,7 +330,10 @@ func (in *Instance) run(inv *invocation) result {
 	case r := <-inv.done:
 		return r
 	case <-in.Sandbox.Exited():
-		in.take(inv.RequestID)
+		if in.take(inv.RequestID) == nil {
+			// A handler ended it as the process went (every other taker sends its result).
+			return <-inv.done
+		}
 		if in.Sandbox.OOMKilled() {
 			return result{Payload: lambdaError("Runtime.OutOfMemory",
 				"Runtime exited with error: signal: killed (out of memory: the function exceeded its memory limit)"),
@@ -296,6 +363,16 @@ func exitText(sb *Sandbox) string {
 		return "signal: killed (out of memory)"
 	}
 	return "exit status 0"
+}
+
+// exited reports whether the instance's process has ended.
+func (in *Instance) exited() bool {
+	select {
+	case <-in.Sandbox.Exited():
+		return true
+	default:
+		return false
+	}
 }
 
 // close stops the Runtime API and destroys the sandbox.

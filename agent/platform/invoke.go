@@ -66,29 +66,38 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 	defer func() { p.mu.Lock(); p.inFlight--; p.mu.Unlock() }()
 
 	meta.MemoryMB = cfg.MemorySize
-	if in == nil {
-		var err error
-		if in, err = p.coldStart(ctx, f, cfg, gen); err != nil {
-			if ie, ok := err.(*initError); ok {
-				meta.Cold, meta.Logs = true, ie.logs // what the runtime printed before it failed
-				return result{Payload: ie.payload, FuncError: "Unhandled"}, meta, nil
+	for {
+		if in == nil {
+			var err error
+			if in, err = p.coldStart(ctx, f, cfg, gen); err != nil {
+				if ie, ok := err.(*initError); ok {
+					meta.Cold, meta.Logs = true, ie.logs // what the runtime printed before it failed
+					return result{Payload: ie.payload, FuncError: "Unhandled"}, meta, nil
+				}
+				return result{}, meta, err
 			}
-			return result{}, meta, err
+			meta.Cold, meta.Setup, meta.Init = true, in.Sandbox.Setup, in.InitDur
 		}
-		meta.Cold, meta.Setup, meta.Init = true, in.Sandbox.Setup, in.InitDur
+		meta.InstanceID = in.ID
+		span := time.Duration(cfg.Timeout) * time.Second
+		inv := &invocation{RequestID: meta.RequestID, Payload: payload, Deadline: time.Now().Add(span),
+			ClientContext: req.ClientContext, TraceID: newTraceID(time.Now()),
+			deadlineSpan: span, done: make(chan result, 1)}
+		mark := in.Logs.Mark()
+		t0 := time.Now()
+		res := in.run(inv)
+		meta.Duration = time.Since(t0)
+		meta.PeakBytes = in.Sandbox.PeakMemory()
+		meta.Logs = in.Logs.Since(mark)
+		p.release(in, res.Killed)
+		if res.Undelivered && !meta.Cold {
+			// A warm instance whose runtime had exited (aws-lambda-go exits after a panic) never
+			// saw the invocation: Lambda gives it to a new execution environment, so does this.
+			in = nil
+			continue
+		}
+		return res, meta, nil
 	}
-	meta.InstanceID = in.ID
-	span := time.Duration(cfg.Timeout) * time.Second
-	inv := &invocation{RequestID: meta.RequestID, Payload: payload, Deadline: time.Now().Add(span),
-		deadlineSpan: span, done: make(chan result, 1)}
-	mark := in.Logs.Mark()
-	t0 := time.Now()
-	res := in.run(inv)
-	meta.Duration = time.Since(t0)
-	meta.PeakBytes = in.Sandbox.PeakMemory()
-	meta.Logs = in.Logs.Since(mark)
-	p.release(in, res.Killed)
-	return res, meta, nil
 }
 
 // InvokeAsync queues an Event invocation and returns at once; the invocation waits for
@@ -124,13 +133,14 @@ func (p *Platform) invokeAsync(req InvokeRequest) {
 	}
 }
 
-// popIdle takes the most recently used warm instance of the current generation.
+// popIdle takes the most recently used warm instance of the current generation whose process
+// still runs.
 func (p *Platform) popIdle(name string, gen int) *Instance {
 	list := p.idle[name]
 	for len(list) > 0 {
 		in := list[len(list)-1]
 		list = list[:len(list)-1]
-		if in.Version == gen {
+		if in.Version == gen && !in.exited() {
 			p.idle[name] = list
 			in.busy = true
 			return in
@@ -147,7 +157,10 @@ func (p *Platform) release(in *Instance, killed bool) {
 	p.mu.Lock()
 	in.invokes++
 	f := p.functions[in.Function]
-	if killed || f == nil || f.Generation != in.Version || p.ctx.Err() != nil {
+	// An instance whose process has exited (after answering, as aws-lambda-go does after a
+	// panic) must never be handed another invocation; dropWhenExited catches one that exits
+	// once pooled.
+	if killed || in.exited() || f == nil || f.Generation != in.Version || p.ctx.Err() != nil {
 		delete(p.instances, in.ID)
 		p.mu.Unlock()
 		in.close()
@@ -209,6 +222,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 	p.mu.Lock()
 	p.instances[id] = in
 	p.mu.Unlock()
+	go p.dropWhenExited(in)
 	if err := in.waitReady(ctx, p.cfg.InitTimeout); err != nil {
 		p.mu.Lock()
 		delete(p.instances, id)
@@ -221,6 +235,28 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 		return nil, err
 	}
 	return in, nil
+}
+
+// dropWhenExited removes an instance from the warm pool as soon as its process exits, frozen
+// or not, so no invocation is handed to it. A busy instance is left to its invocation, which
+// sees the exit itself (Instance.run) and whose release destroys it.
+func (p *Platform) dropWhenExited(in *Instance) {
+	<-in.Sandbox.Exited()
+	p.mu.Lock()
+	if in.busy || p.instances[in.ID] != in {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.instances, in.ID)
+	list := p.idle[in.Function]
+	for i, x := range list {
+		if x == in {
+			p.idle[in.Function] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	in.close()
 }
 
 func (p *Platform) profileOf(f *Function) string {
@@ -265,8 +301,12 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 	return &NetOptions{Maps: maps, Shape: shape}, nil
 }
 
+// sandboxEnv is the function's environment as Lambda sets it for a provided.* runtime (env.go):
+// Lambda's unreserved defaults, then the function's variables, then the reserved ones. For
+// provided.* Lambda leaves AWS_EXECUTION_ENV and _X_AMZN_TRACE_ID unset (the runtime sets the
+// latter from Lambda-Runtime-Trace-Id); faascope's own profile is in FAASCOPE_PROFILE.
 func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits, runtimeAPI string) []string {
-	env := []string{}
+	env := runtimeDefaults()
 	if cfg.Environment != nil {
 		keys := make([]string, 0, len(cfg.Environment.Variables))
 		for k := range cfg.Environment.Variables {
@@ -277,16 +317,20 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 			env = append(env, k+"="+cfg.Environment.Variables[k])
 		}
 	}
-	// Lambda's reserved variables come last so a user's value cannot shadow them.
-	return append(env,
+	// Lambda's reserved variables come last and win over a function's (the API refuses them
+	// now; a function stored before that rule may still carry some).
+	return mergeEnv(append(env,
 		"AWS_LAMBDA_RUNTIME_API="+runtimeAPI,
 		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(cfg.MemorySize),
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/"+cfg.FunctionName,
 		"AWS_LAMBDA_LOG_STREAM_NAME="+time.Now().UTC().Format("2006/01/02")+"/[$LATEST]"+in.ID,
+		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
 		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EXECUTION_ENV=faascope-local-"+lim.Profile, "_HANDLER="+cfg.Handler,
+		"AWS_ACCESS_KEY_ID="+FunctionAccessKeyID, "AWS_SECRET_ACCESS_KEY="+FunctionSecretAccessKey,
+		"LAMBDA_TASK_ROOT="+sandboxTaskRoot, "LAMBDA_RUNTIME_DIR="+sandboxRuntimeDir,
+		"_HANDLER="+cfg.Handler,
 		"FAASCOPE_PROFILE="+lim.Profile, "FAASCOPE_INSTANCE_ID="+in.ID,
-	)
+	))
 }

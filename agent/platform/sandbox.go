@@ -98,6 +98,9 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	if !o.Isolate {
 		return sb, sb.startPlain(o, task, t0)
 	}
+	if err = uncacheUnpacked(task); err != nil { // memory.go: the package's pages count as the function's
+		return sb, fmt.Errorf("unpack function code: %w", err)
+	}
 	if sb.identity, err = allocateIdentity(); err != nil {
 		return sb, err
 	}
@@ -195,9 +198,20 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task string, t0 time.Time) error
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
 	}
+	runtimeDir := filepath.Join(o.Dir, "runtime")
+	if err := os.MkdirAll(runtimeDir, 0o755); err != nil {
+		return err
+	}
 	cmd := exec.Command(filepath.Join(task, "bootstrap"))
 	cmd.Dir = task
-	cmd.Env = append(append([]string{}, o.Env...), "TMPDIR="+tmp, "LAMBDA_TASK_ROOT="+task)
+	// The package is not at /var/task here: the paths that name it follow it (a function's own
+	// LD_LIBRARY_PATH is left as it is).
+	env := append([]string{"TMPDIR=" + tmp}, o.Env...)
+	env = append(env, "LAMBDA_TASK_ROOT="+task, "LAMBDA_RUNTIME_DIR="+runtimeDir)
+	if getEnv(o.Env, "LD_LIBRARY_PATH") == libraryPath(sandboxTaskRoot, sandboxRuntimeDir) {
+		env = append(env, "LD_LIBRARY_PATH="+libraryPath(task, runtimeDir))
+	}
+	cmd.Env = mergeEnv(env)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	sb.Setup = time.Since(t0)

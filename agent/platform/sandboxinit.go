@@ -52,8 +52,9 @@ func RunSandboxInit(specJSON string) error {
 	if err := os.Chdir("/var/task"); err != nil {
 		return err
 	}
-	env := append(append([]string{}, s.Env...), "LAMBDA_TASK_ROOT=/var/task", "TMPDIR=/tmp",
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp")
+	// The Lambda variables (PATH, LAMBDA_TASK_ROOT, …) come in s.Env (sandboxEnv); TMPDIR and
+	// HOME point at the only writable place unless the function set them.
+	env := mergeEnv(append([]string{"TMPDIR=/tmp", "HOME=/tmp"}, s.Env...))
 	// Last, since the policy refuses keyctl and mount: nothing but exec follows.
 	if err := installSeccomp(); err != nil {
 		return err
@@ -72,7 +73,8 @@ func buildRoot(s *SandboxSpec) error {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,mode=755"); err != nil {
 		return fmt.Errorf("mount root: %w", err)
 	}
-	for _, d := range []string{"usr", "etc", "var/task", "tmp", "proc", "dev", "sys/fs/cgroup"} {
+	// var/runtime: LAMBDA_RUNTIME_DIR, empty for provided.* runtimes as on Lambda.
+	for _, d := range []string{"usr", "etc", "var/task", "var/runtime", "tmp", "proc", "dev", "sys/fs/cgroup"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}

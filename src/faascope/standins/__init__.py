@@ -41,6 +41,8 @@ from faascope.providers.local_platform import default_data_dir
 VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
 VERSITYGW_VERSION = "v1.8.0"
 KINDS = ("s3", "redis", "dynamodb", "sink", "shared")
+#: the stand-ins' made-up keys; the local platform gives every function these as its execution
+#: role's AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (agent/platform/env.go), which Lambda reserves
 DEFAULT_ACCESS_KEY = "faascope"
 DEFAULT_SECRET_KEY = "faascope-local-secret"
 DEFAULT_BUCKET = "faascope"
@@ -171,17 +173,6 @@ class StandIns:
         if "shared" in self.servers:
             env["FAASCOPE_SHARED_DIR"] = "/mnt/shared"
         return env
-
-    def function_credentials(self) -> dict[str, str]:
-        """AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the S3 and DynamoDB stand-ins, as Lambda
-        sets them for a function's role. They are the S3 stand-in's made-up root keys (moto
-        takes any keys); empty when neither server is here."""
-        if "s3" in self.servers:
-            e = self.servers["s3"].extra
-            return {"AWS_ACCESS_KEY_ID": e["access_key"], "AWS_SECRET_ACCESS_KEY": e["secret_key"]}
-        if "dynamodb" in self.servers:
-            return {"AWS_ACCESS_KEY_ID": DEFAULT_ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": DEFAULT_SECRET_KEY}
-        return {}
 
     def describe(self) -> list[dict]:
         """What serves each stand-in: kind, server name, version, endpoint (no keys)."""

@@ -15,10 +15,11 @@ to the local platform and the functions, stopped when the campaign ends (docs/st
   campaign (own data directory and port), stopped and removed at the end, so that a platform
   other campaigns may be using is never restarted under them. An ``endpoint_url`` in the spec
   is used as given (a Failure if it mounts no shared directory and one is needed).
-- **Functions**: endpoints and the stand-ins' made-up keys in the environment
-  (``FAASCOPE_*``, ``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ENDPOINT_URL_LAMBDA``,
-  ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``), which the agent's workloads read when the
-  request does not say, so specs name no endpoints.
+- **Functions**: endpoints in the environment (``FAASCOPE_*``, ``AWS_ENDPOINT_URL_DYNAMODB``,
+  ``AWS_ENDPOINT_URL_LAMBDA``), which the agent's workloads read when the request does not say,
+  so specs name no endpoints. The stand-ins' made-up keys are what the local platform sets as
+  every function's ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` (its stand-in for the
+  execution role; Lambda reserves those variables, so a function's configuration cannot).
 - **Record**: a ``standins`` campaign event with each server's kind, name, version, endpoint
   and whether it was started for the campaign, and the platform used.
 """
@@ -182,7 +183,7 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
 
 def _wire_functions(w: Wired, n: Needs) -> None:
     """The functions' environment and the ports their sandboxes reach."""
-    env = {**w.used.function_env(), **w.used.function_credentials()}
+    env = dict(w.used.function_env())
     ports = [str(s.port) for k, s in w.used.servers.items() if s.port]
     if "shared" in w.used.servers and w.platform["isolation"] != "namespaces":
         # without namespaces nothing is mounted at /mnt/shared: functions use the host path
