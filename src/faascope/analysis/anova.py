@@ -6,7 +6,14 @@ Sums of squares:
 - Type II (Langsrud; `car::Anova(type = 2)`): SS(T | every term that does not contain T).
 - Type III (`car::Anova(type = 3)` with `contr.sum`): SS(T | every other term).
 For balanced data the three coincide. faascope's default for unbalanced data is Type II (see
-docs/analysis.md). `pct_variation` is SS / SST * 100 with SST the total sum of squares about the
+docs/analysis.md).
+
+The fit uses the design's centred cell means (design.py), so a large common offset costs no
+precision. Two data sets get sums of squares but no F test (`status`, rows with F and p None):
+- "constant": no variation at all (total SS within a couple of ulps of the data); R prints F = 1
+  or NaN from rounding noise with an "essentially perfect fit" warning.
+- "perfect_fit": the residual SS is below 1e-10 of the total (R's anova.lm criterion), e.g. every
+  cell constant while the cell means differ; R prints F ≈ 1e31. `pct_variation` is SS / SST * 100 with SST the total sum of squares about the
 grand mean, so for balanced data the column sums to 100.
 
 Why not statsmodels' `ols(...).fit()` + `anova_lm`? It gives the same numbers (the tests check
@@ -36,11 +43,26 @@ class ModelFit:
     rows: list[dict]
     seq_effects: dict  # term -> per-cell sequential projection (R's proj(), unweighted scale)
     grand_mean: float
+    status: str | None = None  # None, "constant" or "perfect_fit": no F tests (see the module doc)
+
+    @property
+    def tested(self) -> bool:
+        return self.status is None
 
 
 def _weighted(design: Design):
     w = np.sqrt(design.counts.astype(float))
-    return w, w * design.means
+    return w, w * design.cmeans
+
+
+def fit_status(design: Design, rss: float) -> str | None:
+    """"constant", "perfect_fit" or None (see the module doc)."""
+    sst = design.sst
+    if sst <= design.n * (2.0 * design.resolution) ** 2:
+        return "constant"
+    if rss <= 1e-10 * sst:
+        return "perfect_fit"
+    return None
 
 
 def _lof(Z: np.ndarray, z: np.ndarray) -> float:
@@ -77,7 +99,7 @@ def fit_anova(design: Design, model: str = "full", ss_type: str = "II", alpha: f
     sst = design.sst
 
     # sequential projections per term (constant within a cell), for R's model.tables("means")
-    seq_effects = {(): (Q[:, :1] @ effects[:1]) / w}
+    seq_effects = {(): (Q[:, :1] @ effects[:1]) / w}  # centred scale: design.offset not added
     for t in terms:
         s = slices[t]
         seq_effects[t] = (Q[:, s] @ effects[s]) / w
@@ -99,30 +121,40 @@ def fit_anova(design: Design, model: str = "full", ss_type: str = "II", alpha: f
             else:
                 ss[t] = max(_lof(cols(others), z) - lof_full, 0.0)
 
+    status = fit_status(design, rss)
+    if status == "constant":  # whatever is left is rounding noise: exactly nothing to explain
+        ss = {t: 0.0 for t in terms}
+        rss = mse = 0.0
+    elif status == "perfect_fit":
+        rss = mse = 0.0
     rows = []
     for t in terms:
         df = term_df(design, t)
         ms = ss[t] / df
-        F = ms / mse if mse > 0 else float("inf")
-        p_value = float(stats.f.sf(F, df, df_resid)) if mse > 0 else 0.0
         F_crit = float(stats.f.ppf(1 - alpha, df, df_resid))
+        if status is None:
+            F = ms / mse
+            p_value = float(stats.f.sf(F, df, df_resid))
+        else:
+            F = p_value = None
         rows.append({"source": term_name(design, t), "df": df, "sum_sq": ss[t],
-                     "pct_variation": 100.0 * ss[t] / sst if sst > 0 else 0.0,
+                     "pct_variation": 100.0 * ss[t] / sst if status != "constant" else 0.0,
                      "mean_sq": ms, "F": F, "F_crit": F_crit, "p_value": p_value,
-                     "significant": bool(p_value < alpha)})
+                     "significant": bool(p_value is not None and p_value < alpha)})
     rows.append({"source": "Residual", "df": df_resid, "sum_sq": rss,
-                 "pct_variation": 100.0 * rss / sst if sst > 0 else 0.0, "mean_sq": mse})
-    return ModelFit(design, terms, ss_type, df_resid, rss, mse, rows, seq_effects, design.grand_mean)
+                 "pct_variation": 100.0 * rss / sst if status != "constant" else 0.0, "mean_sq": mse})
+    return ModelFit(design, terms, ss_type, df_resid, rss, mse, rows, seq_effects, design.grand_mean, status)
 
 
-def term_means(fit: ModelFit, term: Term) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
+def term_means(fit: ModelFit, term: Term, centred: bool = False) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
     """R's `model.tables(aov, "means")` for one term, with the replications per group.
 
     The table of a term T is the grand mean plus the sequential projections of T and of every
     model term contained in T, averaged over the rows of each level combination of T. For
     balanced data these are the plain marginal means; for unbalanced data they are what R's
     TukeyHSD() compares. Returns (level-index tuples in R's expand.grid order - first factor
-    fastest -, means, counts).
+    fastest -, means, counts). `centred`: the means less design.offset (differences between them
+    keep every digit when the data sit on a large offset).
     """
     d = fit.design
     val = fit.seq_effects[()].copy()
@@ -139,6 +171,8 @@ def term_means(fit: ModelFit, term: Term) -> tuple[list[tuple[int, ...]], np.nda
     n_groups = mult
     cnt = np.bincount(g, weights=d.counts, minlength=n_groups)
     means = np.bincount(g, weights=d.counts * val, minlength=n_groups) / cnt
+    if not centred:
+        means = means + d.offset
     combos = []
     for gi in range(n_groups):
         rem, combo = gi, []

@@ -39,23 +39,53 @@ def normality(x: np.ndarray) -> dict:
     return {"test": "dagostino-pearson", "statistic": float(r.statistic), "p_value": float(r.pvalue)}
 
 
+#: fewest rows per cell for the checks: Shapiro-Wilk is defined from 3 values; with 2 values per
+#: cell the absolute deviations from the cell median are equal, so Brown-Forsythe's F has no
+#: within-cell variation (R's car::leveneTest gives F = 6e29, p = 6e-89 on such data).
+MIN_ROWS_CHECK = 3
+
+
 def check_assumptions(design: Design, alpha: float) -> tuple[dict, list[dict], list[str]]:
-    """(summary, per-cell normality, plain-language warnings)."""
-    groups = [design.y[idx] for idx in design.rows_of_cells()]
+    """(summary, per-cell normality, plain-language warnings). A check that the data cannot
+    support is skipped, and the summary says why (`skipped`), rather than reporting a p-value."""
+    groups = [design.y[idx] - design.offset for idx in design.rows_of_cells()]  # centred: no cancellation
     per_cell = [normality(g) for g in groups]
     tested = [r for r in per_cell if r["p_value"] is not None]
     non_normal = [i for i, r in enumerate(per_cell) if r["p_value"] is not None and r["p_value"] < alpha]
-    skew = [float(stats.skew(g)) if np.ptp(g) > 0 else 0.0 for g in groups]
-    sds = np.sqrt(design.ss_within / (design.counts - 1))
-    bf = stats.levene(*groups, center="median") if len(groups) > 1 else None
-    sd_ratio = float(sds.max() / sds.min()) if sds.min() > 0 else float("inf")
+    small = [i for i, g in enumerate(groups) if len(g) < MIN_ROWS_CHECK]
+    flat = [i for i, g in enumerate(groups) if len(g) >= MIN_ROWS_CHECK and np.ptp(g) == 0]
+    skew = [float(stats.skew(g)) for g in groups if len(g) >= MIN_ROWS_CHECK and np.ptp(g) > 0]
+    norm_skip = None
+    if not tested:
+        norm_skip = (f"skipped: Shapiro-Wilk needs at least {MIN_ROWS_CHECK} rows per cell and values that "
+                     f"vary; {_why_untestable(design, small, flat)}")
+    elif small or flat:
+        norm_skip = f"{len(small) + len(flat)} cell(s) not tested: {_why_untestable(design, small, flat)}"
+    varying = design.counts > 1
+    sds = np.sqrt(design.ss_within[varying] / (design.counts[varying] - 1))
+    sd_ratio = (float(sds.max() / sds.min()) if len(sds) and sds.min() > 0 else
+                (None if not len(sds) or sds.max() == 0 else float("inf")))
+    ev_skip, bf = None, None
+    if len(groups) < 2:
+        ev_skip = "skipped: one cell"
+    elif small:
+        ev_skip = (f"skipped: Brown-Forsythe needs at least {MIN_ROWS_CHECK} rows per cell "
+                   f"(the smallest cell has {int(design.counts.min())}: with 2 values the deviations from "
+                   "the median are equal, and the test's p-value means nothing)")
+    elif all(np.ptp(g) == 0 for g in groups):
+        ev_skip = "skipped: no cell's responses vary"
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bf = stats.levene(*groups, center="median")
+        if not np.isfinite(bf.pvalue):
+            bf, ev_skip = None, "skipped: the absolute deviations from the cell medians do not vary within any cell"
     summary = {
         "normality": {"cells_tested": len(tested), "cells_non_normal": len(non_normal),
-                      "tests": sorted({r["test"] for r in tested})},
+                      "tests": sorted({r["test"] for r in tested}), "skipped": norm_skip},
         "equal_variance": {"test": "brown-forsythe",
                            "statistic": float(bf.statistic) if bf is not None else None,
                            "p_value": float(bf.pvalue) if bf is not None else None,
-                           "sd_ratio_max_min": sd_ratio},
+                           "sd_ratio_max_min": sd_ratio, "skipped": ev_skip},
         "skewness_max": max(skew) if skew else None,
     }
     warnings = []
@@ -74,15 +104,30 @@ def check_assumptions(design: Design, alpha: float) -> tuple[dict, list[dict], l
     return summary, per_cell, warnings
 
 
-def midranks(x: np.ndarray) -> np.ndarray:
+def _why_untestable(design: Design, small: list[int], flat: list[int]) -> str:
+    parts = []
+    if small:
+        parts.append(f"{len(small)} of {len(design.counts)} cells have fewer than {MIN_ROWS_CHECK} rows "
+                     f"(smallest: {int(design.counts.min())})")
+    if flat:
+        parts.append(f"{len(flat)} cell(s) have identical responses")
+    return "; ".join(parts) if parts else "no cell could be tested"
+
+
+def midranks(x: np.ndarray, tol: float = 0.0) -> np.ndarray:
     """Ranks 1..n with ties given their average rank (= scipy.stats.rankdata(x, "average")),
-    with an unstable quicksort, which is several times faster than rankdata on 1M values."""
+    with an unstable quicksort, which is several times faster than rankdata on 1M values.
+    Sorted neighbours at most `tol` apart count as tied (values equal in exact arithmetic that
+    rounding made differ in their last bits)."""
     n = len(x)
     order = np.argsort(x)
     xs = x[order]
     new = np.empty(n, dtype=bool)
     new[:1] = True
-    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    if tol > 0:
+        np.greater(xs[1:] - xs[:-1], tol, out=new[1:])
+    else:
+        np.not_equal(xs[1:], xs[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     counts = np.diff(np.append(starts, n))
     avg = starts + (counts + 1) / 2.0
@@ -92,22 +137,31 @@ def midranks(x: np.ndarray) -> np.ndarray:
 
 
 def _marginal_means(design: Design, subset: tuple[int, ...]) -> np.ndarray:
-    """Per-cell value of the raw marginal mean of `subset`'s level combination."""
+    """Per-cell value of the raw marginal mean of `subset`'s level combination (centred scale,
+    y - design.offset)."""
     if not subset:
-        return np.full(len(design.counts), design.grand_mean)
+        return np.full(len(design.counts), design.centred_grand_mean)
     dims = [len(design.levels[design.factors[j]]) for j in subset]
     g = np.ravel_multi_index(tuple(design.cell_codes[:, j] for j in subset), dims)
     n_g = int(np.prod(dims))
-    s = np.bincount(g, weights=design.counts * design.means, minlength=n_g)
+    s = np.bincount(g, weights=design.counts * design.cmeans, minlength=n_g)
     c = np.bincount(g, weights=design.counts, minlength=n_g)
     return (s / c)[g]
 
 
 def art_anova(design: Design, model: str, alpha: float, ss_type: str) -> list[dict]:
-    """Aligned rank transform ANOVA: one row per term (the term's own F test on its aligned ranks)."""
+    """Aligned rank transform ANOVA: one row per term (the term's own F test on its aligned ranks).
+
+    Aligned values that are equal in exact arithmetic come out of the sums of means differing in
+    their last bits; they are ranked as ties (average ranks), as exact arithmetic ranks them: the
+    tolerance is a few hundred ulps of the largest centred value (the sums have at most 2^k + 2
+    terms of that size), far below any difference the data can hold."""
     full_terms = model_terms(len(design.factors), "full")
     wanted = model_terms(len(design.factors), model)
-    resid = design.y - design.means[design.row_cell]
+    yc = design.y - design.offset
+    resid = yc - design.cmeans[design.row_cell]
+    scale = float(np.max(np.abs(yc))) if design.n else 0.0
+    tol = 2.0 ** (len(design.factors) + 6) * np.finfo(float).eps * scale
     rows = []
     for t in wanted:
         effect = np.zeros(len(design.counts))
@@ -115,7 +169,7 @@ def art_anova(design: Design, model: str, alpha: float, ss_type: str) -> list[di
             for sub in itertools.combinations(t, r):
                 effect += (-1) ** (len(t) - r) * _marginal_means(design, sub)
         aligned = resid + effect[design.row_cell]
-        ranks = midranks(aligned)
+        ranks = midranks(aligned, tol)
         fit = fit_anova(design.with_response(ranks), "full", ss_type, alpha, terms=full_terms)
         row = next(r for r in fit.rows if r["source"] == term_name(design, t))
         rows.append({"source": row["source"], "df": row["df"], "df_resid": fit.df_resid,
@@ -156,8 +210,17 @@ def robust_checks(design: Design, model: str, alpha: float, ss_type: str, plain_
                                 for r in fit.rows]
         else:
             out["log_anova"] = None
-    art = art_anova(design, model, alpha, ss_type) if design.complete else []
-    out["art_anova"] = art if design.complete else None
+    n_full = int(np.prod(design.shape))
+    if not design.complete:
+        art_skip = "skipped: the aligned-rank test aligns on the full factorial, which needs every cell"
+    elif design.n - n_full < 1:
+        art_skip = ("skipped: the aligned-rank test fits the full factorial, which has no residual degrees of "
+                    "freedom with one row per cell")
+    else:
+        art_skip = None
+    art = art_anova(design, model, alpha, ss_type) if art_skip is None else []
+    out["art_anova"] = art if art_skip is None else None
+    out["art_skipped"] = art_skip
     out["kruskal_wallis"] = kruskal_by_factor(design, alpha)
     primary = {r["source"]: r for r in plain_rows if r["source"] != "Residual"}
     alternatives = []

@@ -13,7 +13,7 @@ from faascope.analysis.decisions import decide
 from faascope.analysis.design import build_design
 from faascope.analysis.diagnostics import check_assumptions, robust_checks
 from faascope.analysis.io import as_level_strings, natural_levels, prepare
-from faascope.analysis.predictability import cv_draws, predictability
+from faascope.analysis.predictability import CRITERIA, cv_draws, predictability
 from faascope.analysis.tukey import tukey_all
 from faascope.errors import BadInput
 
@@ -21,7 +21,8 @@ MODELS = ("full", "additive")
 TRANSFORMS = ("none", "log")
 
 
-def _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot):
+def _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
+                   cv_criterion="difference", cv_ratio=1.5):
     if model not in MODELS:
         raise BadInput(f"unknown model {model!r}; use full or additive", field="--model")
     if not (0 < alpha < 1):
@@ -36,6 +37,47 @@ def _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel
         raise BadInput("must be positive", field="--target-rel-halfwidth")
     if n_boot < 0:
         raise BadInput("must not be negative", field="--bootstrap")
+    if cv_criterion not in CRITERIA:
+        raise BadInput(f"unknown criterion {cv_criterion!r}; use difference or ratio", field="--cv-criterion")
+    if not (cv_ratio > 1 and math.isfinite(cv_ratio)):
+        raise BadInput(f"must be a number above 1 (a ratio of CVs), got {cv_ratio}", field="--cv-ratio")
+
+
+#: warn when the data's resolution (one ulp at the largest |y|) exceeds this share of their SD
+PRECISION_WARN = 1e-6
+
+
+def _precision_warning(design, response: str) -> str | None:
+    """Digits lost when the values were stored as doubles: large values with a small spread
+    (nanosecond timestamps). The fit itself is centred (design.py), so this is about the input."""
+    if design.n < 2:
+        return None
+    sd = float(np.sqrt(design.sst / (design.n - 1)))
+    res = design.resolution
+    if sd == 0 or res <= PRECISION_WARN * sd:
+        return None
+    big = float(np.max(np.abs(design.y)))
+    return (f"Precision: {response!r} is around {big:.3g} but varies by only {sd:.3g} (SD); double precision "
+            f"resolves values of that size to {res:.3g}, {100 * res / sd:.2g}% of the SD, so digits beyond that "
+            "were lost when the values were read. faascope centred the values before fitting, so the sums of "
+            "squares are exact for the numbers as read; subtract a baseline (e.g. the first timestamp) before "
+            "exporting to keep every digit.")
+
+
+def _statement(design, status: str | None, response: str) -> str | None:
+    """The plain statement given instead of F tests when there is nothing to test."""
+    if status == "constant":
+        vals = np.unique(design.y)
+        what = f"every one of the {design.n} values is {vals[0]:g}" if len(vals) == 1 else (
+            f"the {design.n} values differ by at most {np.ptp(design.y):.3g}, within rounding of their size")
+        return (f"The response {response!r} is constant ({what}): there is no variation for the factors to "
+                "explain, so no F test, p-value or Tukey comparison is given.")
+    if status == "perfect_fit":
+        return (f"A perfect fit: within every cell the values of {response!r} are identical (residual sum of squares "
+                "0 up to rounding) while the cell means differ. With no residual variation there is nothing to "
+                "test the effects against, so no F test, p-value or Tukey comparison is given; the sums of "
+                "squares and cell means describe the data exactly. Replicate runs that vary are needed for a test.")
+    return None
 
 
 def cell_stats(df: pd.DataFrame, response: str, factors: list[str], alpha: float = 0.05,
@@ -64,19 +106,22 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
             levels: dict[str, list[str]] | None = None, tukey_ordered: bool = False,
             robust: bool = True, compare: str | None = None, cv_threshold_pp: float = 10.0,
             target_rel_halfwidth: float = 0.05, n_boot: int = 2000, seed: int = 0,
-            bootstrap_max_n: int = 5000) -> dict:
+            bootstrap_max_n: int = 5000, cv_criterion: str = "difference", cv_ratio: float = 1.5) -> dict:
     """Analyse `response` against `factors` in `df`; returns the `--format json` structure.
 
     `levels` fixes the order of some factors' levels (default: numeric order when every level is
     a number, else sorted text, like R's factor()). `compare` is the factor the decision table
-    ranks (default: the first factor).
+    ranks (default: the first factor). `cv_criterion` is "difference" (|ΔCV| ≥ cv_threshold_pp) or
+    "ratio" (CV ratio ≥ cv_ratio), each with its bootstrap CI (predictability.py).
     """
     factors = list(factors)
-    _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot)
+    _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
+                   cv_criterion, cv_ratio)
     compare = factors[0] if compare is None else compare
     if compare not in factors:
         raise BadInput(f"{compare!r} is not one of the factors ({', '.join(factors)})", field="--compare")
-    data, lv = prepare(df, response, factors, levels, allow_empty_cells=(model == "additive"))
+    additive = model == "additive"
+    data, lv = prepare(df, response, factors, levels, min_rows=1 if additive else 2, allow_empty_cells=additive)
     raw = build_design(data, response, factors, lv)
     if transform == "log":
         if not np.all(raw.y > 0):
@@ -94,19 +139,26 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
         raise BadInput(f"the {model} model cannot be fitted: {exc}; some effects are confounded "
                        "by the missing cells", field="--factors") from exc
     tukey = tukey_all(fit, alpha, tukey_ordered)
+    statement = _statement(primary, fit.status, response)
 
     diag_summary, normal_cells, warnings = check_assumptions(primary, alpha)
     for c, nrm in zip(cells, normal_cells):
         c["normality"] = nrm
+    if statement:
+        warnings.insert(0, statement)
+    precision = _precision_warning(raw, response)
+    if precision:
+        warnings.append(precision)
     robust_out = None
-    if robust:
+    if robust and fit.tested:
         robust_out, rw = robust_checks(primary, model, alpha, ss_key, fit.rows, transform)
         warnings += rw
 
-    cell_cv = np.array([c["cv"] if c["cv"] is not None else np.nan for c in cells])
+    cell_cv = np.array([c["cv"] if c["cv"] is not None else np.nan for c in cells], dtype=float)
     draws = cv_draws(raw, n_boot, seed, bootstrap_max_n)
-    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp)
-    decisions = decide(fit, tukey, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means)
+    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio)
+    decisions = decide(fit, tukey, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means,
+                       cv_criterion, cv_ratio)
 
     small = [c for c in cells if c["ci_halfwidth_rel"] is not None and c["ci_halfwidth_rel"] > target_rel_halfwidth]
     if small:
@@ -132,18 +184,22 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
         notes.append(f"{len(missing)} level combination(s) have no data ({'; '.join(missing[:5])}"
                      f"{'; …' if len(missing) > 5 else ''}); the additive model is fitted to the cells "
                      "present, and the aligned-rank test, which needs every cell, is skipped.")
+    if robust and not fit.tested:
+        notes.append("Robustness checks skipped: with no F test there is nothing to check.")
     if transform == "log":
         notes.append("ANOVA and Tukey are on log(response): Tukey differences are log ratios "
                      "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale.")
 
     return {
         "response": response, "factors": factors, "model": model, "alpha": alpha, "n": raw.n,
-        "cells": cells, "anova": fit.rows, "tukey": tukey,
+        "cells": cells, "anova": fit.rows, "tukey": tukey, "anova_statement": statement,
+        "fit_status": fit.status,
         "ss_type": ss_key, "balanced": raw.balanced, "transform": transform,
         "levels": lv, "total_sum_sq": primary.sst, "grand_mean": primary.grand_mean,
         "quantile_method": "linear (R type 7)", "tukey_ordered": tukey_ordered,
         "diagnostics": diag_summary, "robust": robust_out,
-        "predictability": {"threshold_pp": cv_threshold_pp, "factors": pred},
+        "predictability": {"criterion": cv_criterion, "threshold_pp": cv_threshold_pp,
+                           "ratio_threshold": cv_ratio, "factors": pred},
         "decisions": decisions, "compare": compare,
         "target_rel_halfwidth": target_rel_halfwidth,
         "warnings": warnings, "notes": notes,

@@ -297,8 +297,10 @@ def prepare(df: pd.DataFrame, response: str, factors: list[str],
         if k == 0 and allow_empty_cells:
             continue
         if k < min_rows:
+            hint = ("; the additive model (--model additive) needs only 1 row per cell and allows empty cells"
+                    if min_rows > 1 else "")
             raise BadInput(f"cell {_cell_label(factors, combo)} has {k} row(s); every combination of "
                            f"factor levels needs at least {min_rows} (narrow --filter, analyse subsets with --scenario, "
-                           "or add replications)",
+                           f"or add replications){hint}",
                            field="--factors")
     return out, levels

@@ -82,21 +82,26 @@ def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
         f"{conf} CI mean", f"{conf} CI median", "CI half-width", f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"],
         rows, [meta], level=sub))
 
+    statement = res.get("anova_statement")
     rows = []
     for r in res["anova"]:
+        tested = r.get("p_value") is not None
         rows.append([r["source"], str(r["df"]), g4(r["sum_sq"]), f"{r['pct_variation']:.2f}", g4(r.get("mean_sq")),
                      g4(r.get("F")), g4(r.get("F_crit")), fmt_p(r.get("p_value")),
-                     "" if "significant" not in r else ("yes" if r["significant"] else "no")])
+                     "" if "significant" not in r else (("yes" if r["significant"] else "no") if tested else "no test")])
     rows.append(["Total", str(res["n"] - 1), g4(res.get("total_sum_sq")), "100.00" if res.get("balanced") else "", "", "", "", "", ""])
     out.append(Section(f"ANOVA ({res['model']} model, Type {res.get('ss_type')} SS)",
                        ["Source", "df", "Sum Sq", "% of variation", "Mean Sq", "F", "F crit", "p-value", "Significant"],
-                       rows, level=sub))
+                       rows, [ss_type_sentence(res)] + ([f"⚠ {statement}"] if statement else []), level=sub))
 
     rows = [[r["term"], f"{r['group2']} - {r['group1']}", g4(r["meandiff"]), g4(r["lower"]), g4(r["upper"]),
              fmt_p(r["p_adj"]), "yes" if r["reject"] else "no"] for r in res["tukey"]]
+    tk_notes = ["diff = mean of the first group named minus the second (R's TukeyHSD layout)."]
+    if statement:
+        tk_notes = ["No Tukey comparisons: " + statement]
     out.append(Section(f"Tukey HSD ({conf} family-wise confidence)",
                        ["Term", "Comparison", "diff", "lower", "upper", "p adj", "Significant"], rows,
-                       ["diff = mean of the first group named minus the second (R's TukeyHSD layout)."], level=sub))
+                       tk_notes, level=sub))
 
     if res.get("robust"):
         rob = res["robust"]
@@ -111,17 +116,18 @@ def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
             rows.append([s, fmt_p(r["p_value"]), fmt_p(log[s]["p_value"]) if s in log else "–",
                          fmt_p(art[s]["p_value"]) if s in art else "–", fmt_p(kw[s]["p_value"]) if s in kw else "–"])
         primary = "p (log-scale ANOVA)" if res.get("transform") == "log" else "p (ANOVA)"
-        out.append(Section("Robustness checks", ["Source", primary, "p (log-scale ANOVA)", "p (ART ANOVA)",
-                                                 "p (Kruskal-Wallis)"], rows, level=sub))
+        rob_notes = [f"The log-scale and aligned-rank (ART) ANOVAs use Type {res.get('ss_type')} sums of squares "
+                     "too; Kruskal-Wallis compares each factor's marginal groups."]
+        if rob.get("art_skipped"):
+            rob_notes.append(f"ART ANOVA {rob['art_skipped']}.")
+        out.append(Section(f"Robustness checks (Type {res.get('ss_type')} SS)",
+                           ["Source", primary, "p (log-scale ANOVA)", "p (ART ANOVA)", "p (Kruskal-Wallis)"], rows,
+                           rob_notes, level=sub))
 
     d = res.get("diagnostics") or {}
     if d:
-        ev = d.get("equal_variance", {})
-        nm = d.get("normality", {})
-        text = [f"Normality: {nm.get('cells_non_normal')} of {nm.get('cells_tested')} cells reject normality "
-                f"({', '.join(nm.get('tests', []))}); equal variances: Brown-Forsythe {p_eq(ev.get('p_value'))}, "
-                f"largest/smallest SD = {g4(ev.get('sd_ratio_max_min'))}."]
-        out.append(Section("Checks", [], [], text + [f"⚠ {w}" for w in res.get("warnings", [])], level=sub))
+        out.append(Section("Checks", [], [], [checks_sentence(d)] + [f"⚠ {w}" for w in res.get("warnings", [])],
+                           level=sub))
 
     pr = res.get("predictability")
     if pr:
@@ -129,17 +135,82 @@ def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
         for fac in pr["factors"]:
             for c in fac["comparisons"]:
                 rows.append([fac["factor"], f"{c['group2']} - {c['group1']}",
-                             f"{100 * fac['cv'][c['group2']]:.1f}", f"{100 * fac['cv'][c['group1']]:.1f}",
-                             f"{c['cv_diff_pp']:+.1f}", f"[{c['cv_diff_ci_pp'][0]:+.1f}, {c['cv_diff_ci_pp'][1]:+.1f}]",
+                             _pct1(fac["cv"][c["group2"]]), _pct1(fac["cv"][c["group1"]]),
+                             _signed(c.get("cv_diff_pp")), _pair(c.get("cv_diff_ci_pp"), "{:+.1f}"),
+                             _ratio(c.get("cv_ratio")), _pair(c.get("cv_ratio_ci"), "{:.3g}"),
                              "yes" if c["meaningful"] else "no"])
         out.append(Section("Predictability (CV)", ["Factor", "Comparison", "CV first (%)", "CV second (%)",
-                                                   "ΔCV (pp)", f"{conf} CI (pp)", "Meaningful"], rows,
-                           [f"ΔCV = CV of the first group named minus the second; meaningful when |ΔCV| ≥ "
-                            f"{pr['threshold_pp']:g} pp and the bootstrap CI excludes 0. A level's CV is the mean "
-                            "of its cells' CVs."], level=sub))
+                                                   "ΔCV (pp)", f"{conf} CI (pp)", "CV ratio", f"{conf} CI (ratio)",
+                                                   "Meaningful"], rows,
+                           [cv_criterion_sentence(pr) + " ΔCV = CV of the first group named minus the second; CV ratio "
+                            "= the first group's CV over the second's. A level's CV is the mean of its cells' CVs."],
+                           level=sub))
     if not heading:
         out.append(decision_section([{**r} for r in res["decisions"]], [], res.get("compare"), sub))
     return out
+
+
+def ss_type_sentence(res: dict) -> str:
+    """What the ANOVA table's sums of squares are, for the line at its top."""
+    t = res.get("ss_type")
+    text = {
+        "I": "Type I sums of squares (sequential, as R's aov() and anova() print them): each term adjusted "
+             "for the terms above it.",
+        "II": "Type II sums of squares (car::Anova(type = 2)): each term adjusted for every term that does not "
+              "contain it. R's aov() and anova() print Type I: use --ss-type I to reproduce them.",
+        "III": "Type III sums of squares (car::Anova(type = 3) with sum-to-zero contrasts): each term adjusted "
+               "for every other term.",
+    }.get(t, f"Type {t} sums of squares.")
+    if res.get("balanced"):
+        text += " The design is balanced, so Types I, II and III agree."
+    return text
+
+
+def checks_sentence(d: dict) -> str:
+    """One line on the assumption checks: a result, or why a check was skipped."""
+    ev = d.get("equal_variance", {})
+    nm = d.get("normality", {})
+    if nm.get("cells_tested"):
+        norm = (f"Normality: {nm.get('cells_non_normal')} of {nm.get('cells_tested')} cells reject normality "
+                f"({', '.join(nm.get('tests', []))})")
+        if nm.get("skipped"):
+            norm += f"; {nm['skipped']}"
+    else:
+        norm = f"Normality: {nm.get('skipped') or 'not checked'}"
+    if ev.get("p_value") is not None:
+        var = f"equal variances: Brown-Forsythe {p_eq(ev.get('p_value'))}"
+    else:
+        var = f"equal variances: {ev.get('skipped') or 'not checked'}"
+    sd = ev.get("sd_ratio_max_min")
+    return f"{norm}; {var}" + (f"; largest/smallest SD = {g4(sd)}." if sd is not None else ".")
+
+
+def cv_criterion_sentence(pr: dict) -> str:
+    if pr.get("criterion") == "ratio":
+        return (f"Criterion: ratio of CVs: a difference is meaningful when one CV is at least "
+                f"{pr.get('ratio_threshold', 1.5):g} times the other and the bootstrap CI of the ratio excludes 1 "
+                "(--cv-criterion ratio, --cv-ratio).")
+    return (f"Criterion: difference of CVs: a difference is meaningful when |ΔCV| ≥ {pr.get('threshold_pp', 10):g} "
+            "percentage points and its bootstrap CI excludes 0 (--cv-threshold; --cv-criterion ratio compares "
+            "CVs relative to each other instead).")
+
+
+def _pct1(v) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{100 * v:.1f}"
+
+
+def _signed(v) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{v:+.1f}"
+
+
+def _ratio(v) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{v:.3g}"
+
+
+def _pair(pair, spec: str) -> str:
+    if not pair or any(v is None or not math.isfinite(v) for v in pair):
+        return "–"
+    return f"[{spec.format(pair[0])}, {spec.format(pair[1])}]"
 
 
 def decision_section(decisions: list[dict], scenario_cols: list[str], compare: str | None, level: int = 2) -> Section:
@@ -151,15 +222,21 @@ def decision_section(decisions: list[dict], scenario_cols: list[str], compare: s
     rows = []
     for r in decisions:
         means = "; ".join(f"{k} {g4(v)}" for k, v in r["mean"].items())
-        cvs = "; ".join(f"{k} {100 * v:.1f}%" for k, v in r["cv"].items())
+        cvs = "; ".join(f"{k} {_pct1(v)}%" for k, v in r["cv"].items())
         rows.append([r.get("scenario", {}).get(c, "") for c in scenario_cols] +
                     [r["within"].get(c, "") for c in within_cols] +
-                    [r["performance"], r["predictability"], means, cvs])
+                    [r.get("performance_order") or r["performance"], r.get("predictability_order") or r["predictability"],
+                     means, cvs])
+    crit = {r.get("cv_criterion") for r in decisions} - {None}
+    crit_text = ("the ratio of CVs (one at least --cv-ratio times the other, CI of the ratio excluding 1)"
+                 if crit == {"ratio"} else "the difference of CVs (at least --cv-threshold percentage points, CI "
+                 "excluding 0)")
     return Section(f"Decision table (best {compare or 'level'})",
                    scenario_cols + within_cols + ["Performance", "Predictability", "Mean", "CV"], rows,
-                   ["Performance: lowest mean, only where Tukey HSD finds it significantly lower than every other "
-                    "level; predictability: lowest CV, only where the CV difference exceeds the threshold and its "
-                    "bootstrap CI excludes 0; '-' otherwise. 'all' = over every level of that factor."], level=level)
+                   ["Levels from best to worst. Performance: by mean, '<' where Tukey HSD separates the levels and "
+                    "'=' where it does not; predictability: by CV, '<' where the CVs differ meaningfully by "
+                    f"{crit_text}. Where the ties do not form groups the levels are joined by '≤' and the separated "
+                    "pairs follow in brackets. 'all' = over every level of that factor."], level=level)
 
 
 def sections(res: dict) -> list[Section]:

@@ -81,7 +81,7 @@ def _p_values(q: np.ndarray, k: int, df: float) -> np.ndarray:
 
 def tukey_term(fit: ModelFit, term: Term, alpha: float = 0.05, ordered: bool = False) -> list[dict]:
     d = fit.design
-    combos, means, counts = term_means(fit, term)
+    combos, means, counts = term_means(fit, term, centred=True)
     names = [":".join(d.levels[d.factors[j]][c] for j, c in zip(term, combo)) for combo in combos]
     k = len(means)
     order = np.argsort(means, kind="stable") if ordered else np.arange(k)
@@ -111,6 +111,10 @@ def tukey_term(fit: ModelFit, term: Term, alpha: float = 0.05, ordered: bool = F
 
 def tukey_all(fit: ModelFit, alpha: float = 0.05, ordered: bool = False,
               terms: list[Term] | None = None) -> list[dict]:
+    """Every term's pairs; none when the fit has no residual variation to test against
+    (fit.status, see anova.py)."""
+    if not fit.tested:
+        return []
     out: list[dict] = []
     for t in (fit.terms if terms is None else terms):
         out.extend(tukey_term(fit, t, alpha, ordered))
