@@ -73,6 +73,9 @@ def _cached(runtime: str, key: str, build) -> bytes:
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(data)
     tmp.replace(out)
+    for stale in cache_dir().glob(f"{runtime}-*.zip"):  # packages of sources that changed since
+        if stale != out:
+            stale.unlink(missing_ok=True)
     return data
 
 
