@@ -72,7 +72,7 @@ func buildRoot(s *SandboxSpec) error {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,mode=755"); err != nil {
 		return fmt.Errorf("mount root: %w", err)
 	}
-	for _, d := range []string{"usr", "etc", "var/task", "tmp", "proc", "dev", "sys/fs/cgroup"} {
+	for _, d := range []string{"usr", "etc", "var/task", "opt", "tmp", "proc", "dev", "sys/fs/cgroup"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}
@@ -110,6 +110,11 @@ func buildRoot(s *SandboxSpec) error {
 	}
 	if err := bindReadOnly(s.TaskDir, filepath.Join(root, "var/task")); err != nil {
 		return err
+	}
+	if s.OptDir != "" { // the function's layers (layers.go); else /opt stays empty, as on Lambda
+		if err := bindReadOnly(s.OptDir, filepath.Join(root, "opt")); err != nil {
+			return err
+		}
 	}
 	if err := mountTmp(s, filepath.Join(root, "tmp")); err != nil {
 		return err
