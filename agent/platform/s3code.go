@@ -121,6 +121,14 @@ func (p *Platform) codeOf(ctx context.Context, zip *upload, loc codeLocation, fi
 	return &s3Object{ctx: ctx, src: p.s3, bucket: loc.S3Bucket, key: loc.S3Key, version: loc.S3ObjectVersion}, nil
 }
 
+// s3Messages are S3's messages for the errors a GetObject of a package meets most.
+var s3Messages = map[string]string{
+	"NoSuchKey":     "The specified key does not exist.",
+	"NoSuchBucket":  "The specified bucket does not exist",
+	"NoSuchVersion": "The specified version does not exist.",
+	"AccessDenied":  "Access Denied",
+}
+
 // fetch streams the object into a staging file of s.
 func (o *s3Object) fetch(s functionStore) (*stagedCode, error) {
 	ctx, cancel := context.WithTimeout(o.ctx, s3FetchTimeout)
@@ -133,8 +141,13 @@ func (o *s3Object) fetch(s functionStore) (*stagedCode, error) {
 	if err != nil {
 		var ae smithy.APIError
 		if errors.As(err, &ae) {
-			// Lambda's own words for an object it cannot read.
-			return nil, errInvalid("Error occurred while GetObject. S3 Error Code: %s. S3 Error Message: %s", ae.ErrorCode(), ae.ErrorMessage())
+			// Lambda's own words for an object it cannot read. The SDK leaves the message of a
+			// modelled error (NoSuchKey) empty when it cannot parse it: S3's own words then.
+			msg := ae.ErrorMessage()
+			if msg == "" {
+				msg = s3Messages[ae.ErrorCode()]
+			}
+			return nil, errInvalid("Error occurred while GetObject. S3 Error Code: %s. S3 Error Message: %s", ae.ErrorCode(), msg)
 		}
 		return nil, fmt.Errorf("could not read s3://%s/%s from %s: %w", o.bucket, o.key, o.src.endpoint, err)
 	}
