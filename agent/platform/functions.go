@@ -114,6 +114,11 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	if p.exists(in.Name) { // another create won the race while this package was written
 		return FunctionConfiguration{}, &conflictError{in.Name}
 	}
+	if len(in.Layers) > 0 { // again: a layer version may have been deleted meanwhile
+		if _, err := p.resolveLayers(in.Layers, nil); err != nil {
+			return FunctionConfiguration{}, err
+		}
+	}
 	if err := p.checkCodeStorage(code.size, 0); err != nil {
 		return FunctionConfiguration{}, err
 	}
