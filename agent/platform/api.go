@@ -36,6 +36,8 @@ func awsError(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, errReservedThrottled):
+		return &apiError{http.StatusTooManyRequests, "TooManyRequestsException", "Rate Exceeded.", "ReservedFunctionConcurrentInvocationLimitExceeded"}
 	case errors.Is(err, errThrottled):
 		return &apiError{http.StatusTooManyRequests, "TooManyRequestsException", "Rate Exceeded.", "ConcurrentInvocationLimitExceeded"}
 	case errors.As(err, &notFound):
@@ -118,6 +120,19 @@ func (p *Platform) routes() *http.ServeMux {
 	mux.HandleFunc("PUT /2015-03-31/functions/{name}/code", p.updateCode)
 	mux.HandleFunc("DELETE /2015-03-31/functions/{name}", p.deleteFunction)
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", p.invoke)
+	mux.HandleFunc("GET /2017-03-31/tags/{arn}", p.listTags)
+	mux.HandleFunc("POST /2017-03-31/tags/{arn}", p.tagResource)
+	mux.HandleFunc("DELETE /2017-03-31/tags/{arn}", p.untagResource)
+	mux.HandleFunc("PUT /2017-10-31/functions/{name}/concurrency", p.putFunctionConcurrency)
+	mux.HandleFunc("DELETE /2017-10-31/functions/{name}/concurrency", p.deleteFunctionConcurrency)
+	mux.HandleFunc("GET /2019-09-30/functions/{name}/concurrency", p.getFunctionConcurrency)
+	mux.HandleFunc("GET /2016-08-19/account-settings", p.getAccountSettings)
+	mux.HandleFunc("GET /2016-08-19/account-settings/", p.getAccountSettings)
+	mux.HandleFunc("POST /2018-10-31/layers/{layer}/versions", p.publishLayerVersion)
+	mux.HandleFunc("GET /2018-10-31/layers/{layer}/versions", p.listLayerVersions)
+	mux.HandleFunc("GET /2018-10-31/layers/{layer}/versions/{version}", p.getLayerVersion)
+	mux.HandleFunc("DELETE /2018-10-31/layers/{layer}/versions/{version}", p.deleteLayerVersion)
+	mux.HandleFunc("GET /2018-10-31/layers", p.listLayers)
 	mux.HandleFunc("GET /faascope/health", p.health)
 	mux.HandleFunc("GET /faascope/instances", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, p.Instances())
@@ -148,12 +163,10 @@ type createRequest struct {
 	Architectures    []string          `json:"Architectures"`
 	Tags             map[string]string `json:"Tags"`
 	PackageType      string            `json:"PackageType"`
-	Code             struct {
-		// ZipFile is streamed to a staging file while the body is read (readCodeRequest);
-		// its place here is left empty.
-		S3Bucket string `json:"S3Bucket"`
-		ImageUri string `json:"ImageUri"`
-	} `json:"Code"`
+	Layers           []string          `json:"Layers"`
+	// Code.ZipFile is streamed to a staging file while the body is read (readCodeRequest);
+	// its place here is left empty.
+	Code codeLocation `json:"Code"`
 }
 
 var supportedRuntimes = map[string]bool{"provided.al2023": true, "provided.al2": true, "provided": true}
@@ -171,16 +184,17 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
-	if req.PackageType == "Image" || req.Code.ImageUri != "" || req.Code.S3Bucket != "" {
-		writeAPIError(w, errInvalid("Code: this local platform takes the package inline as Code.ZipFile"))
+	if req.PackageType == "Image" {
+		writeAPIError(w, errInvalid("PackageType: this local platform runs .zip packages only"))
 		return
 	}
 	if !supportedRuntimes[req.Runtime] {
 		writeAPIError(w, errInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", req.Runtime))
 		return
 	}
-	if zip == nil || zip.n == 0 {
-		writeAPIError(w, errInvalid("Code.ZipFile must be a base64-encoded zip file"))
+	code, err := p.codeOf(r.Context(), zip, req.Code, "Code") // inline or from S3 (s3code.go)
+	if err != nil {
+		writeAPIError(w, err)
 		return
 	}
 	arch := hostArch()
@@ -197,7 +211,7 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg, err := p.CreateFunction(CreateFunctionInput{
 		Name: req.FunctionName, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
-		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: zip,
+		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: code, Layers: req.Layers,
 		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 	})
@@ -237,11 +251,15 @@ func (p *Platform) getFunction(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"Configuration": fn.Config,
 		"Code":          map[string]string{"RepositoryType": "S3", "Location": "file://" + fn.CodePath},
 		"Tags":          fn.Tags,
-	})
+	}
+	if fn.ReservedConcurrency != nil {
+		out["Concurrency"] = map[string]int{"ReservedConcurrentExecutions": *fn.ReservedConcurrency}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (p *Platform) getConfiguration(w http.ResponseWriter, r *http.Request) {
@@ -275,6 +293,7 @@ type updateConfigRequest struct {
 	Role             *string           `json:"Role"`
 	Handler          *string           `json:"Handler"`
 	Runtime          *string           `json:"Runtime"`
+	Layers           *[]string         `json:"Layers"`
 }
 
 func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
@@ -291,6 +310,7 @@ func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 		Description: req.Description, Role: req.Role, Handler: req.Handler, Runtime: req.Runtime,
+		Layers: req.Layers,
 	})
 	if err != nil {
 		writeAPIError(w, err)
@@ -302,18 +322,20 @@ func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Architectures []string `json:"Architectures"`
+		codeLocation
 	}
 	zip, err := p.readCodeRequest(w, r, "UpdateFunctionCode", []string{"ZipFile"}, &req)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	defer zip.discard() // unless the core adopted it
-	if zip == nil || zip.n == 0 {
-		writeAPIError(w, errInvalid("ZipFile must be a base64-encoded zip file"))
+	defer zip.discard()                                               // unless the core adopted it
+	code, err := p.codeOf(r.Context(), zip, req.codeLocation, "Code") // inline or from S3 (s3code.go)
+	if err != nil {
+		writeAPIError(w, err)
 		return
 	}
-	cfg, err := p.UpdateCode(r.PathValue("name"), zip)
+	cfg, err := p.UpdateCode(r.PathValue("name"), code)
 	if err != nil {
 		writeAPIError(w, err)
 		return

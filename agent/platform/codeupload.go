@@ -35,7 +35,9 @@ type upload struct {
 	f       *os.File
 	h       hash.Hash
 	n       int64
-	adopted bool // the store took the file
+	limit   int64 // bytes the package may have: maxZippedBytes inline, more from S3 (s3code.go)
+	tooBig  error // the answer beyond limit
+	adopted bool  // the store took the file
 	rewound bool
 }
 
@@ -47,12 +49,13 @@ func (s functionStore) newUpload() (*upload, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &upload{f: f, h: sha256.New()}, nil
+	return &upload{f: f, h: sha256.New(), limit: maxZippedBytes,
+		tooBig: tooLarge("Zipped size must be smaller than 52428800 bytes")}, nil
 }
 
 func (u *upload) Write(p []byte) (int, error) {
-	if u.n+int64(len(p)) > maxZippedBytes {
-		return 0, tooLarge("Zipped size must be smaller than 52428800 bytes")
+	if u.n+int64(len(p)) > u.limit {
+		return 0, u.tooBig
 	}
 	n, err := u.f.Write(p)
 	u.h.Write(p[:n])

@@ -29,6 +29,13 @@ type FunctionConfiguration struct {
 	Architectures    []string         `json:"Architectures"`
 	EphemeralStorage EphemeralStorage `json:"EphemeralStorage"`
 	RevisionId       string           `json:"RevisionId"`
+	Layers           []LayerRef       `json:"Layers,omitempty"` // in mount order (layers.go)
+}
+
+// LayerRef is a layer version a function uses, as FunctionConfiguration.Layers shows it.
+type LayerRef struct {
+	Arn      string `json:"Arn"`
+	CodeSize int64  `json:"CodeSize"`
 }
 
 type Environment struct {
@@ -44,6 +51,9 @@ type Function struct {
 	Config     FunctionConfiguration `json:"config"`
 	Tags       map[string]string     `json:"tags"`
 	Generation int                   `json:"generation"` // bumps on every update; older instances retire
+	// ReservedConcurrency is PutFunctionConcurrency's value; nil = the function draws on the
+	// unreserved pool (concurrency.go).
+	ReservedConcurrency *int `json:"reserved_concurrency,omitempty"`
 }
 
 // Tags that steer the local platform per function (AWS keeps them as ordinary tags).

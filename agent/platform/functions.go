@@ -58,8 +58,9 @@ type CreateFunctionInput struct {
 	Name, Runtime, Role, Handler, Description string
 	Architecture                              string // "x86_64" or "arm64"
 	Settings
-	Tags map[string]string
-	Code io.Reader // the zip package; read to its end before the function exists
+	Tags   map[string]string
+	Code   io.Reader // the zip package; read to its end before the function exists
+	Layers []string  // layer version ARNs, in mount order (layers.go)
 }
 
 // CreateFunction validates, persists and publishes a new function. A name that exists, or
@@ -81,8 +82,18 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	if err := applySettings(&f.Config, in.Settings); err != nil {
 		return FunctionConfiguration{}, err
 	}
+	if err := checkTagLimits(f.Tags); err != nil {
+		return FunctionConfiguration{}, err
+	}
 	if err := p.checkTags(f); err != nil {
 		return FunctionConfiguration{}, err
+	}
+	if len(in.Layers) > 0 {
+		layers, err := p.resolveLayers(in.Layers, nil)
+		if err != nil {
+			return FunctionConfiguration{}, err
+		}
+		f.Config.Layers = layers
 	}
 	if p.exists(in.Name) { // before writing a package that could only be thrown away
 		return FunctionConfiguration{}, &conflictError{in.Name}
@@ -93,11 +104,22 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	}
 	defer code.discard()
 	setCode(&f.Config, code)
+	if err := p.checkCombinedSize(code.path, f.Config.Layers); err != nil {
+		return FunctionConfiguration{}, err
+	}
 
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
 	if p.exists(in.Name) { // another create won the race while this package was written
 		return FunctionConfiguration{}, &conflictError{in.Name}
+	}
+	if len(in.Layers) > 0 { // again: a layer version may have been deleted meanwhile
+		if _, err := p.resolveLayers(in.Layers, nil); err != nil {
+			return FunctionConfiguration{}, err
+		}
+	}
+	if err := p.checkCodeStorage(code.size, 0); err != nil {
+		return FunctionConfiguration{}, err
 	}
 	if err := p.store.commit(f, code); err != nil {
 		return FunctionConfiguration{}, err
@@ -113,6 +135,8 @@ type FunctionDetails struct {
 	Config   FunctionConfiguration
 	Tags     map[string]string
 	CodePath string // the package on disk
+	// ReservedConcurrency is the function's reservation (concurrency.go), nil when none.
+	ReservedConcurrency *int
 }
 
 // GetFunction returns a function's configuration, tags and package location.
@@ -121,7 +145,8 @@ func (p *Platform) GetFunction(name string) (FunctionDetails, error) {
 	if err != nil {
 		return FunctionDetails{}, err
 	}
-	return FunctionDetails{Config: f.Config, Tags: maps.Clone(f.Tags), CodePath: p.store.codePath(name)}, nil
+	return FunctionDetails{Config: f.Config, Tags: maps.Clone(f.Tags), CodePath: p.store.codePath(name),
+		ReservedConcurrency: f.ReservedConcurrency}, nil
 }
 
 // ListFunctions returns up to max configurations in name order, starting at the first name not
@@ -148,6 +173,7 @@ func (p *Platform) ListFunctions(marker string, max int) (list []FunctionConfigu
 type ConfigurationUpdate struct {
 	Settings
 	Description, Role, Handler, Runtime *string
+	Layers                              *[]string // replaces the function's layers ([] removes them)
 }
 
 // UpdateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
@@ -161,6 +187,16 @@ func (p *Platform) UpdateConfiguration(name string, u ConfigurationUpdate) (Func
 			if src != nil {
 				*dst = *src
 			}
+		}
+		if u.Layers != nil {
+			layers, err := p.resolveLayers(*u.Layers, next.Config.Layers)
+			if err != nil {
+				return err
+			}
+			if err := p.checkCombinedSize(p.store.codePath(name), layers); err != nil {
+				return err
+			}
+			next.Config.Layers = layers
 		}
 		return p.checkTags(next)
 	})
@@ -177,6 +213,12 @@ func (p *Platform) UpdateCode(name string, code io.Reader) (FunctionConfiguratio
 	}
 	defer staged.discard()
 	return p.update(name, staged, func(next *Function) error {
+		if err := p.checkCombinedSize(staged.path, next.Config.Layers); err != nil {
+			return err
+		}
+		if err := p.checkCodeStorage(staged.size, next.Config.CodeSize); err != nil {
+			return err
+		}
 		setCode(&next.Config, staged)
 		next.Config.LastModified = lambdaTime(time.Now())
 		next.Config.RevisionId = newRevision()
@@ -187,25 +229,45 @@ func (p *Platform) UpdateCode(name string, code io.Reader) (FunctionConfiguratio
 // update applies change to a copy of the function, persists it (with the staged package when
 // code is not nil), publishes it and retires the warm instances of the old generation.
 func (p *Platform) update(name string, code *stagedCode, change func(*Function) error) (FunctionConfiguration, error) {
+	next, err := p.amend(name, code, func(next *Function) error {
+		if err := change(next); err != nil {
+			return err
+		}
+		next.Generation++
+		return nil
+	})
+	if err != nil {
+		return FunctionConfiguration{}, err
+	}
+	return next.Config, nil
+}
+
+// amend is update for changes that need not replace the function's instances (tags AWS only
+// keeps, reserved concurrency): the warm instances retire only when change starts a new
+// generation itself.
+func (p *Platform) amend(name string, code *stagedCode, change func(*Function) error) (*Function, error) {
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
 	f, err := p.function(name)
 	if err != nil {
-		return FunctionConfiguration{}, err
+		return nil, err
 	}
 	next := *f
 	if err := change(&next); err != nil {
-		return FunctionConfiguration{}, err
+		return nil, err
 	}
-	next.Generation++
 	if err := p.store.commit(&next, code); err != nil {
-		return FunctionConfiguration{}, err
+		return nil, err
 	}
 	p.mu.Lock()
 	p.functions[name] = &next
+	p.reservedSum += reservation(&next) - reservation(f)
 	p.mu.Unlock()
-	p.retireIdle(name)
-	return next.Config, nil
+	if next.Generation != f.Generation {
+		p.retireIdle(name)
+	}
+	p.collectLayers() // a layer version deleted meanwhile may have lost its last user
+	return &next, nil
 }
 
 // DeleteFunction removes a function, its warm instances and its files; busy instances end
@@ -216,8 +278,9 @@ func (p *Platform) DeleteFunction(name string) error {
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
 	p.mu.Lock()
-	_, ok := p.functions[name]
+	f, ok := p.functions[name]
 	delete(p.functions, name)
+	p.reservedSum -= reservation(f)
 	p.mu.Unlock()
 	if !ok {
 		return errNotFound(name)
@@ -226,6 +289,7 @@ func (p *Platform) DeleteFunction(name string) error {
 	if err := p.store.remove(name); err != nil {
 		log.Printf("delete %s: %v", name, err)
 	}
+	p.collectLayers() // the function may have been a deleted layer version's last user
 	return nil
 }
 

@@ -55,15 +55,15 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 		p.mu.Unlock()
 		return result{}, meta, errNotFound(name)
 	}
-	if p.inFlight >= p.cfg.Concurrency {
+	slot, err := p.admit(f) // concurrency.go
+	if err != nil {
 		p.mu.Unlock()
-		return result{}, meta, errThrottled
+		return result{}, meta, err
 	}
-	p.inFlight++
 	cfg, gen := f.Config, f.Generation
 	in := p.popIdle(name, gen)
 	p.mu.Unlock()
-	defer func() { p.mu.Lock(); p.inFlight--; p.mu.Unlock() }()
+	defer func() { p.mu.Lock(); p.leave(slot); p.mu.Unlock() }()
 
 	meta.MemoryMB = cfg.MemorySize
 	for {
@@ -207,6 +207,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: p.store.codePath(cfg.FunctionName),
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
+		LayerZips: p.layerZips(cfg.Layers), // layers.go: mounted at /opt
 	})
 	in.Sandbox = sb
 	if err != nil {

@@ -31,6 +31,7 @@ type Config struct {
 	NetShape       string        // default network shaping (see ParseNetShape)
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
 	Token          string        // when set, API calls must present it (see authorized)
+	S3             S3Config      // where Code.S3Bucket/S3Key are read from (s3code.go); zero = nowhere
 }
 
 // Platform is the running local FaaS platform.
@@ -49,6 +50,14 @@ type Platform struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	logDir    string
+
+	// Concurrency pools (concurrency.go): invocations in flight in the unreserved pool and per
+	// function with a reservation, and the sum of all reservations; guarded by mu.
+	unreservedInFlight int
+	reservedInFlight   map[string]int
+	reservedSum        int
+	layers             map[string]map[int64]*layerVersion // name → version → layer version (layers.go); guarded by mu
+	s3                 *s3Source                          // nil without --s3-endpoint (s3code.go)
 }
 
 // New loads the functions persisted in the data directory and clears what a crashed
@@ -73,7 +82,10 @@ func New(cfg Config) (*Platform, error) {
 		cfg: cfg, store: functionStore{dir: filepath.Join(abs, "functions")},
 		cgroupDir: "faascope/" + hex.EncodeToString(sum[:6]),
 		idle:      map[string][]*Instance{}, instances: map[string]*Instance{},
-		logDir: filepath.Join(abs, "logs"),
+		logDir: filepath.Join(abs, "logs"), reservedInFlight: map[string]int{},
+	}
+	if p.s3, err = newS3Source(cfg.S3); err != nil {
+		return nil, fmt.Errorf("s3: %w", err)
 	}
 	if _, err := LimitsFor(cfg.DefaultProfile, defaultMemoryMB, minEphemeralMB); err != nil {
 		return nil, err
@@ -97,6 +109,12 @@ func New(cfg Config) (*Platform, error) {
 	p.cleanStale()
 	if p.functions, err = p.store.loadAll(); err != nil {
 		return nil, err
+	}
+	for _, f := range p.functions {
+		p.reservedSum += reservation(f)
+	}
+	if p.layers, err = p.layerStore().loadAll(); err != nil {
+		return nil, fmt.Errorf("layers: %w", err)
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.wg.Add(1)
@@ -213,6 +231,7 @@ type Status struct {
 	Expose        []PortMapping `json:"expose"`
 	NetShape      string        `json:"net_shape"`
 	SharedDir     string        `json:"shared_dir"`
+	S3Endpoint    string        `json:"s3_endpoint"` // where S3 code is read from; "" = refused
 }
 
 // Status reports how the platform runs and how busy it is.
@@ -225,7 +244,7 @@ func (p *Platform) Status() Status {
 		Concurrency: p.cfg.Concurrency, Instances: n, InFlight: inflight,
 		DataDir: p.cfg.DataDir, Arch: hostArch(), Pid: pid(),
 		HostNetwork: p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", Expose: p.cfg.Expose,
-		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir}
+		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir, S3Endpoint: p.cfg.S3.Endpoint}
 }
 
 // hostArch is the Lambda name of the architecture the platform runs functions for.

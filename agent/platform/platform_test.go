@@ -28,6 +28,9 @@ import (
 var agentZip []byte
 
 func TestMain(m *testing.M) {
+	if runningAsTestRuntime() { // this binary as a function's bootstrap (testruntime_test.go)
+		os.Exit(testRuntime())
+	}
 	dir, err := os.MkdirTemp("", "faascope-platform-test")
 	if err != nil {
 		panic(err)

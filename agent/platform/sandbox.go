@@ -22,6 +22,7 @@ const SandboxUID = 1051
 type SandboxSpec struct {
 	Rootfs     string            `json:"rootfs"`
 	TaskDir    string            `json:"task_dir"` // unpacked package, mounted read-only at /var/task
+	OptDir     string            `json:"opt_dir"`  // unpacked layers, mounted read-only at /opt; "" = an empty /opt
 	Tmp        TmpKind           `json:"tmp"`
 	TmpSource  string            `json:"tmp_source"` // ext4 image or directory on the host
 	TmpBytes   int64             `json:"tmp_bytes"`
@@ -66,6 +67,7 @@ type SandboxOptions struct {
 	ID          string
 	Dir         string // private working directory on the host, removed on Destroy
 	CodeZip     string
+	LayerZips   []string // the function's layers in order, unpacked into one /opt (layers.go)
 	Limits      Limits
 	Env         []string
 	CgroupGroup string      // parent cgroup, e.g. "faascope/<platform id>"
@@ -92,11 +94,27 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	if err = unzip(o.CodeZip, task); err != nil {
 		return sb, fmt.Errorf("unpack function code: %w", err)
 	}
+	// Layers in the function's order into one directory: a later layer's file replaces an
+	// earlier one's, as in Lambda's /opt.
+	opt := ""
+	if len(o.LayerZips) > 0 {
+		opt = filepath.Join(o.Dir, "opt")
+		for _, z := range o.LayerZips {
+			if err = unzip(z, opt); err != nil {
+				return sb, fmt.Errorf("unpack layer %s: %w", filepath.Base(filepath.Dir(z))+":"+strings.TrimSuffix(filepath.Base(z), ".zip"), err)
+			}
+		}
+	}
+	// Lambda runs /var/task/bootstrap, else /opt/bootstrap: a custom runtime may come in a layer.
+	entry := "/var/task/bootstrap"
 	if _, err = os.Stat(filepath.Join(task, "bootstrap")); err != nil {
-		return sb, errors.New("the function package has no bootstrap at its root")
+		if _, err = os.Stat(filepath.Join(opt, "bootstrap")); opt == "" || err != nil {
+			return sb, errors.New("the function package has no bootstrap at its root (nor has any of its layers)")
+		}
+		entry = "/opt/bootstrap"
 	}
 	if !o.Isolate {
-		return sb, sb.startPlain(o, task, t0)
+		return sb, sb.startPlain(o, task, opt, entry, t0)
 	}
 	if err = uncacheUnpacked(task); err != nil { // memory.go: the package's pages count as the function's
 		return sb, fmt.Errorf("unpack function code: %w", err)
@@ -107,7 +125,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	uid := sb.identity.UID
 	spec := SandboxSpec{
 		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
-		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: "/var/task/bootstrap",
+		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: entry, OptDir: opt,
 		UID: uid, Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
 	}
 	if err = os.MkdirAll(spec.EtcDir, 0o755); err != nil {
@@ -192,8 +210,9 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 }
 
 // startPlain runs the bootstrap as an ordinary child process: no limits, a private TMPDIR.
-// It is the fallback where namespaces and cgroups are unavailable (not root).
-func (sb *Sandbox) startPlain(o SandboxOptions, task string, t0 time.Time) error {
+// It is the fallback where namespaces and cgroups are unavailable (not root). Nothing can be
+// mounted at /opt there: the layers' directory is $FAASCOPE_OPT_DIR instead.
+func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time.Time) error {
 	tmp := filepath.Join(o.Dir, "tmp")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
@@ -202,7 +221,11 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task string, t0 time.Time) error
 	if err := os.MkdirAll(runtimeDir, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(task, "bootstrap"))
+	bootstrap := filepath.Join(task, "bootstrap")
+	if entry == "/opt/bootstrap" {
+		bootstrap = filepath.Join(opt, "bootstrap")
+	}
+	cmd := exec.Command(bootstrap)
 	cmd.Dir = task
 	// The package is not at /var/task here: the paths that name it follow it (a function's own
 	// LD_LIBRARY_PATH is left as it is).
@@ -210,6 +233,9 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task string, t0 time.Time) error
 	env = append(env, "LAMBDA_TASK_ROOT="+task, "LAMBDA_RUNTIME_DIR="+runtimeDir)
 	if getEnv(o.Env, "LD_LIBRARY_PATH") == libraryPath(sandboxTaskRoot, sandboxRuntimeDir) {
 		env = append(env, "LD_LIBRARY_PATH="+libraryPath(task, runtimeDir))
+	}
+	if opt != "" {
+		env = append(env, "FAASCOPE_OPT_DIR="+opt)
 	}
 	cmd.Env = mergeEnv(env)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
@@ -338,6 +364,11 @@ func extractOne(f *zip.File, target string, budget *int64) error {
 	mode := os.FileMode(0o644)
 	if f.Mode()&0o111 != 0 { // like Lambda, a bootstrap without its exec bit fails to start
 		mode = 0o755
+	}
+	// A layer's file replaces an earlier layer's with its own mode (OpenFile keeps an existing
+	// file's); nothing is there when a package is unpacked.
+	if err := os.Remove(target); err != nil && !os.IsNotExist(err) {
+		return err
 	}
 	out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {

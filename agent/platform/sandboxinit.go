@@ -73,8 +73,8 @@ func buildRoot(s *SandboxSpec) error {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,mode=755"); err != nil {
 		return fmt.Errorf("mount root: %w", err)
 	}
-	// var/runtime: LAMBDA_RUNTIME_DIR, empty for provided.* runtimes as on Lambda.
-	for _, d := range []string{"usr", "etc", "var/task", "var/runtime", "tmp", "proc", "dev", "sys/fs/cgroup"} {
+	// var/runtime: LAMBDA_RUNTIME_DIR, empty for provided.* runtimes as on Lambda; opt: layers.
+	for _, d := range []string{"usr", "etc", "var/task", "var/runtime", "opt", "tmp", "proc", "dev", "sys/fs/cgroup"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}
@@ -112,6 +112,11 @@ func buildRoot(s *SandboxSpec) error {
 	}
 	if err := bindReadOnly(s.TaskDir, filepath.Join(root, "var/task")); err != nil {
 		return err
+	}
+	if s.OptDir != "" { // the function's layers (layers.go); else /opt stays empty, as on Lambda
+		if err := bindReadOnly(s.OptDir, filepath.Join(root, "opt")); err != nil {
+			return err
+		}
 	}
 	if err := mountTmp(s, filepath.Join(root, "tmp")); err != nil {
 		return err

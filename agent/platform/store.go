@@ -35,7 +35,12 @@ type stagedCode struct {
 // directory (an *upload) is adopted as it is, not copied again.
 func (s functionStore) stage(code io.Reader) (*stagedCode, error) {
 	var staged *stagedCode
-	if u, ok := code.(*upload); ok {
+	if o, ok := code.(*s3Object); ok { // streamed from S3 into the staging directory (s3code.go)
+		var err error
+		if staged, err = o.fetch(s); err != nil {
+			return nil, err
+		}
+	} else if u, ok := code.(*upload); ok {
 		var err error
 		if staged, err = u.finish(); err != nil {
 			return nil, err

@@ -43,6 +43,8 @@ func run() int {
 	netShape := fs.String("net-shape", "none", "default token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
 	token := fs.Bool("require-token", false, "require the token in $FAASCOPE_PLATFORM_TOKEN on every API call (as the AWS access key id, or a bearer token)")
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
+	s3Endpoint := fs.String("s3-endpoint", "", "S3 endpoint (http://127.0.0.1:PORT) to read Code.S3Bucket/S3Key packages from; keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID and $FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY (anonymous without)")
+	s3Region := fs.String("s3-region", "us-east-1", "signing region of --s3-endpoint")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -73,7 +75,10 @@ func run() int {
 	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
 		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
-		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN")})
+		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN"),
+		// Keys through the environment, not argv (argv is world-readable in /proc).
+		S3: platform.S3Config{Endpoint: *s3Endpoint, Region: *s3Region,
+			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2

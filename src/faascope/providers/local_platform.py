@@ -71,11 +71,38 @@ def _port_free(port: int) -> bool:
             return False
 
 
+def s3_source(s3: dict | None) -> tuple[list[str], dict[str, str]]:
+    """The platform's arguments and environment for reading Code.S3Bucket/S3Key packages from
+    an S3 server: ``s3`` has ``endpoint`` and optionally ``region``, ``access_key`` and
+    ``secret_key`` (the S3 stand-in's ``extra``). Keys go through the environment, not argv
+    (argv is world-readable in /proc)."""
+    if not s3 or not s3.get("endpoint"):
+        return [], {}
+    env = {}
+    if s3.get("access_key"):
+        env = {"FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID": s3["access_key"],
+               "FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY": s3.get("secret_key", "")}
+    return ["--s3-endpoint", s3["endpoint"], "--s3-region", s3.get("region") or "us-east-1"], env
+
+
+def saved_s3(data_dir: Path) -> dict | None:
+    """The S3 stand-in `faascope standins start` left running for data_dir, as s3_source takes it."""
+    from faascope import standins  # lazy: standins imports this module
+
+    saved = standins.load(data_dir)
+    if saved is None or "s3" not in saved.servers or not standins.alive(saved.servers["s3"]):
+        return None
+    s = saved.servers["s3"]
+    return {"endpoint": s.endpoint, **{k: s.extra.get(k) for k in ("region", "access_key", "secret_key")}}
+
+
 def start(profile: str = "lambda", data_dir: Path | None = None, port: int | None = None,
           keep_alive: str = "5m", concurrency: int = 1000, isolation: str = "auto",
           listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
-          net_shape: str = "none", shared_dir: Path | None = None, network: str = "isolated") -> dict:
-    """Start a detached platform and wait until it serves; returns its state."""
+          net_shape: str = "none", shared_dir: Path | None = None, network: str = "isolated",
+          s3: dict | None = None) -> dict:
+    """Start a detached platform and wait until it serves; returns its state. ``s3`` is the S3
+    server it reads code packages from (:func:`s3_source`); None = none."""
     if profile not in PROFILES:
         raise BadInput(f"{profile!r} is not one of {', '.join(PROFILES)}", field="--profile")
     data_dir = Path(data_dir or default_data_dir())
@@ -93,8 +120,10 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
         cmd.append("--require-token")
     if shared_dir:
         cmd += ["--shared-dir", str(shared_dir)]
+    s3_args, s3_env = s3_source(s3)
+    cmd += s3_args
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, env=dict(os.environ, **s3_env))
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if ready.exists():
@@ -182,17 +211,27 @@ def platform_group():
               help="Token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s].")
 @click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in).")
+@click.option("--s3-endpoint", default=None,
+              help="S3 server to read Code.S3Bucket/S3Key packages from (keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID/"
+                   "_SECRET_ACCESS_KEY). Default: the S3 stand-in `faascope standins start` runs, if any; 'none' = no S3.")
 def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isolation, network, expose,
-                  net_shape, shared_dir):
+                  net_shape, shared_dir, s3_endpoint):
     """Start the local platform."""
     data_dir = Path(data_dir or default_data_dir())
     current = running(data_dir)
     if current:
         raise BadInput(f"a platform already runs at {current['endpoint']} (pid {current['pid']}); "
                        "stop it first with `faascope platform stop`", field="--data-dir")
+    if s3_endpoint is None:
+        s3 = saved_s3(data_dir)
+    elif s3_endpoint == "none":
+        s3 = None
+    else:
+        s3 = {"endpoint": s3_endpoint, "access_key": os.environ.get("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"),
+              "secret_key": os.environ.get("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")}
     if detach:
         state = start(profile, data_dir, port, keep_alive, concurrency, isolation, expose=expose,
-                      net_shape=net_shape, shared_dir=shared_dir, network=network)
+                      net_shape=net_shape, shared_dir=shared_dir, network=network, s3=s3)
         click.echo(f"local platform running at {state['endpoint']} (pid {state['pid']}, "
                    f"profile {state['profile']}, isolation {state['isolation']})")
         click.echo(f"  aws lambda list-functions --endpoint-url {state['endpoint']}")
@@ -206,8 +245,10 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
            "--net-shape", net_shape] + (["--shared-dir", str(shared_dir)] if shared_dir else [])
     if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
         cmd.append("--require-token")
+    s3_args, s3_env = s3_source(s3)
+    cmd += s3_args
     sys.stdout.flush()
-    os.execv(cmd[0], cmd)
+    os.execve(cmd[0], cmd, dict(os.environ, **s3_env))
 
 
 @platform_group.command("stop")

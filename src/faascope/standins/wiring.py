@@ -162,13 +162,14 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
             if want_shared:
                 standins.make_shared(default_shared, data_dir)
             state = local_platform.start(profile="lambda", data_dir=data_dir,
-                                         shared_dir=default_shared if want_shared else None)
+                                         shared_dir=default_shared if want_shared else None,
+                                         s3=_s3_source(w))
             h, how = local_platform.health(state["endpoint"]) or {}, "started"
         else:
             standins.make_shared(default_shared, data_dir)
             w.dedicated_dir = Path(tempfile.mkdtemp(prefix="campaign-platform-", dir=data_dir))
             state = local_platform.start(profile="lambda", data_dir=w.dedicated_dir, port=0,
-                                         shared_dir=default_shared)
+                                         shared_dir=default_shared, s3=_s3_source(w))
             h, how = local_platform.health(state["endpoint"]) or {}, "dedicated"
         w.endpoint = state["endpoint"]
     w.platform = {"endpoint": w.endpoint, "how": how, "isolation": h.get("isolation", ""),
@@ -179,6 +180,17 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
         w.used.servers["shared"] = standins.Server("shared", None, None, shared, shared,
                                                    extra={"name": "directory", "version": ""})
         w.reused.add("shared")  # a directory is never removed: it belongs to the platform
+
+
+def _s3_source(w: Wired) -> Optional[dict]:
+    """The S3 stand-in a platform started here reads Code.S3Bucket/S3Key packages from, when the
+    campaign has one that outlives the platform's start (a platform started here is left
+    running: a stand-in owned by this campaign stops before it, and S3 code then fails with the
+    S3 endpoint's connection error; a reused one keeps serving)."""
+    s = w.used.servers.get("s3")
+    if s is None:
+        return None
+    return {"endpoint": s.endpoint, **{k: s.extra.get(k) for k in ("region", "access_key", "secret_key")}}
 
 
 def _wire_functions(w: Wired, n: Needs) -> None:

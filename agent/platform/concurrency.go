@@ -1,0 +1,162 @@
+package platform
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Reserved concurrency (PutFunctionConcurrency, GetFunctionConcurrency,
+// DeleteFunctionConcurrency), enforced as Lambda enforces it: a function with reserved
+// concurrency N runs at most N invocations at once and is throttled beyond (429,
+// ReservedFunctionConcurrentInvocationLimitExceeded); its N are its own, taken out of the pool
+// every other function shares (the unreserved pool: --concurrency minus all reservations); and
+// N = 0 throttles every invocation. Lambda keeps 100 of an account's default 1,000 unreserved;
+// the platform keeps the same tenth of its --concurrency (minUnreserved), so that reservations
+// can be tried on a small platform too.
+
+// errReservedThrottled is an invocation refused by its function's reserved concurrency. It is
+// an errThrottled, so whoever retries throttled invocations (Event) retries it too.
+var errReservedThrottled = fmt.Errorf("reserved concurrency exhausted: %w", errThrottled)
+
+// minUnreserved is the part of the platform's concurrency no reservation may take: a tenth,
+// rounded up (Lambda: 100 of 1,000).
+func (p *Platform) minUnreserved() int { return (p.cfg.Concurrency + 9) / 10 }
+
+// reservedTotal sums the reservations of all functions but except; the caller holds p.mu.
+// p.reservedSum is kept up to date wherever a function is published or removed, so that an
+// invocation does not walk every function.
+func (p *Platform) reservedTotal(except string) int {
+	return p.reservedSum - reservation(p.functions[except])
+}
+
+func reservation(f *Function) int {
+	if f == nil || f.ReservedConcurrency == nil {
+		return 0
+	}
+	return *f.ReservedConcurrency
+}
+
+// UnreservedConcurrency is the pool functions without a reservation share.
+func (p *Platform) UnreservedConcurrency() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg.Concurrency - p.reservedTotal("")
+}
+
+// concurrencySlot is how an admitted invocation was counted, so that it is given back to the
+// same pool however the function's reservation changes meanwhile.
+type concurrencySlot struct {
+	name     string
+	reserved bool
+}
+
+// admit counts an invocation of f in, or refuses it with errReservedThrottled (its reservation
+// is used up) or errThrottled (the unreserved pool is); the caller holds p.mu.
+func (p *Platform) admit(f *Function) (concurrencySlot, error) {
+	name := f.Config.FunctionName
+	if n := f.ReservedConcurrency; n != nil {
+		if p.reservedInFlight[name] >= *n {
+			return concurrencySlot{}, errReservedThrottled
+		}
+		p.reservedInFlight[name]++
+		p.inFlight++
+		return concurrencySlot{name: name, reserved: true}, nil
+	}
+	if p.unreservedInFlight >= p.cfg.Concurrency-p.reservedTotal("") {
+		return concurrencySlot{}, errThrottled
+	}
+	p.unreservedInFlight++
+	p.inFlight++
+	return concurrencySlot{name: name}, nil
+}
+
+// leave gives an admitted invocation's slot back; the caller holds p.mu.
+func (p *Platform) leave(s concurrencySlot) {
+	p.inFlight--
+	if !s.reserved {
+		p.unreservedInFlight--
+		return
+	}
+	if p.reservedInFlight[s.name]--; p.reservedInFlight[s.name] <= 0 {
+		delete(p.reservedInFlight, s.name)
+	}
+}
+
+// PutFunctionConcurrency reserves n concurrent executions for the function.
+func (p *Platform) PutFunctionConcurrency(name string, n int) (int, error) {
+	if n < 0 {
+		return 0, errInvalid("ReservedConcurrentExecutions %d must be 0 or more", n)
+	}
+	_, err := p.amend(name, nil, func(next *Function) error {
+		p.mu.Lock()
+		others := p.reservedTotal(name)
+		p.mu.Unlock()
+		if p.cfg.Concurrency-others-n < p.minUnreserved() {
+			return errInvalid("Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [%d].", p.minUnreserved())
+		}
+		next.ReservedConcurrency = &n
+		return nil
+	})
+	return n, err
+}
+
+// GetFunctionConcurrency is the function's reservation, nil when it has none.
+func (p *Platform) GetFunctionConcurrency(name string) (*int, error) {
+	f, err := p.function(name)
+	if err != nil {
+		return nil, err
+	}
+	return f.ReservedConcurrency, nil
+}
+
+// DeleteFunctionConcurrency returns the function to the unreserved pool.
+func (p *Platform) DeleteFunctionConcurrency(name string) error {
+	_, err := p.amend(name, nil, func(next *Function) error {
+		next.ReservedConcurrency = nil
+		return nil
+	})
+	return err
+}
+
+// ---- handlers: translate requests into the calls above ----
+
+func (p *Platform) putFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ReservedConcurrentExecutions *int `json:"ReservedConcurrentExecutions"`
+	}
+	if err := decodeBody(w, r, &req); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if req.ReservedConcurrentExecutions == nil {
+		writeAPIError(w, errInvalid("ReservedConcurrentExecutions is required"))
+		return
+	}
+	n, err := p.PutFunctionConcurrency(r.PathValue("name"), *req.ReservedConcurrentExecutions)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"ReservedConcurrentExecutions": n})
+}
+
+func (p *Platform) getFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
+	n, err := p.GetFunctionConcurrency(r.PathValue("name"))
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	out := map[string]int{} // AWS answers {} for a function without a reservation
+	if n != nil {
+		out["ReservedConcurrentExecutions"] = *n
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (p *Platform) deleteFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
+	if err := p.DeleteFunctionConcurrency(r.PathValue("name")); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
