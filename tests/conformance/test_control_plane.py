@@ -145,9 +145,10 @@ def make(target):
         res = call(lam, "create_function", **args)
         if res.status == 201:
             made.append(name)
-            # As a deploy tool does: AWS refuses some operations on a Pending function. The
-            # response (res) is the create's, from before the wait.
-            wait_active(lam, name)
+            if res.body.get("State") == "Pending":
+                # As a deploy tool does: AWS refuses some operations on a Pending function.
+                # res stays the create's response, from before the wait.
+                wait_active(lam, name)
         return res, name
 
     yield create

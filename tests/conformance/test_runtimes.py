@@ -186,7 +186,10 @@ def test_environment_variables(lam, fn, rt):
     assert env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] == "256"
     assert env["AWS_LAMBDA_FUNCTION_VERSION"] == "$LATEST"
     assert env["AWS_LAMBDA_LOG_GROUP_NAME"] == f"/aws/lambda/{fn}"
-    assert re.fullmatch(r"\d{4}/\d{2}/\d{2}/\[\$LATEST\][0-9a-f]+", env["AWS_LAMBDA_LOG_STREAM_NAME"] or "")
+    # YYYY/MM/DD/[version]<execution environment GUID, 32 hex digits>:
+    # https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs.html
+    assert re.fullmatch(r"\d{4}/\d{2}/\d{2}/\[\$LATEST\][0-9a-f]{32}", env["AWS_LAMBDA_LOG_STREAM_NAME"] or ""), \
+        env["AWS_LAMBDA_LOG_STREAM_NAME"]
     assert re.fullmatch(r"[\w.\-]+:\d+", env["AWS_LAMBDA_RUNTIME_API"] or "")
     assert env["AWS_LAMBDA_INITIALIZATION_TYPE"] == "on-demand"
     assert env["AWS_REGION"] == "us-east-1" and env["AWS_DEFAULT_REGION"] == "us-east-1"
