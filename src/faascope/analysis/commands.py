@@ -55,8 +55,17 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--levels", "level_specs", multiple=True, metavar="FACTOR=L1,L2,…",
               help="Order of a factor's levels (default: numeric if all numbers, else sorted).")
 @click.option("--tukey-ordered", is_flag=True, help="Order levels by mean before the Tukey pairs (R's ordered=TRUE).")
+@click.option("--cv-criterion", type=click.Choice(["difference", "ratio"]), default="difference", show_default=True,
+              help="When CVs differ meaningfully: by an absolute difference (--cv-threshold) or relative to "
+                   "each other (--cv-ratio); either with its bootstrap CI.")
 @click.option("--cv-threshold", type=float, default=10.0, show_default=True,
-              help="CV differences below this many percentage points are negligible.")
+              help="CV differences below this many percentage points are negligible (--cv-criterion difference).")
+@click.option("--cv-ratio", type=float, default=1.5, show_default=True,
+              help="CVs within this factor of each other are negligible (--cv-criterion ratio).")
+@click.option("--sep", default=None, metavar="CHAR",
+              help="CSV field separator (default: detected among , ; tab |).")
+@click.option("--decimal", default=None, type=str, metavar="CHAR",
+              help="CSV decimal mark, . or , (default: decimal commas are detected in files not separated by ',').")
 @click.option("--target-rel-halfwidth", type=float, default=0.05, show_default=True,
               help="Target CI half-width relative to the mean, for the replications-needed column.")
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True,
@@ -65,8 +74,8 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--robust/--no-robust", default=True, show_default=True,
               help="Also run log-scale, aligned-rank and Kruskal-Wallis tests.")
 def analyze_command(input_path, response, factors, model, alpha, fmt, filters, latest, order_by, scenario,
-                    compare, ss_type, transform, level_specs, tukey_ordered, cv_threshold,
-                    target_rel_halfwidth, n_boot, seed, robust):
+                    compare, ss_type, transform, level_specs, tukey_ordered, cv_criterion, cv_threshold, cv_ratio,
+                    sep, decimal, target_rel_halfwidth, n_boot, seed, robust):
     """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results store, CSV or Parquet)."""
     from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
     from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell, load_table
@@ -75,9 +84,9 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
 
     factor_list = _split(factors, "--factors")
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
-    df = load_table(input_path)
+    df = load_table(input_path, sep=sep, decimal=decimal)
     notes = list(df.attrs.get("notes", []))
-    df = apply_filters(df, filters)
+    df = apply_filters(df, filters, notes)
     if is_results_path(input_path):
         df, without = with_measure(df, response)
         if without:
@@ -94,6 +103,7 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
         raise BadInput("--order-by only applies with --latest N", field="--order-by")
     kwargs = dict(model=model, alpha=alpha, ss_type=ss_type, transform=transform, levels=_levels(level_specs),
                   tukey_ordered=tukey_ordered, robust=robust, compare=compare, cv_threshold_pp=cv_threshold,
+                  cv_criterion=cv_criterion, cv_ratio=cv_ratio,
                   target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
     if scenario_cols:
         res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)

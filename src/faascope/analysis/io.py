@@ -10,10 +10,13 @@ integer column gives "10000", never "10000.0".
 """
 from __future__ import annotations
 
+import csv
+import gzip
 import itertools
 import math
 import re
 import sqlite3
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,20 +33,102 @@ TIMESTAMP_CANDIDATES = (
 
 
 # --------------------------------------------------------------------------------------- loading
-def load_table(path: str | Path) -> pd.DataFrame:
+SEPARATORS = (",", ";", "\t", "|")
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?\s*$")
+_PLAIN_NUMBER = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+
+
+def _check_dialect(sep: str | None, decimal: str | None) -> str | None:
+    if sep is not None:
+        sep = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(sep, sep)
+        if len(sep) != 1 or sep in "\"'\r\n" or sep.isalnum() or sep == ".":
+            raise BadInput(f"the field separator must be one character such as , ; | or \\t, got {sep!r}",
+                           field="--sep")
+    if decimal is not None:
+        if decimal not in (".", ","):
+            raise BadInput(f"the decimal mark must be . or , (got {decimal!r})", field="--decimal")
+        if decimal == sep:
+            raise BadInput(f"the decimal mark {decimal!r} is also the field separator; give --sep ';'",
+                           field="--decimal")
+    return sep
+
+
+def sniff_separator(sample: str) -> str | None:
+    """The separator that splits every sample line into the same number (> 1) of fields, the
+    most fields winning (a ';' file with decimal commas splits inconsistently on ','); None
+    when no candidate does."""
+    lines = [ln for ln in sample.splitlines()[:50] if ln.strip()]
+    if len(lines) > 1 and not sample.endswith("\n"):
+        lines = lines[:-1]  # the sample may end mid-line
+    best, best_n = None, 1
+    for cand in SEPARATORS:
+        counts = {len(row) for row in csv.reader(lines, delimiter=cand)}
+        if len(counts) == 1 and (n := counts.pop()) > best_n:
+            best, best_n = cand, n
+    return best
+
+
+def _decimal_commas(df: pd.DataFrame, forced: bool) -> list[str]:
+    """Columns written with decimal commas ("10,994"), converted in place to "10.994". Unless
+    `forced` (--decimal ,), a column qualifies only when every non-blank value is a number and at
+    least one has a comma."""
+    changed = []
+    for c in df.columns:
+        vals = pd.Series(df[c].unique())
+        vals = vals[vals.astype(str).str.strip() != ""].astype(str)
+        if not len(vals):
+            continue
+        comma = vals.str.match(_DECIMAL_COMMA)
+        if comma.any() and (comma | vals.str.match(_PLAIN_NUMBER)).all():
+            df[c] = df[c].str.replace(",", ".", regex=False)
+            changed.append(str(c))
+        elif forced and comma.any():
+            df[c] = df[c].where(~df[c].str.match(_DECIMAL_COMMA), df[c].str.replace(",", ".", regex=False))
+            changed.append(str(c))
+    return changed
+
+
+def _read_csv(p: Path, suffix: str, sep: str | None, decimal: str | None) -> pd.DataFrame:
+    notes = []
+    if sep is None:
+        if suffix == ".tsv":
+            sep = "\t"
+        else:
+            opener = gzip.open if suffix.endswith(".gz") else open
+            with opener(p, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+                sample = fh.read(65536)
+            sep = sniff_separator(sample) or ","
+            if sep != ",":
+                notes.append(f"{p.name}: fields separated by {sep!r} (detected; --sep to override)")
+    df = pd.read_csv(p, dtype=str, keep_default_na=False, sep=sep)
+    if decimal == "," or (decimal is None and sep != ","):
+        changed = _decimal_commas(df, forced=decimal == ",")
+        if changed and decimal is None:
+            notes.append(f"{p.name}: decimal commas read in {', '.join(changed)} (detected; --decimal . to keep them as text)")
+    df.attrs["notes"] = notes
+    return df
+
+
+def load_table(path: str | Path, sep: str | None = None, decimal: str | None = None) -> pd.DataFrame:
     """Read a CSV, Parquet or faascope results store (SQLite) into a DataFrame, choosing by suffix.
 
     CSV columns are all read as text (empty cells stay ""), so factor levels keep their spelling;
-    the response is converted to numbers later by `prepare`.
+    the response is converted to numbers later by `prepare`. The field separator is detected
+    (',', ';', tab or '|'; `sep` overrides), and with a separator other than ',' numbers written
+    with decimal commas are read as numbers (`decimal` "," forces that, "." turns it off).
     """
+    sep = _check_dialect(sep, decimal)
     p = Path(path)
     if not p.exists():
         raise BadInput(f"file not found: {p}", field="INPUT")
     suffix = "".join(s.lower() for s in p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix.lower()
+    is_csv = suffix in (".csv", ".csv.gz", ".txt", ".tsv", ".txt.gz", ".tsv.gz")
+    if not is_csv and (sep is not None or decimal is not None):
+        raise BadInput(f"{p.name} is not a CSV file; --sep and --decimal apply to CSV input only",
+                       field="--sep" if sep is not None else "--decimal")
     try:
-        if suffix in (".csv", ".csv.gz", ".txt", ".tsv"):
-            sep = "\t" if suffix == ".tsv" else ","
-            return pd.read_csv(p, dtype=str, keep_default_na=False, sep=sep)
+        if is_csv:
+            return _read_csv(p, suffix, sep, decimal)
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(p)
         if is_results_path(p):
@@ -124,10 +209,24 @@ def parse_filter(expr: str) -> tuple[str, str, str]:
     return col, ("=" if op == "==" else op), value
 
 
-def apply_filters(df: pd.DataFrame, filters: list[str] | tuple[str, ...]) -> pd.DataFrame:
-    """Keep the rows matching every filter. `=`/`!=` compare text exactly (a comma-separated value
-    list after `=` means "any of"); `<`, `<=`, `>`, `>=` compare numbers when both sides are numbers
-    and text otherwise (so ISO timestamps compare correctly)."""
+_DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
+_ISO_DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def apply_filters(df: pd.DataFrame, filters: list[str] | tuple[str, ...],
+                  notes: list[str] | None = None) -> pd.DataFrame:
+    """Keep the rows matching every filter.
+
+    `=`/`!=` compare text exactly (a comma-separated value list after `=` means "any of").
+    `<`, `<=`, `>`, `>=`:
+    - a number bound compares numbers: every non-blank value of the column must be a number (else
+      the filter is refused naming the column); blank cells never qualify;
+    - a date or timestamp bound on a timestamp column compares times; a date alone (2024-05-05)
+      means the whole day as the column writes it, so `<= 2024-05-05` keeps that day's rows after
+      midnight and `> 2024-05-05` starts the next day; a timestamp without a zone is UTC;
+    - anything else compares text; blank cells never qualify.
+    Rows left out for a blank cell are counted in `notes` (when given).
+    """
     if not filters:
         return df
     mask = np.ones(len(df), dtype=bool)
@@ -144,19 +243,75 @@ def apply_filters(df: pd.DataFrame, filters: list[str] | tuple[str, ...]) -> pd.
                 raise BadInput(f"no row has {col}={value!r}; values of {col}: {', '.join(map(repr, shown))}"
                                + (" …" if len(labels) > 12 else ""), field="--filter")
             mask &= m if op == "=" else ~m
-        else:
-            s = pd.Series(np.array(labels, dtype=object)[codes])
-            num = pd.to_numeric(s, errors="coerce")
-            try:
-                v = float(value)
-                numeric = not num.isna().any()
-            except ValueError:
-                numeric = False
-            left = num if numeric else s
-            right = v if numeric else value
-            cmp = {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
-            mask &= np.asarray(cmp, dtype=bool)
+            continue
+        keep = _ordered_filter(col, op, value.strip(), labels)
+        m = keep[codes]
+        if notes is not None and "" in labels:
+            n_blank = int((codes == labels.index("")).sum())
+            notes.append(f"--filter {expr}: {n_blank} row(s) with a blank {col} left out (a blank is not comparable)")
+        mask &= m
     return df.loc[mask]
+
+
+def _ordered_filter(col: str, op: str, value: str, labels: list[str]) -> np.ndarray:
+    """Which of the distinct `labels` satisfy `label op value` (see apply_filters)."""
+    lab = pd.Series(labels, dtype=object)
+    present = (lab != "").to_numpy()
+    cmp = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op]
+    try:
+        bound = float(value)
+    except ValueError:
+        bound = None
+    if bound is not None and math.isfinite(bound):
+        num = pd.to_numeric(lab.where(present, np.nan), errors="coerce").to_numpy(dtype=float)
+        bad = present & np.isnan(num)
+        if bad.any():
+            raise BadInput(f"{col}{op}{value} compares numbers, but column {col!r} has values that are not numbers "
+                           f"(e.g. {labels[int(np.flatnonzero(bad)[0])]!r})", field="--filter")
+        with np.errstate(invalid="ignore"):
+            return present & cmp(num, bound)
+    when = _parse_time(value, utc=True)
+    if when is not None:
+        text = lab[present].astype(str)
+        if _DATE_ONLY.match(value):
+            # the whole day as the column writes it: compare the dates of ISO timestamps
+            day = pd.to_datetime(text.str.slice(0, 10), format="%Y-%m-%d", errors="coerce")
+            if not text.str.match(_ISO_DATE_PREFIX).all() or day.isna().any():
+                ts = _parse_time(text, utc=True)
+                if ts is None:
+                    raise _not_times(col, op, value, text)
+                day = ts.dt.tz_convert(None).dt.normalize()
+            out = np.zeros(len(labels), dtype=bool)
+            out[present] = cmp(day.to_numpy(), np.datetime64(value.strip()))
+            return out
+        ts = _parse_time(text, utc=True)
+        if ts is None:
+            raise _not_times(col, op, value, text)
+        out = np.zeros(len(labels), dtype=bool)
+        out[present] = cmp(ts.dt.tz_convert(None).to_numpy(), when.tz_convert(None).to_datetime64())
+        return out
+    with np.errstate(invalid="ignore"):
+        return present & cmp(lab.to_numpy(dtype=object), value).astype(bool)
+
+
+def _parse_time(v, utc: bool):
+    """A timestamp (or Series of them) in UTC; values without a zone are taken as UTC. None when
+    something does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = pd.to_datetime(v, utc=utc, format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if isinstance(out, pd.Series):
+        return None if out.isna().any() else out
+    return None if pd.isna(out) else out
+
+
+def _not_times(col, op, value, text: pd.Series) -> BadInput:
+    bad = next((t for t in text if _parse_time(pd.Series([t]), utc=True) is None), text.iloc[0])
+    return BadInput(f"{col}{op}{value} compares times, but column {col!r} has values that are not ISO "
+                    f"timestamps (e.g. {bad!r})", field="--filter")
 
 
 def default_order_column(df: pd.DataFrame) -> str | None:
