@@ -1,9 +1,13 @@
 package platform
 
 import (
+	"bufio"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,6 +20,49 @@ import (
 // platform's account: a function mapping a 40 MB file of its package reported 1 MB while its
 // RSS was 47 MB. Lambda's function reads its code inside its own execution environment, so
 // the package's pages are its memory there; uncacheUnpacked makes them so here.
+
+//
+// Pages the host already has cached stay charged to whoever read them first, though: the
+// interpreter and shared libraries a runtime maps from the host's /usr (Python, a glibc-linked
+// Rust binary) were charged to no sandbox, and awslambdaric reported 9 MB of Max Memory Used
+// with 15 MB resident. On Lambda those files live in the execution environment and count. So
+// Max Memory Used is the larger of the cgroup's peak and the peak resident set of the
+// sandbox's processes (the sum of their VmHWM, which counts every page a process mapped,
+// wherever it was charged): never less than what the function's processes held at once.
+
+// peakMemory is Max Memory Used for a sandbox with this cgroup peak and these processes.
+func peakMemory(cgroupPeak int64, pids []int) int64 {
+	return max(cgroupPeak, residentPeak(pids))
+}
+
+// residentPeak sums the processes' peak resident set sizes (VmHWM in /proc/PID/status).
+func residentPeak(pids []int) int64 {
+	var total int64
+	for _, pid := range pids {
+		total += vmHWM(fmt.Sprintf("/proc/%d/status", pid))
+	}
+	return total
+}
+
+// vmHWM reads a status file's VmHWM line ("VmHWM:     1234 kB") in bytes; 0 if absent.
+func vmHWM(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0 // the process ended meanwhile
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
 
 // uncacheUnpacked writes the unpacked package to disk and drops its pages from the page
 // cache, so the function's first read of each file charges the sandbox's cgroup.

@@ -263,12 +263,12 @@ func (sb *Sandbox) ExitErr() error { return sb.exitErr }
 // OOMKilled reports whether the kernel killed something in the sandbox for lack of memory.
 func (sb *Sandbox) OOMKilled() bool { return sb.Cgroup != nil && sb.Cgroup.OOMKills() > 0 }
 
-// PeakMemory is the sandbox's highest memory use in bytes (0 when unknown).
+// PeakMemory is the sandbox's highest memory use in bytes (0 when unknown): memory.go.
 func (sb *Sandbox) PeakMemory() int64 {
 	if sb.Cgroup == nil {
 		return 0
 	}
-	return sb.Cgroup.PeakMemory()
+	return peakMemory(sb.Cgroup.PeakMemory(), sb.Cgroup.Pids())
 }
 
 // Destroy kills everything in the sandbox and removes its files. Mounts live only in the
