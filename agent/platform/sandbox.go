@@ -319,7 +319,13 @@ func makeExt4(path string, size int64) error {
 	return nil
 }
 
-// unzip extracts a function package, keeping executable bits and refusing paths that escape.
+// unzip extracts a function package or a layer, keeping executable bits and symbolic links
+// (Lambda keeps both: layers of native libraries link libfoo.so to libfoo.so.1) and refusing
+// whatever would write outside dest. The host unpacks, so a link must never be followed here:
+// nothing is written below a link (a later layer's file under an earlier layer's link is
+// refused), links are made after every file of the archive, and an existing link in a file's
+// place is replaced, not written through. Inside the sandbox a link resolves in the sandbox's
+// own root, where an absolute target names the sandbox's files, not the host's.
 func unzip(src, dest string) error {
 	r, err := zip.OpenReader(src)
 	if err != nil {
@@ -331,28 +337,95 @@ func unzip(src, dest string) error {
 	}
 	root := filepath.Clean(dest) + string(os.PathSeparator)
 	budget := int64(maxUnzippedBytes) // limits.go: bounded by bytes written, whatever headers say
+	var links []*zip.File
 	for _, f := range r.File {
 		target := filepath.Join(dest, f.Name)
 		if !strings.HasPrefix(target, root) {
 			return fmt.Errorf("zip entry %q escapes the package", f.Name)
 		}
-		if f.FileInfo().IsDir() {
+		if err := noLinkBetween(dest, filepath.Dir(target)); err != nil {
+			return fmt.Errorf("zip entry %q: %w", f.Name, err)
+		}
+		switch {
+		case f.FileInfo().IsDir():
+			if fi, err := os.Lstat(target); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return fmt.Errorf("zip entry %q: %s is a symbolic link", f.Name, f.Name)
+			}
 			if err := os.MkdirAll(target, 0o755); err != nil {
 				return err
 			}
-			continue
+		case f.Mode()&os.ModeSymlink != 0:
+			links = append(links, f)
+		default:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := extractOne(f, target, &budget); err != nil {
+				return err
+			}
 		}
-		if f.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("zip entry %q is a symlink, which packages may not contain", f.Name)
-		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		if err := extractOne(f, target, &budget); err != nil {
+	}
+	for _, f := range links {
+		if err := extractLink(f, dest, &budget); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// noLinkBetween checks that no directory from root (exclusive) down to dir is a symbolic link.
+func noLinkBetween(root, dir string) error {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == "." {
+		return err
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(os.PathSeparator)) {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if os.IsNotExist(err) {
+			return nil // made later by MkdirAll, as a directory
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			rp, _ := filepath.Rel(root, p)
+			return fmt.Errorf("lies below the symbolic link %s", rp)
+		}
+	}
+	return nil
+}
+
+// extractLink makes a symbolic link entry (its content is the link's target).
+func extractLink(f *zip.File, dest string, budget *int64) error {
+	target := filepath.Join(dest, f.Name)
+	if err := noLinkBetween(dest, filepath.Dir(target)); err != nil {
+		return fmt.Errorf("zip entry %q: %w", f.Name, err)
+	}
+	in, err := f.Open()
+	if err != nil {
+		return err
+	}
+	var to strings.Builder
+	err = copyBudget(&to, io.LimitReader(in, 4096), budget) // PATH_MAX
+	in.Close()
+	if err != nil {
+		return err
+	}
+	if to.Len() == 0 || strings.ContainsRune(to.String(), 0) {
+		return fmt.Errorf("zip entry %q is a symbolic link with no valid target", f.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	// A later layer's link replaces an earlier layer's file or link (never a directory).
+	if fi, err := os.Lstat(target); err == nil && !fi.IsDir() {
+		if err := os.Remove(target); err != nil {
+			return err
+		}
+	}
+	return os.Symlink(to.String(), target)
 }
 
 func extractOne(f *zip.File, target string, budget *int64) error {
