@@ -232,7 +232,9 @@ def robust_checks(design: Design, model: str, alpha: float, ss_type: str, plain_
     for src, r in primary.items():
         for name, alt in alternatives:
             a = alt.get(src)
-            if a is not None and a["significant"] != r["significant"]:
+            if a is None or a.get("p_value") is None or r.get("p_value") is None:
+                continue  # an untestable re-test (e.g. constant ranks) neither agrees nor disagrees
+            if a["significant"] != r["significant"]:
                 disagreements.append({"source": src, "primary_p": r["p_value"], "method": name,
                                       "p_value": a["p_value"]})
                 warnings.append(

@@ -57,11 +57,12 @@ def _precision_warning(design, response: str) -> str | None:
     if sd == 0 or res <= PRECISION_WARN * sd:
         return None
     big = float(np.max(np.abs(design.y)))
-    return (f"Precision: {response!r} is around {big:.3g} but varies by only {sd:.3g} (SD); double precision "
-            f"resolves values of that size to {res:.3g}, {100 * res / sd:.2g}% of the SD, so digits beyond that "
-            "were lost when the values were read. faascope centred the values before fitting, so the sums of "
-            "squares are exact for the numbers as read; subtract a baseline (e.g. the first timestamp) before "
-            "exporting to keep every digit.")
+    return (f"Precision: {response!r} is around {big:.3g} but varies by only {sd:.3g} (SD). Double precision "
+            f"stores numbers of that size in steps of {res:.3g} ({100 * res / sd:.2g}% of the SD): any finer digit of "
+            "the input was lost when it was read, and sums of squares computed from the raw values would lose "
+            "the effects to rounding. faascope centres the values before fitting, so its results are exact for "
+            "the values as stored; subtract a baseline (e.g. the first timestamp) before exporting to keep every "
+            "digit.")
 
 
 def _statement(design, status: str | None, response: str) -> str | None:
@@ -135,9 +136,10 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     cells = cells_mod.cell_stats_design(raw, alpha, n_boot, seed, target_rel_halfwidth, bootstrap_max_n)
     try:
         fit = fit_anova(primary, model, ss_key, alpha)
-    except ValueError as exc:  # an additive model on a design that is not connected
-        raise BadInput(f"the {model} model cannot be fitted: {exc}; some effects are confounded "
-                       "by the missing cells", field="--factors") from exc
+    except ValueError as exc:  # an additive model on a design that is not connected, or too few rows
+        why = ("some effects are confounded by the missing cells" if "rank deficient" in str(exc) else
+               "add rows (replications) or drop a factor")
+        raise BadInput(f"the {model} model cannot be fitted: {exc}; {why}", field="--factors") from exc
     tukey = tukey_all(fit, alpha, tukey_ordered)
     statement = _statement(primary, fit.status, response)
 

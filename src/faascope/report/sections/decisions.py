@@ -19,7 +19,8 @@ def decisions_section(ctx: Ctx) -> Block | None:
     sec.title = f"Best {ctx.data.compare} for performance (lower mean) and predictability (lower CV)"
     b.items.append(Text(
         f"Per scenario, and within each combination of the other factors: which level of `{ctx.data.compare}` is "
-        "best. A level wins only when the data say so; '-' means no significant or meaningful difference.", "p"))
+        "best, and the order of all its levels: '<' where the data separate two levels, '=' where they do not "
+        "(a level wins only when it is separated from every other).", "p"))
     b.items.append(labelled(ctx, sec.title, sec.headers, sec.rows, sec.notes,
                             caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
     failed = [sc for sc in ctx.scenarios if sc.error]
