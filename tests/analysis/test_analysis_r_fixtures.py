@@ -163,8 +163,8 @@ def test_constant_response_is_a_statement_not_a_test(name):
         assert row["sum_sq"] == 0
     assert res["tukey"] == []
     assert all(d["performance"] == "-" for d in res["decisions"])
-    r = run(DATA / f"{name}.csv", "--response", "y", "--factors", "A,B", "--format", "markdown")
-    assert r.exit_code == 0 and r.exception is None, r.output
+    r = strict(run, DATA / f"{name}.csv", "--response", "y", "--factors", "A,B", "--format", "markdown")
+    assert r.exit_code == 0 and r.exception is None, r.output  # a warning would be an exception here
     assert "constant" in r.stdout and "Traceback" not in r.output
     assert "| A | 1 |" in r.stdout and "| yes |" not in r.stdout
 
@@ -179,7 +179,7 @@ def test_perfect_fit_is_a_statement_not_f_6e30():
         assert row["F"] is None and row["p_value"] is None and row["significant"] is False
         assert close(row["sum_sq"], rr["sum_sq"], 1e-9, 1e-12)  # the sums of squares are still right
     assert res["tukey"] == []
-    md = run(DATA / "perfect_fit.csv", "--response", "y", "--factors", "A,B", "--format", "markdown").stdout
+    md = strict(run, DATA / "perfect_fit.csv", "--response", "y", "--factors", "A,B", "--format", "markdown").stdout
     assert "perfect fit" in md and "e+30" not in md and "e+31" not in md
 
 
@@ -191,7 +191,7 @@ def test_cell_of_zeros_matches_r_without_traceback_or_warnings():
     assert_tukey_matches(res["tukey"], ref["tukey"])
     zero = next(c for c in res["cells"] if c["levels"] == {"A": "a1", "B": "b1"})
     assert zero["cv"] is None and zero["cv_ci"] is None
-    r = run(DATA / "all_zero_cell.csv", "--response", "y", "--factors", "A,B")
+    r = strict(run, DATA / "all_zero_cell.csv", "--response", "y", "--factors", "A,B")
     assert r.exit_code == 0 and r.exception is None and "Traceback" not in r.output
     assert "CV" in r.stdout
 
