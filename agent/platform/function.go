@@ -23,8 +23,14 @@ type FunctionConfiguration struct {
 	LastModified     string           `json:"LastModified"`
 	Version          string           `json:"Version"`
 	Environment      *Environment     `json:"Environment,omitempty"`
-	State            string           `json:"State"`
-	LastUpdateStatus string           `json:"LastUpdateStatus"`
+	// State and LastUpdateStatus follow Lambda's lifecycle (lifecycle.go): Pending → Active
+	// after a create, InProgress → Successful after an update.
+	State                      string `json:"State"`
+	StateReason                string `json:"StateReason,omitempty"`
+	StateReasonCode            string `json:"StateReasonCode,omitempty"`
+	LastUpdateStatus           string `json:"LastUpdateStatus,omitempty"`
+	LastUpdateStatusReason     string `json:"LastUpdateStatusReason,omitempty"`
+	LastUpdateStatusReasonCode string `json:"LastUpdateStatusReasonCode,omitempty"`
 	PackageType      string           `json:"PackageType"`
 	Architectures    []string         `json:"Architectures"`
 	EphemeralStorage EphemeralStorage `json:"EphemeralStorage"`
@@ -39,11 +45,25 @@ type EphemeralStorage struct {
 	Size int `json:"Size"`
 }
 
-// Function is a deployed function: its configuration, tags and package on disk.
+// Function is a deployed function: its configuration ($LATEST), tags, package on disk, and its
+// published versions and aliases (versions.go).
 type Function struct {
 	Config     FunctionConfiguration `json:"config"`
 	Tags       map[string]string     `json:"tags"`
 	Generation int                   `json:"generation"` // bumps on every update; older instances retire
+	// Region is where the function was created; "" (data written before regions) is us-east-1.
+	Region      string              `json:"region,omitempty"`
+	Versions    []*publishedVersion `json:"versions,omitempty"`     // ascending; never modified once published
+	LastVersion int                 `json:"last_version,omitempty"` // numbers are never reused, as on Lambda
+	Aliases     map[string]*Alias   `json:"aliases,omitempty"`
+}
+
+// key is the function's identity in the platform's tables.
+func (f *Function) key() fnKey {
+	if f.Region == "" {
+		return fnKey{defaultRegion, f.Config.FunctionName}
+	}
+	return fnKey{f.Region, f.Config.FunctionName}
 }
 
 // Tags that steer the local platform per function (AWS keeps them as ordinary tags).
@@ -66,10 +86,6 @@ const (
 var functionNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 const accountID = "000000000000"
-
-func functionARN(name string) string {
-	return "arn:aws:lambda:us-east-1:" + accountID + ":function:" + name
-}
 
 // lambdaTime is the timestamp format of LastModified.
 func lambdaTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000-0700") }

@@ -31,6 +31,9 @@ type Config struct {
 	NetShape       string        // default network shaping (see ParseNetShape)
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
 	Token          string        // when set, API calls must present it (see authorized)
+	// AsyncRetryDelays are the waits before each retry of a failed Event invocation; nil is
+	// Lambda's (1 min, 2 min), empty means no retries (async.go).
+	AsyncRetryDelays []time.Duration
 }
 
 // Platform is the running local FaaS platform.
@@ -40,8 +43,8 @@ type Platform struct {
 	cgroupDir string                 // parent cgroup for this platform's sandboxes
 	commitMu  sync.Mutex             // serialises changes to functions (see functions.go); outside mu
 	mu        sync.Mutex             // guards the tables below; never held across disk I/O
-	functions map[string]*Function   // published, never modified in place
-	idle      map[string][]*Instance // per function, most recently used last
+	functions map[fnKey]*Function     // published, never modified in place
+	idle      map[poolKey][]*Instance // per function version, most recently used last
 	instances map[string]*Instance
 	inFlight  int
 	seq       int
@@ -72,7 +75,7 @@ func New(cfg Config) (*Platform, error) {
 	p := &Platform{
 		cfg: cfg, store: functionStore{dir: filepath.Join(abs, "functions")},
 		cgroupDir: "faascope/" + hex.EncodeToString(sum[:6]),
-		idle:      map[string][]*Instance{}, instances: map[string]*Instance{},
+		idle:      map[poolKey][]*Instance{}, instances: map[string]*Instance{},
 		logDir: filepath.Join(abs, "logs"),
 	}
 	if _, err := LimitsFor(cfg.DefaultProfile, defaultMemoryMB, minEphemeralMB); err != nil {
@@ -99,6 +102,7 @@ func New(cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.resumePreparing()
 	p.wg.Add(1)
 	go p.reap()
 	return p, nil
@@ -112,6 +116,7 @@ func (p *Platform) cleanStale() {
 		os.RemoveAll(filepath.Join(p.sandboxRoot(), e.Name()))
 	}
 	p.store.clearStaging()
+	os.RemoveAll(p.prepareDir())
 	if p.cfg.Isolation == "namespaces" {
 		RemoveStaleCgroups(p.cgroupDir)
 	}
@@ -126,7 +131,7 @@ func (p *Platform) Close() {
 		all = append(all, in)
 	}
 	p.instances = map[string]*Instance{}
-	p.idle = map[string][]*Instance{}
+	p.idle = map[poolKey][]*Instance{}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, in := range all {
@@ -165,18 +170,18 @@ func (p *Platform) reap() {
 		now := time.Now()
 		var evict []*Instance
 		p.mu.Lock()
-		for name, list := range p.idle {
-			f := p.functions[name]
+		for pool, list := range p.idle {
+			f := p.functions[pool.fnKey]
 			keep := list[:0]
 			for _, in := range list {
-				if f == nil || in.Version != f.Generation || now.Sub(in.lastUsed) >= p.keepAlive(f) {
+				if !p.current(in) || now.Sub(in.lastUsed) >= p.keepAlive(f) {
 					evict = append(evict, in)
 					delete(p.instances, in.ID)
 				} else {
 					keep = append(keep, in)
 				}
 			}
-			p.idle[name] = keep
+			p.idle[pool] = keep
 		}
 		p.mu.Unlock()
 		for _, in := range evict {
@@ -253,18 +258,33 @@ func (p *Platform) Instances() []InstanceInfo {
 	return out
 }
 
-// retire closes a function's idle instances (after an update or delete); busy ones retire
-// when they finish because their generation no longer matches.
-func (p *Platform) retireIdle(name string) {
+// retireIdle closes the idle instances of a function's version (after an update or delete);
+// busy ones retire when they finish because they are no longer current.
+func (p *Platform) retireIdle(pool poolKey) {
 	p.mu.Lock()
-	list := p.idle[name]
-	delete(p.idle, name)
+	list := p.idle[pool]
+	delete(p.idle, pool)
 	for _, in := range list {
 		delete(p.instances, in.ID)
 	}
 	p.mu.Unlock()
 	for _, in := range list {
 		go in.close()
+	}
+}
+
+// retireFunction retires the idle instances of every version of a function.
+func (p *Platform) retireFunction(key fnKey) {
+	p.mu.Lock()
+	var pools []poolKey
+	for pool := range p.idle {
+		if pool.fnKey == key {
+			pools = append(pools, pool)
+		}
+	}
+	p.mu.Unlock()
+	for _, pool := range pools {
+		p.retireIdle(pool)
 	}
 }
 
