@@ -23,18 +23,23 @@ type FunctionConfiguration struct {
 	LastModified     string           `json:"LastModified"`
 	Version          string           `json:"Version"`
 	Environment      *Environment     `json:"Environment,omitempty"`
-	// State and LastUpdateStatus follow Lambda's lifecycle (lifecycle.go): Pending → Active
-	// after a create, InProgress → Successful after an update.
-	State                      string `json:"State"`
-	StateReason                string `json:"StateReason,omitempty"`
-	StateReasonCode            string `json:"StateReasonCode,omitempty"`
-	LastUpdateStatus           string `json:"LastUpdateStatus,omitempty"`
-	LastUpdateStatusReason     string `json:"LastUpdateStatusReason,omitempty"`
-	LastUpdateStatusReasonCode string `json:"LastUpdateStatusReasonCode,omitempty"`
+	State            string           `json:"State"`
+	LastUpdateStatus string           `json:"LastUpdateStatus,omitempty"`
 	PackageType      string           `json:"PackageType"`
 	Architectures    []string         `json:"Architectures"`
 	EphemeralStorage EphemeralStorage `json:"EphemeralStorage"`
 	RevisionId       string           `json:"RevisionId"`
+
+	// State and LastUpdateStatus follow Lambda's lifecycle (lifecycle.go): Pending → Active
+	// after a create, InProgress → Successful after an update; these say why.
+	statusReasons
+}
+
+type statusReasons struct {
+	StateReason                string `json:"StateReason,omitempty"`
+	StateReasonCode            string `json:"StateReasonCode,omitempty"`
+	LastUpdateStatusReason     string `json:"LastUpdateStatusReason,omitempty"`
+	LastUpdateStatusReasonCode string `json:"LastUpdateStatusReasonCode,omitempty"`
 }
 
 type Environment struct {

@@ -88,7 +88,7 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		FunctionName: in.Name, FunctionArn: key.arn(),
 		Runtime: in.Runtime, Role: in.Role, Handler: in.Handler, Description: in.Description,
 		Timeout: defaultTimeoutS, MemorySize: defaultMemoryMB, Version: "$LATEST",
-		PackageType: "Zip",
+		PackageType:   "Zip",
 		Architectures: []string{in.Architecture}, EphemeralStorage: EphemeralStorage{Size: minEphemeralMB},
 	}}
 	setPending(&f.Config)

@@ -40,9 +40,9 @@ type Config struct {
 type Platform struct {
 	cfg       Config
 	store     functionStore
-	cgroupDir string                 // parent cgroup for this platform's sandboxes
-	commitMu  sync.Mutex             // serialises changes to functions (see functions.go); outside mu
-	mu        sync.Mutex             // guards the tables below; never held across disk I/O
+	cgroupDir string                  // parent cgroup for this platform's sandboxes
+	commitMu  sync.Mutex              // serialises changes to functions (see functions.go); outside mu
+	mu        sync.Mutex              // guards the tables below; never held across disk I/O
 	functions map[fnKey]*Function     // published, never modified in place
 	idle      map[poolKey][]*Instance // per function version, most recently used last
 	instances map[string]*Instance

@@ -148,7 +148,7 @@ func (tp *testPlatform) create(name string, extra map[string]any) {
 }
 
 // key and ref name a us-east-1 function (and no version) for the core's calls.
-func key(name string) fnKey  { return fnKey{defaultRegion, name} }
+func key(name string) fnKey   { return fnKey{defaultRegion, name} }
 func ref(name string) funcRef { return funcRef{fnKey: key(name)} }
 
 // waitReady waits until a function is Active and its last update done, as boto3's

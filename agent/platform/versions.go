@@ -390,4 +390,3 @@ func notLatestOnly(ref funcRef) error {
 	}
 	return nil
 }
-
