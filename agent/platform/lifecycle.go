@@ -72,6 +72,7 @@ func (p *Platform) startPreparing(key fnKey, gen int) {
 // Active/Successful, or Failed. A generation that has been replaced or deleted meanwhile is
 // left alone (its successor has its own preparation).
 func (p *Platform) prepare(key fnKey, gen int) {
+	beforePrepare(key)
 	failure := ""
 	os.MkdirAll(p.prepareDir(), 0o700)
 	scratch, err := os.MkdirTemp(p.prepareDir(), "prepare-")
@@ -105,6 +106,9 @@ func (p *Platform) prepare(key fnKey, gen int) {
 		log.Printf("prepare %s: %v", key.arn(), err)
 	}
 }
+
+// beforePrepare lets tests hold a function in Pending or InProgress.
+var beforePrepare = func(fnKey) {}
 
 // prepareDir holds the scratch directories of preparations; a start clears what a crash left.
 func (p *Platform) prepareDir() string { return filepath.Join(p.cfg.DataDir, "preparing") }
