@@ -128,7 +128,7 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	p.mu.Lock()
 	p.functions[key] = f
 	p.mu.Unlock()
-	p.startPreparing(key, f.Generation)
+	p.startPreparing(key, f.Generation, true)
 	return out, nil
 }
 
@@ -251,7 +251,7 @@ func (p *Platform) update(key fnKey, code *stagedCode, publishVersion bool, chan
 	p.functions[key] = &next
 	p.mu.Unlock()
 	p.retireIdle(poolKey{key, "$LATEST"})
-	p.startPreparing(key, next.Generation)
+	p.startPreparing(key, next.Generation, code != nil)
 	return out, nil
 }
 

@@ -14,8 +14,9 @@ import (
 // (ResourceConflictException), which is what boto3's function_active_v2 and
 // function_updated_v2 waiters are for.
 //
-// "Ready" is real work here, done in the background after the answer: the package is unpacked
-// once with the unpacker a cold start uses (paths, modes, sizes) into a scratch directory. A
+// "Ready" is real work here, done in the background after the answer: a new package (create,
+// code update) is unpacked once with the unpacker a cold start uses (paths, modes, sizes) into a
+// scratch directory; a configuration update has no package to check and ends at once. A
 // package that cannot be unpacked leaves the function Failed (create) or the update Failed,
 // with Lambda's reason code InvalidZipFileException; a missing or non-executable bootstrap does
 // not, as on Lambda: invocations answer Runtime.InvalidEntrypoint. Invocations during an update
@@ -59,36 +60,29 @@ func invocable(c FunctionConfiguration) error {
 	return nil
 }
 
-// startPreparing runs the work that makes generation gen of a function ready, in the background.
-func (p *Platform) startPreparing(key fnKey, gen int) {
+// startPreparing runs the work that makes generation gen of a function ready, in the background;
+// unpack says whether it has a new package to check.
+func (p *Platform) startPreparing(key fnKey, gen int, unpack bool) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		p.prepare(key, gen)
+		p.prepare(key, gen, unpack)
 	}()
 }
 
 // prepare unpacks the function's package into a scratch directory and records the outcome:
 // Active/Successful, or Failed. A generation that has been replaced or deleted meanwhile is
 // left alone (its successor has its own preparation).
-func (p *Platform) prepare(key fnKey, gen int) {
+func (p *Platform) prepare(key fnKey, gen int, unpack bool) {
 	beforePrepare(key)
 	failure := ""
-	os.MkdirAll(p.prepareDir(), 0o700)
-	scratch, err := os.MkdirTemp(p.prepareDir(), "prepare-")
-	if err != nil {
-		// The platform's fault, not the package's: the function is not failed for it.
-		log.Printf("prepare %s: %v", key.arn(), err)
-	} else {
-		if err = unzip(p.store.codePath(key), filepath.Join(scratch, "task")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			failure = "Lambda was unable to unzip the deployment package: " + err.Error()
-		}
-		os.RemoveAll(scratch)
+	if unpack {
+		failure = p.tryUnpack(key)
 	}
 	if p.ctx.Err() != nil {
 		return // the platform stopped: the next start prepares it again
 	}
-	_, err = p.replace(key, func(next *Function) error {
+	_, err := p.replace(key, func(next *Function) error {
 		if next.Generation != gen {
 			return errConflict("superseded")
 		}
@@ -113,6 +107,23 @@ var beforePrepare = func(fnKey) {}
 // prepareDir holds the scratch directories of preparations; a start clears what a crash left.
 func (p *Platform) prepareDir() string { return filepath.Join(p.cfg.DataDir, "preparing") }
 
+// tryUnpack unpacks the function's package into a scratch directory as a cold start would, and
+// says why it could not ("" when it could).
+func (p *Platform) tryUnpack(key fnKey) string {
+	os.MkdirAll(p.prepareDir(), 0o700)
+	scratch, err := os.MkdirTemp(p.prepareDir(), "prepare-")
+	if err != nil {
+		// The platform's fault, not the package's: the function is not failed for it.
+		log.Printf("prepare %s: %v", key.arn(), err)
+		return ""
+	}
+	defer os.RemoveAll(scratch)
+	if err = unzip(p.store.codePath(key), filepath.Join(scratch, "task")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "Lambda was unable to unzip the deployment package: " + err.Error()
+	}
+	return ""
+}
+
 // finish ends a configuration's creation or update, failed when failure is not "".
 func finish(c *FunctionConfiguration, failure string) {
 	created := c.State == "Pending"
@@ -135,7 +146,7 @@ func finish(c *FunctionConfiguration, failure string) {
 func (p *Platform) resumePreparing() {
 	for key, f := range p.functions {
 		if f.Config.State == "Pending" || f.Config.LastUpdateStatus == "InProgress" {
-			p.startPreparing(key, f.Generation)
+			p.startPreparing(key, f.Generation, true)
 		}
 	}
 }

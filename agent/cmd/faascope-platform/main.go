@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +44,7 @@ func run() int {
 	netShape := fs.String("net-shape", "none", "default token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
 	token := fs.Bool("require-token", false, "require the token in $FAASCOPE_PLATFORM_TOKEN on every API call (as the AWS access key id, or a bearer token)")
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
+	asyncRetries := fs.String("async-retry-delays", "1m,2m", "waits before the retries of a failed Event invocation (Lambda's: 1m,2m; \"\" for none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -71,9 +73,22 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "--net-shape:", err)
 		return 2
 	}
+	retryDelays := []time.Duration{}
+	for _, v := range strings.Split(*asyncRetries, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "--async-retry-delays: %q is not a duration\n", v)
+			return 2
+		}
+		retryDelays = append(retryDelays, d)
+	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
 		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
-		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN")})
+		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN"),
+		AsyncRetryDelays: retryDelays})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2
