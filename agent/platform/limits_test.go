@@ -199,6 +199,7 @@ func TestRuntimeAPIConnectionFloodLeavesThePlatformUp(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("CreateFunction of another function during the flood: %d %s", resp.StatusCode, body)
 	}
+	waitReady(t, tp.Platform, "other")
 	if _, r, body := tp.invoke("other", `{"workload":{"kind":"noop"}}`); !r.OK {
 		t.Fatalf("another function's invoke during the flood: %s", body)
 	}

@@ -603,6 +603,7 @@ func TestRuntimeCrashMidInvocationIsAFunctionError(t *testing.T) {
 	if resp, body := tp.call("POST", "/2015-03-31/functions", req, nil); resp.StatusCode != 201 {
 		t.Fatal(string(body))
 	}
+	waitReady(t, tp.Platform, "crash")
 	for i := 0; i < 2; i++ { // and again: the platform recovers with a fresh instance
 		resp, _, body := tp.invoke("crash", `{}`)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Amz-Function-Error") != "Unhandled" || !strings.Contains(string(body), "Runtime.ExitError") {
