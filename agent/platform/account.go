@@ -29,7 +29,7 @@ func (p *Platform) AccountSettings() (AccountLimit, AccountUsage) {
 	defer p.mu.Unlock()
 	return AccountLimit{TotalCodeSize: maxTotalCodeBytes, CodeSizeUnzipped: maxUnzippedBytes,
 			CodeSizeZipped: maxZippedBytes, ConcurrentExecutions: p.cfg.Concurrency,
-			UnreservedConcurrentExecutions: p.cfg.Concurrency - p.reservedTotal("")},
+			UnreservedConcurrentExecutions: p.cfg.Concurrency - p.reservedTotal(fnKey{})},
 		AccountUsage{TotalCodeSize: p.codeStorageUsed(), FunctionCount: len(p.functions)}
 }
 

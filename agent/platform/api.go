@@ -109,10 +109,14 @@ func authorized(r *http.Request, token string) bool {
 // request, calls the platform's core (functions.go, platform.go) and maps the core's errors to
 // AWS errors with awsError. None touches the platform's state or its lock.
 func (p *Platform) routes() *http.ServeMux {
+	// Exact patterns only ({$} ends a path that ends in a slash): a request for an operation the
+	// platform does not implement (AddPermission, GetPolicy, event source mappings, function
+	// URLs, …) falls through to "/" and is refused as Lambda refuses an unknown operation,
+	// whatever function it names, instead of being taken for another operation.
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions", p.createFunction)
-	mux.HandleFunc("POST /2015-03-31/functions/", p.createFunction)
-	mux.HandleFunc("GET /2015-03-31/functions/", p.listFunctions)
+	mux.HandleFunc("POST /2015-03-31/functions/{$}", p.createFunction)
+	mux.HandleFunc("GET /2015-03-31/functions/{$}", p.listFunctions)
 	mux.HandleFunc("GET /2015-03-31/functions", p.listFunctions)
 	mux.HandleFunc("GET /2015-03-31/functions/{name}", p.getFunction)
 	mux.HandleFunc("GET /2015-03-31/functions/{name}/configuration", p.getConfiguration)
@@ -133,6 +137,13 @@ func (p *Platform) routes() *http.ServeMux {
 	mux.HandleFunc("GET /2018-10-31/layers/{layer}/versions/{version}", p.getLayerVersion)
 	mux.HandleFunc("DELETE /2018-10-31/layers/{layer}/versions/{version}", p.deleteLayerVersion)
 	mux.HandleFunc("GET /2018-10-31/layers", p.listLayers)
+	mux.HandleFunc("POST /2015-03-31/functions/{name}/versions", p.publishVersion)
+	mux.HandleFunc("GET /2015-03-31/functions/{name}/versions", p.listVersions)
+	mux.HandleFunc("POST /2015-03-31/functions/{name}/aliases", p.createAlias)
+	mux.HandleFunc("GET /2015-03-31/functions/{name}/aliases", p.listAliases)
+	mux.HandleFunc("GET /2015-03-31/functions/{name}/aliases/{alias}", p.getAlias)
+	mux.HandleFunc("PUT /2015-03-31/functions/{name}/aliases/{alias}", p.updateAlias)
+	mux.HandleFunc("DELETE /2015-03-31/functions/{name}/aliases/{alias}", p.deleteAlias)
 	mux.HandleFunc("GET /faascope/health", p.health)
 	mux.HandleFunc("GET /faascope/instances", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, p.Instances())
@@ -163,6 +174,7 @@ type createRequest struct {
 	Architectures    []string          `json:"Architectures"`
 	Tags             map[string]string `json:"Tags"`
 	PackageType      string            `json:"PackageType"`
+	Publish          bool              `json:"Publish"`
 	Layers           []string          `json:"Layers"`
 	// Code.ZipFile is streamed to a staging file while the body is read (readCodeRequest);
 	// its place here is left empty.
@@ -180,7 +192,20 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 	}
 	// Removes the staged package unless the core adopted it.
 	defer zip.discard()
-	if err := checkFunctionName(req.FunctionName); err != nil { // first: a request with several faults keeps getting the same error
+	region := requestRegion(r)
+	name := req.FunctionName
+	if strings.Contains(name, ":") { // an ARN or a partial ARN names the function too
+		ref, err := parseFunctionRef(name, "", region)
+		if err == nil && ref.Qualifier != "" {
+			err = errValidation(name, "functionName", "Member must satisfy regular expression pattern: "+functionNamePattern)
+		}
+		if err != nil {
+			writeAPIError(w, err)
+			return
+		}
+		name = ref.Name
+	}
+	if err := checkFunctionName(name); err != nil { // first: a request with several faults keeps getting the same error
 		writeAPIError(w, err)
 		return
 	}
@@ -210,7 +235,7 @@ func (p *Platform) createFunction(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cfg, err := p.CreateFunction(CreateFunctionInput{
-		Name: req.FunctionName, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
+		Name: name, Region: region, Publish: req.Publish, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
 		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: code, Layers: req.Layers,
 		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
@@ -245,8 +270,36 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
+// functionRef parses the request's FunctionName and Qualifier in its region (names.go).
+func functionRef(r *http.Request) (funcRef, error) {
+	return parseFunctionRef(r.PathValue("name"), r.URL.Query().Get("Qualifier"), requestRegion(r))
+}
+
+// latestRef is functionRef for an operation on the function itself, which takes no version
+// or alias.
+func latestRef(r *http.Request) (fnKey, error) {
+	ref, err := functionRef(r)
+	if err == nil {
+		err = notLatestOnly(ref)
+	}
+	return ref.fnKey, err
+}
+
+// maxItems reads a MaxItems query parameter (Lambda's default page: 50).
+func maxItems(r *http.Request) int {
+	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= 10000 {
+		return v
+	}
+	return 50
+}
+
 func (p *Platform) getFunction(w http.ResponseWriter, r *http.Request) {
-	fn, err := p.GetFunction(r.PathValue("name"))
+	ref, err := functionRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	fn, err := p.GetFunction(ref)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -263,7 +316,12 @@ func (p *Platform) getFunction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Platform) getConfiguration(w http.ResponseWriter, r *http.Request) {
-	fn, err := p.GetFunction(r.PathValue("name"))
+	ref, err := functionRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	fn, err := p.GetFunction(ref)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -272,11 +330,7 @@ func (p *Platform) getConfiguration(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Platform) listFunctions(w http.ResponseWriter, r *http.Request) {
-	max := 50
-	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= 10000 {
-		max = v
-	}
-	list, next := p.ListFunctions(r.URL.Query().Get("Marker"), max)
+	list, next := p.ListFunctions(requestRegion(r), r.URL.Query().Get("Marker"), maxItems(r))
 	out := map[string]any{"Functions": list}
 	if next != "" {
 		out["NextMarker"] = next
@@ -302,11 +356,16 @@ func (p *Platform) updateConfiguration(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
+	key, err := latestRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
 	if req.Runtime != nil && !supportedRuntimes[*req.Runtime] {
 		writeAPIError(w, errInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", *req.Runtime))
 		return
 	}
-	cfg, err := p.UpdateConfiguration(r.PathValue("name"), ConfigurationUpdate{
+	cfg, err := p.UpdateConfiguration(key, ConfigurationUpdate{
 		Settings: Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 		Description: req.Description, Role: req.Role, Handler: req.Handler, Runtime: req.Runtime,
@@ -323,19 +382,25 @@ func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Architectures []string `json:"Architectures"`
 		codeLocation
+		Publish bool `json:"Publish"`
 	}
 	zip, err := p.readCodeRequest(w, r, "UpdateFunctionCode", []string{"ZipFile"}, &req)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	defer zip.discard()                                               // unless the core adopted it
+	defer zip.discard() // unless the core adopted it
+	key, err := latestRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
 	code, err := p.codeOf(r.Context(), zip, req.codeLocation, "Code") // inline or from S3 (s3code.go)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	cfg, err := p.UpdateCode(r.PathValue("name"), code)
+	cfg, err := p.UpdateCode(key, code, req.Publish)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -344,7 +409,12 @@ func (p *Platform) updateCode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Platform) deleteFunction(w http.ResponseWriter, r *http.Request) {
-	if err := p.DeleteFunction(r.PathValue("name")); err != nil {
+	ref, err := functionRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if err := p.DeleteFunction(ref); err != nil {
 		writeAPIError(w, err)
 		return
 	}
@@ -352,14 +422,19 @@ func (p *Platform) deleteFunction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	if q := r.URL.Query().Get("Qualifier"); q != "" && q != "$LATEST" {
-		writeAPIError(w, errInvalid("Qualifier %q: the local platform has only $LATEST", q))
+	ref, err := functionRef(r)
+	if err != nil {
+		writeAPIError(w, err)
 		return
 	}
+	typ := r.Header.Get("X-Amz-Invocation-Type")
+	limit, op := maxPayload, "InvokeFunction"
+	if typ == "Event" {
+		limit = maxAsyncPayload
+	}
 	tb := newTimedBody(w, r, bodyStallTimeout, bodyTotalTimeout)
-	payload, err := io.ReadAll(io.LimitReader(tb, maxPayload+1))
-	if len(payload) > maxPayload {
+	payload, err := io.ReadAll(io.LimitReader(tb, int64(limit)+1))
+	if len(payload) > limit {
 		tb.drain()
 	}
 	tb.done() // the invocation itself may run up to 900 s: no deadline on the connection then
@@ -372,25 +447,39 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("could not read the payload: %v", err))
 		return
 	}
-	if len(payload) > maxPayload {
+	if len(payload) > limit {
 		writeAPIError(w, &apiError{http.StatusRequestEntityTooLarge, "RequestTooLargeException",
-			fmt.Sprintf("Request must be smaller than %d bytes for the InvokeFunction operation", maxPayload), ""})
+			fmt.Sprintf("Request must be smaller than %d bytes for the %s operation", limit, op), ""})
 		return
 	}
 	if len(payload) == 0 {
 		payload = []byte("{}")
 	}
-	switch typ := r.Header.Get("X-Amz-Invocation-Type"); typ {
+	if err := checkPayload(payload); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	clientContext, err := decodeClientContext(r.Header.Get("X-Amz-Client-Context"))
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	req := InvokeRequest{Name: ref.Name, Region: ref.Region, Qualifier: ref.Qualifier, Payload: payload,
+		ClientContext: clientContext}
+	switch typ {
 	case "", "RequestResponse":
 	case "Event":
-		if err := p.InvokeAsync(InvokeRequest{Name: name, Payload: payload}); err != nil {
+		// Lambda passes the client context to synchronous invocations only.
+		req.ClientContext, req.RequestID = "", newRevision()
+		if err := p.InvokeAsync(req); err != nil {
 			writeAPIError(w, err)
 			return
 		}
+		w.Header().Set("X-Amzn-RequestId", req.RequestID)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case "DryRun":
-		if _, err := p.GetFunction(name); err != nil {
+		if err := p.CheckInvoke(req); err != nil {
 			writeAPIError(w, err)
 			return
 		}
@@ -400,14 +489,14 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, errInvalid("X-Amz-Invocation-Type %q must be RequestResponse, Event or DryRun", typ))
 		return
 	}
-	res, meta, err := p.Invoke(r.Context(), InvokeRequest{Name: name, Payload: payload})
+	res, meta, err := p.Invoke(r.Context(), req)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("X-Amz-Executed-Version", "$LATEST")
+	h.Set("X-Amz-Executed-Version", meta.Version)
 	h.Set("X-Amzn-RequestId", meta.RequestID)
 	if res.FuncError != "" {
 		h.Set("X-Amz-Function-Error", res.FuncError)
@@ -431,7 +520,7 @@ func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f'
 // logText renders an invocation's log as Lambda does: START, the function's output, END, REPORT.
 func logText(m invokeMeta) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "START RequestId: %s Version: $LATEST\n", m.RequestID)
+	fmt.Fprintf(&b, "START RequestId: %s Version: %s\n", m.RequestID, m.Version)
 	b.Write(m.Logs)
 	fmt.Fprintf(&b, "END RequestId: %s\n", m.RequestID)
 	durMs := float64(m.Duration) / 1e6

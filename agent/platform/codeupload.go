@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"os"
@@ -463,13 +464,16 @@ func checkPackage(path string) error {
 		if err != nil {
 			return errCouldNotUnzip()
 		}
-		err = copyBudget(io.Discard, rc, &budget)
+		sum := crc32.NewIEEE()
+		err = copyBudget(sum, rc, &budget)
 		rc.Close()
 		var invalid *invalidParameterError
 		if errors.As(err, &invalid) {
 			return err
 		}
-		if err != nil {
+		// archive/zip checks the CRC only when the header's is not zero, so data corrupted
+		// under a zeroed CRC passed; the central directory's CRC is always the file's.
+		if err != nil || sum.Sum32() != f.CRC32 {
 			return errCouldNotUnzip()
 		}
 	}

@@ -25,7 +25,7 @@ func (p *Platform) minUnreserved() int { return (p.cfg.Concurrency + 9) / 10 }
 // reservedTotal sums the reservations of all functions but except; the caller holds p.mu.
 // p.reservedSum is kept up to date wherever a function is published or removed, so that an
 // invocation does not walk every function.
-func (p *Platform) reservedTotal(except string) int {
+func (p *Platform) reservedTotal(except fnKey) int {
 	return p.reservedSum - reservation(p.functions[except])
 }
 
@@ -40,34 +40,34 @@ func reservation(f *Function) int {
 func (p *Platform) UnreservedConcurrency() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cfg.Concurrency - p.reservedTotal("")
+	return p.cfg.Concurrency - p.reservedTotal(fnKey{})
 }
 
 // concurrencySlot is how an admitted invocation was counted, so that it is given back to the
 // same pool however the function's reservation changes meanwhile.
 type concurrencySlot struct {
-	name     string
+	key      fnKey
 	reserved bool
 }
 
 // admit counts an invocation of f in, or refuses it with errReservedThrottled (its reservation
 // is used up) or errThrottled (the unreserved pool is); the caller holds p.mu.
 func (p *Platform) admit(f *Function) (concurrencySlot, error) {
-	name := f.Config.FunctionName
+	key := f.key()
 	if n := f.ReservedConcurrency; n != nil {
-		if p.reservedInFlight[name] >= *n {
+		if p.reservedInFlight[key] >= *n {
 			return concurrencySlot{}, errReservedThrottled
 		}
-		p.reservedInFlight[name]++
+		p.reservedInFlight[key]++
 		p.inFlight++
-		return concurrencySlot{name: name, reserved: true}, nil
+		return concurrencySlot{key: key, reserved: true}, nil
 	}
-	if p.unreservedInFlight >= p.cfg.Concurrency-p.reservedTotal("") {
+	if p.unreservedInFlight >= p.cfg.Concurrency-p.reservedTotal(fnKey{}) {
 		return concurrencySlot{}, errThrottled
 	}
 	p.unreservedInFlight++
 	p.inFlight++
-	return concurrencySlot{name: name}, nil
+	return concurrencySlot{key: key}, nil
 }
 
 // leave gives an admitted invocation's slot back; the caller holds p.mu.
@@ -77,19 +77,19 @@ func (p *Platform) leave(s concurrencySlot) {
 		p.unreservedInFlight--
 		return
 	}
-	if p.reservedInFlight[s.name]--; p.reservedInFlight[s.name] <= 0 {
-		delete(p.reservedInFlight, s.name)
+	if p.reservedInFlight[s.key]--; p.reservedInFlight[s.key] <= 0 {
+		delete(p.reservedInFlight, s.key)
 	}
 }
 
 // PutFunctionConcurrency reserves n concurrent executions for the function.
-func (p *Platform) PutFunctionConcurrency(name string, n int) (int, error) {
+func (p *Platform) PutFunctionConcurrency(key fnKey, n int) (int, error) {
 	if n < 0 {
 		return 0, errInvalid("ReservedConcurrentExecutions %d must be 0 or more", n)
 	}
-	_, err := p.amend(name, nil, func(next *Function) error {
+	_, err := p.replace(key, func(next *Function) error {
 		p.mu.Lock()
-		others := p.reservedTotal(name)
+		others := p.reservedTotal(key)
 		p.mu.Unlock()
 		if p.cfg.Concurrency-others-n < p.minUnreserved() {
 			return errInvalid("Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [%d].", p.minUnreserved())
@@ -101,8 +101,8 @@ func (p *Platform) PutFunctionConcurrency(name string, n int) (int, error) {
 }
 
 // GetFunctionConcurrency is the function's reservation, nil when it has none.
-func (p *Platform) GetFunctionConcurrency(name string) (*int, error) {
-	f, err := p.function(name)
+func (p *Platform) GetFunctionConcurrency(key fnKey) (*int, error) {
+	f, err := p.function(key)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,8 @@ func (p *Platform) GetFunctionConcurrency(name string) (*int, error) {
 }
 
 // DeleteFunctionConcurrency returns the function to the unreserved pool.
-func (p *Platform) DeleteFunctionConcurrency(name string) error {
-	_, err := p.amend(name, nil, func(next *Function) error {
+func (p *Platform) DeleteFunctionConcurrency(key fnKey) error {
+	_, err := p.replace(key, func(next *Function) error {
 		next.ReservedConcurrency = nil
 		return nil
 	})
@@ -132,7 +132,12 @@ func (p *Platform) putFunctionConcurrency(w http.ResponseWriter, r *http.Request
 		writeAPIError(w, errInvalid("ReservedConcurrentExecutions is required"))
 		return
 	}
-	n, err := p.PutFunctionConcurrency(r.PathValue("name"), *req.ReservedConcurrentExecutions)
+	key, err := latestRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	n, err := p.PutFunctionConcurrency(key, *req.ReservedConcurrentExecutions)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -141,7 +146,12 @@ func (p *Platform) putFunctionConcurrency(w http.ResponseWriter, r *http.Request
 }
 
 func (p *Platform) getFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
-	n, err := p.GetFunctionConcurrency(r.PathValue("name"))
+	key, err := latestRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	n, err := p.GetFunctionConcurrency(key)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -154,7 +164,12 @@ func (p *Platform) getFunctionConcurrency(w http.ResponseWriter, r *http.Request
 }
 
 func (p *Platform) deleteFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
-	if err := p.DeleteFunctionConcurrency(r.PathValue("name")); err != nil {
+	key, err := latestRef(r)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if err := p.DeleteFunctionConcurrency(key); err != nil {
 		writeAPIError(w, err)
 		return
 	}

@@ -75,7 +75,7 @@ func TestReservedConcurrencyAPI(t *testing.T) {
 		t.Fatalf("only b's 13 reserved now: %+v", lim)
 	}
 	// Deleting the function gives its reservation back; a restart keeps the others.
-	tp.DeleteFunction("b")
+	tp.DeleteFunction(ref("b"))
 	if lim, _ := tp.accountSettings(); lim.UnreservedConcurrentExecutions != 20 {
 		t.Fatalf("after deleting b: %+v", lim)
 	}

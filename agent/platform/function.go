@@ -24,18 +24,28 @@ type FunctionConfiguration struct {
 	Version          string           `json:"Version"`
 	Environment      *Environment     `json:"Environment,omitempty"`
 	State            string           `json:"State"`
-	LastUpdateStatus string           `json:"LastUpdateStatus"`
+	LastUpdateStatus string           `json:"LastUpdateStatus,omitempty"`
 	PackageType      string           `json:"PackageType"`
 	Architectures    []string         `json:"Architectures"`
 	EphemeralStorage EphemeralStorage `json:"EphemeralStorage"`
 	RevisionId       string           `json:"RevisionId"`
 	Layers           []LayerRef       `json:"Layers,omitempty"` // in mount order (layers.go)
+	// State and LastUpdateStatus follow Lambda's lifecycle (lifecycle.go): Pending → Active
+	// after a create, InProgress → Successful after an update; these say why.
+	statusReasons
 }
 
 // LayerRef is a layer version a function uses, as FunctionConfiguration.Layers shows it.
 type LayerRef struct {
 	Arn      string `json:"Arn"`
 	CodeSize int64  `json:"CodeSize"`
+}
+
+type statusReasons struct {
+	StateReason                string `json:"StateReason,omitempty"`
+	StateReasonCode            string `json:"StateReasonCode,omitempty"`
+	LastUpdateStatusReason     string `json:"LastUpdateStatusReason,omitempty"`
+	LastUpdateStatusReasonCode string `json:"LastUpdateStatusReasonCode,omitempty"`
 }
 
 type Environment struct {
@@ -46,7 +56,8 @@ type EphemeralStorage struct {
 	Size int `json:"Size"`
 }
 
-// Function is a deployed function: its configuration, tags and package on disk.
+// Function is a deployed function: its configuration ($LATEST), tags, package on disk, and its
+// published versions and aliases (versions.go).
 type Function struct {
 	Config     FunctionConfiguration `json:"config"`
 	Tags       map[string]string     `json:"tags"`
@@ -54,6 +65,19 @@ type Function struct {
 	// ReservedConcurrency is PutFunctionConcurrency's value; nil = the function draws on the
 	// unreserved pool (concurrency.go).
 	ReservedConcurrency *int `json:"reserved_concurrency,omitempty"`
+	// Region is where the function was created; "" (data written before regions) is us-east-1.
+	Region      string              `json:"region,omitempty"`
+	Versions    []*publishedVersion `json:"versions,omitempty"`     // ascending; never modified once published
+	LastVersion int                 `json:"last_version,omitempty"` // numbers are never reused, as on Lambda
+	Aliases     map[string]*Alias   `json:"aliases,omitempty"`
+}
+
+// key is the function's identity in the platform's tables.
+func (f *Function) key() fnKey {
+	if f.Region == "" {
+		return fnKey{defaultRegion, f.Config.FunctionName}
+	}
+	return fnKey{f.Region, f.Config.FunctionName}
 }
 
 // Tags that steer the local platform per function (AWS keeps them as ordinary tags).
@@ -76,10 +100,6 @@ const (
 var functionNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 const accountID = "000000000000"
-
-func functionARN(name string) string {
-	return "arn:aws:lambda:us-east-1:" + accountID + ":function:" + name
-}
 
 // lambdaTime is the timestamp format of LastModified.
 func lambdaTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000-0700") }

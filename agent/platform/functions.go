@@ -24,16 +24,25 @@ import (
 
 // Errors of the core; api.go maps each kind to its AWS error code.
 type (
-	notFoundError         struct{ name string }
-	conflictError         struct{ name string }
+	notFoundError         struct{ msg string }
+	conflictError         struct{ msg string }
 	invalidParameterError struct{ msg string }
 )
 
-func (e *notFoundError) Error() string         { return "Function not found: " + functionARN(e.name) }
-func (e *conflictError) Error() string         { return "Function already exist: " + e.name }
+func (e *notFoundError) Error() string         { return e.msg }
+func (e *conflictError) Error() string         { return e.msg }
 func (e *invalidParameterError) Error() string { return e.msg }
 
-func errNotFound(name string) error { return &notFoundError{name} }
+// errNotFound is a function, or a version or alias of it (qualifier), that does not exist.
+func errNotFound(k fnKey, qualifier string) error {
+	return &notFoundError{"Function not found: " + k.qualifiedARN(qualifier)}
+}
+
+func errExists(name string) error { return &conflictError{"Function already exist: " + name} }
+
+func errConflict(format string, args ...any) error {
+	return &conflictError{fmt.Sprintf(format, args...)}
+}
 
 // errInvalid is a request the platform refuses: a value outside Lambda's limits, a malformed
 // field, an unknown tag value.
@@ -56,6 +65,8 @@ type Settings struct {
 // CreateFunctionInput is a function to create, its request already parsed.
 type CreateFunctionInput struct {
 	Name, Runtime, Role, Handler, Description string
+	Region                                    string // "" is us-east-1
+	Publish                                   bool   // publish version 1 at once (CreateFunction's Publish)
 	Architecture                              string // "x86_64" or "arm64"
 	Settings
 	Tags   map[string]string
@@ -69,13 +80,18 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	if err := checkFunctionName(in.Name); err != nil { // the name is a directory in the store
 		return FunctionConfiguration{}, err
 	}
-	f := &Function{Tags: maps.Clone(in.Tags), Config: FunctionConfiguration{
-		FunctionName: in.Name, FunctionArn: functionARN(in.Name),
+	if in.Region == "" {
+		in.Region = defaultRegion
+	}
+	key := fnKey{in.Region, in.Name}
+	f := &Function{Tags: maps.Clone(in.Tags), Region: in.Region, Config: FunctionConfiguration{
+		FunctionName: in.Name, FunctionArn: key.arn(),
 		Runtime: in.Runtime, Role: in.Role, Handler: in.Handler, Description: in.Description,
 		Timeout: defaultTimeoutS, MemorySize: defaultMemoryMB, Version: "$LATEST",
-		State: "Active", LastUpdateStatus: "Successful", PackageType: "Zip",
+		PackageType:   "Zip",
 		Architectures: []string{in.Architecture}, EphemeralStorage: EphemeralStorage{Size: minEphemeralMB},
 	}}
+	setPending(&f.Config)
 	if f.Tags == nil {
 		f.Tags = map[string]string{}
 	}
@@ -95,8 +111,8 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		}
 		f.Config.Layers = layers
 	}
-	if p.exists(in.Name) { // before writing a package that could only be thrown away
-		return FunctionConfiguration{}, &conflictError{in.Name}
+	if p.exists(key) { // before writing a package that could only be thrown away
+		return FunctionConfiguration{}, errExists(in.Name)
 	}
 	code, err := p.stage(in.Code)
 	if err != nil {
@@ -110,8 +126,8 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
-	if p.exists(in.Name) { // another create won the race while this package was written
-		return FunctionConfiguration{}, &conflictError{in.Name}
+	if p.exists(key) { // another create won the race while this package was written
+		return FunctionConfiguration{}, errExists(in.Name)
 	}
 	if len(in.Layers) > 0 { // again: a layer version may have been deleted meanwhile
 		if _, err := p.resolveLayers(in.Layers, nil); err != nil {
@@ -121,13 +137,20 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	if err := p.checkCodeStorage(code.size, 0); err != nil {
 		return FunctionConfiguration{}, err
 	}
-	if err := p.store.commit(f, code); err != nil {
+	out := f.Config
+	if in.Publish {
+		// The version's package is the function's, linked once it is in place (versions.go).
+		if out, err = p.publishLocked(f, code, ""); err != nil {
+			return FunctionConfiguration{}, err
+		}
+	} else if err := p.store.commit(f, code); err != nil {
 		return FunctionConfiguration{}, err
 	}
 	p.mu.Lock()
-	p.functions[in.Name] = f
+	p.functions[key] = f
 	p.mu.Unlock()
-	return f.Config, nil
+	p.startPreparing(key, f.Generation, true)
+	return out, nil
 }
 
 // FunctionDetails is what GetFunction tells about a function.
@@ -139,29 +162,37 @@ type FunctionDetails struct {
 	ReservedConcurrency *int
 }
 
-// GetFunction returns a function's configuration, tags and package location.
-func (p *Platform) GetFunction(name string) (FunctionDetails, error) {
-	f, err := p.function(name)
+// GetFunction returns the configuration, tags and package location of a function, or of the
+// version or alias ref names.
+func (p *Platform) GetFunction(ref funcRef) (FunctionDetails, error) {
+	f, err := p.function(ref.fnKey)
+	if err != nil {
+		return FunctionDetails{}, errNotFound(ref.fnKey, ref.Qualifier)
+	}
+	t, err := p.resolve(f, ref)
 	if err != nil {
 		return FunctionDetails{}, err
 	}
-	return FunctionDetails{Config: f.Config, Tags: maps.Clone(f.Tags), CodePath: p.store.codePath(name),
+	return FunctionDetails{Config: t.config, Tags: maps.Clone(f.Tags), CodePath: t.codePath,
 		ReservedConcurrency: f.ReservedConcurrency}, nil
 }
 
-// ListFunctions returns up to max configurations in name order, starting at the first name not
-// before marker, and the marker of the next page ("" on the last).
-func (p *Platform) ListFunctions(marker string, max int) (list []FunctionConfiguration, next string) {
+// ListFunctions returns up to max $LATEST configurations of a region's functions in name
+// order, starting at the first name not before marker, and the marker of the next page ("" on
+// the last).
+func (p *Platform) ListFunctions(region, marker string, max int) (list []FunctionConfiguration, next string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	names := make([]string, 0, len(p.functions))
-	for n := range p.functions {
-		names = append(names, n)
+	for k := range p.functions {
+		if k.Region == region {
+			names = append(names, k.Name)
+		}
 	}
 	sort.Strings(names)
 	list = []FunctionConfiguration{}
 	for i := sort.SearchStrings(names, marker); i < len(names) && len(list) < max; i++ {
-		list = append(list, p.functions[names[i]].Config)
+		list = append(list, p.functions[fnKey{region, names[i]}].Config)
 		if len(list) == max && i+1 < len(names) {
 			next = names[i+1]
 		}
@@ -177,8 +208,8 @@ type ConfigurationUpdate struct {
 }
 
 // UpdateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
-func (p *Platform) UpdateConfiguration(name string, u ConfigurationUpdate) (FunctionConfiguration, error) {
-	return p.update(name, nil, func(next *Function) error {
+func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (FunctionConfiguration, error) {
+	return p.update(key, nil, false, func(next *Function) error {
 		if err := applySettings(&next.Config, u.Settings); err != nil {
 			return err
 		}
@@ -193,7 +224,7 @@ func (p *Platform) UpdateConfiguration(name string, u ConfigurationUpdate) (Func
 			if err != nil {
 				return err
 			}
-			if err := p.checkCombinedSize(p.store.codePath(name), layers); err != nil {
+			if err := p.checkCombinedSize(p.store.codePath(key), layers); err != nil {
 				return err
 			}
 			next.Config.Layers = layers
@@ -202,9 +233,12 @@ func (p *Platform) UpdateConfiguration(name string, u ConfigurationUpdate) (Func
 	})
 }
 
-// UpdateCode replaces a function's package; the next invocation gets a fresh instance.
-func (p *Platform) UpdateCode(name string, code io.Reader) (FunctionConfiguration, error) {
-	if _, err := p.function(name); err != nil { // before writing a package that could only be thrown away
+// UpdateCode replaces a function's package; the next invocation gets a fresh instance. With
+// publish, the new code and configuration are published as a version at once.
+func (p *Platform) UpdateCode(key fnKey, code io.Reader, publish bool) (FunctionConfiguration, error) {
+	if f, err := p.function(key); err != nil { // before writing a package that could only be thrown away
+		return FunctionConfiguration{}, err
+	} else if err := updatable(f); err != nil {
 		return FunctionConfiguration{}, err
 	}
 	staged, err := p.stage(code)
@@ -212,7 +246,7 @@ func (p *Platform) UpdateCode(name string, code io.Reader) (FunctionConfiguratio
 		return FunctionConfiguration{}, err
 	}
 	defer staged.discard()
-	return p.update(name, staged, func(next *Function) error {
+	return p.update(key, staged, publish, func(next *Function) error {
 		if err := p.checkCombinedSize(staged.path, next.Config.Layers); err != nil {
 			return err
 		}
@@ -226,86 +260,123 @@ func (p *Platform) UpdateCode(name string, code io.Reader) (FunctionConfiguratio
 	})
 }
 
-// update applies change to a copy of the function, persists it (with the staged package when
-// code is not nil), publishes it and retires the warm instances of the old generation.
-func (p *Platform) update(name string, code *stagedCode, change func(*Function) error) (FunctionConfiguration, error) {
-	next, err := p.amend(name, code, func(next *Function) error {
-		if err := change(next); err != nil {
-			return err
-		}
-		next.Generation++
-		return nil
-	})
+// update applies change to a copy of the function's $LATEST, persists it (with the staged
+// package when code is not nil), publishes it (and a version of it with publishVersion),
+// retires the warm instances of the old generation and starts the update's background work
+// (lifecycle.go): the answer says InProgress.
+func (p *Platform) update(key fnKey, code *stagedCode, publishVersion bool, change func(*Function) error) (FunctionConfiguration, error) {
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	f, err := p.function(key)
 	if err != nil {
 		return FunctionConfiguration{}, err
 	}
-	return next.Config, nil
+	if err := updatable(f); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	next := *f
+	if err := change(&next); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	next.Generation++
+	setInProgress(&next.Config)
+	out := next.Config
+	if publishVersion {
+		if out, err = p.publishLocked(&next, code, ""); err != nil {
+			return FunctionConfiguration{}, err
+		}
+	} else if err := p.store.commit(&next, code); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	p.mu.Lock()
+	p.functions[key] = &next
+	p.reservedSum += reservation(&next) - reservation(f)
+	p.mu.Unlock()
+	p.retireIdle(poolKey{key, "$LATEST"})
+	p.startPreparing(key, next.Generation, code != nil)
+	p.collectLayers() // a layer version deleted meanwhile may have lost its last user
+	return out, nil
 }
 
-// amend is update for changes that need not replace the function's instances (tags AWS only
-// keeps, reserved concurrency): the warm instances retire only when change starts a new
-// generation itself.
-func (p *Platform) amend(name string, code *stagedCode, change func(*Function) error) (*Function, error) {
+// replace commits a change that leaves $LATEST's code as it is (versions, aliases, a finished
+// state transition, tags, reserved concurrency): no new instance is needed unless change starts
+// a new generation itself (a faascope:* tag that steers the platform), which retires the warm
+// instances of the old one.
+func (p *Platform) replace(key fnKey, change func(*Function) error) (*Function, error) {
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
-	f, err := p.function(name)
+	return p.replaceLocked(key, change)
+}
+
+func (p *Platform) replaceLocked(key fnKey, change func(*Function) error) (*Function, error) {
+	f, err := p.function(key)
 	if err != nil {
 		return nil, err
 	}
 	next := *f
+	next.Versions = append([]*publishedVersion(nil), f.Versions...)
+	next.Aliases = maps.Clone(f.Aliases)
 	if err := change(&next); err != nil {
 		return nil, err
 	}
-	if err := p.store.commit(&next, code); err != nil {
+	if err := p.store.commit(&next, nil); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
-	p.functions[name] = &next
+	p.functions[key] = &next
 	p.reservedSum += reservation(&next) - reservation(f)
 	p.mu.Unlock()
 	if next.Generation != f.Generation {
-		p.retireIdle(name)
+		p.retireIdle(poolKey{key, "$LATEST"})
 	}
-	p.collectLayers() // a layer version deleted meanwhile may have lost its last user
 	return &next, nil
 }
 
-// DeleteFunction removes a function, its warm instances and its files; busy instances end
-// with their invocation.
-func (p *Platform) DeleteFunction(name string) error {
+// DeleteFunction removes a function with its versions and aliases, its warm instances and its
+// files (busy instances end with their invocation); with a version qualifier, that version.
+func (p *Platform) DeleteFunction(ref funcRef) error {
+	switch q := ref.Qualifier; {
+	case q == "$LATEST":
+		return errInvalid("$LATEST version cannot be deleted without deleting the function.")
+	case q != "" && !versionRE.MatchString(q):
+		return errInvalid("Deletion of aliases is not currently supported.")
+	case q != "":
+		return p.deleteVersion(ref.fnKey, q)
+	}
+	key := ref.fnKey
 	// commitMu keeps a create of the same name from committing files that this RemoveAll would
 	// then take away.
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
 	p.mu.Lock()
-	f, ok := p.functions[name]
-	delete(p.functions, name)
+	f, ok := p.functions[key]
+	delete(p.functions, key)
 	p.reservedSum -= reservation(f)
 	p.mu.Unlock()
 	if !ok {
-		return errNotFound(name)
+		return errNotFound(key, "")
 	}
-	p.retireIdle(name)
-	if err := p.store.remove(name); err != nil {
-		log.Printf("delete %s: %v", name, err)
+	p.retireFunction(key)
+	if err := p.store.remove(key); err != nil {
+		log.Printf("delete %s: %v", key.arn(), err)
 	}
 	p.collectLayers() // the function may have been a deleted layer version's last user
 	return nil
 }
 
 // function is the published state of a function.
-func (p *Platform) function(name string) (*Function, error) {
+func (p *Platform) function(key fnKey) (*Function, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	f, ok := p.functions[name]
+	f, ok := p.functions[key]
 	if !ok {
-		return nil, errNotFound(name)
+		return nil, errNotFound(key, "")
 	}
 	return f, nil
 }
 
-func (p *Platform) exists(name string) bool {
-	_, err := p.function(name)
+func (p *Platform) exists(key fnKey) bool {
+	_, err := p.function(key)
 	return err == nil
 }
 

@@ -131,7 +131,7 @@ func TestInvokeIsNotBlockedWhileAPackageIsWritten(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	tp.create("a", nil)
 	tp.create("b", nil)
-	oldB, _ := tp.GetFunction("b")
+	oldB, _ := tp.GetFunction(ref("b"))
 	pkg := paddedZip(t, 4<<20)
 
 	t.Run("CreateFunction", func(t *testing.T) {
@@ -141,14 +141,15 @@ func TestInvokeIsNotBlockedWhileAPackageIsWritten(t *testing.T) {
 		go func() { _, err := tp.CreateFunction(createInput("c", code)); upload <- err }()
 		<-code.stalled // half of c's package is on disk, the rest waits
 		wantInvokeWhileStalled(t, tp, "a", upload)
-		if _, err := tp.GetFunction("c"); err == nil {
+		if _, err := tp.GetFunction(ref("c")); err == nil {
 			t.Fatal("c is visible before its package is complete")
 		}
 		code.release()
 		if err := <-upload; err != nil {
 			t.Fatal(err)
 		}
-		c, err := tp.GetFunction("c")
+		waitReady(t, tp.Platform, "c")
+		c, err := tp.GetFunction(ref("c"))
 		if err != nil || c.Config.CodeSha256 != shaOf(pkg) || c.Config.CodeSize != int64(len(pkg)) {
 			t.Fatalf("c after the upload: %+v %v", c.Config, err)
 		}
@@ -159,19 +160,19 @@ func TestInvokeIsNotBlockedWhileAPackageIsWritten(t *testing.T) {
 		code := newStallingReader(pkg)
 		defer code.release()
 		upload := make(chan error, 1)
-		go func() { _, err := tp.UpdateCode("b", code); upload <- err }()
+		go func() { _, err := tp.UpdateCode(key("b"), code, false); upload <- err }()
 		<-code.stalled
 		wantInvokeWhileStalled(t, tp, "a", upload)
 		// b itself keeps serving its current code until the new one is committed.
 		wantInvokeWhileStalled(t, tp, "b", upload)
-		if now, _ := tp.GetFunction("b"); now.Config.CodeSha256 != oldB.Config.CodeSha256 {
+		if now, _ := tp.GetFunction(ref("b")); now.Config.CodeSha256 != oldB.Config.CodeSha256 {
 			t.Fatal("b's configuration changed before its new package was complete")
 		}
 		code.release()
 		if err := <-upload; err != nil {
 			t.Fatal(err)
 		}
-		if b, _ := tp.GetFunction("b"); b.Config.CodeSha256 != shaOf(pkg) || fileSha(t, b.CodePath) != shaOf(pkg) {
+		if b, _ := tp.GetFunction(ref("b")); b.Config.CodeSha256 != shaOf(pkg) || fileSha(t, b.CodePath) != shaOf(pkg) {
 			t.Fatalf("b's package after the update: %s", b.Config.CodeSha256)
 		}
 	})
@@ -197,7 +198,7 @@ func TestCreateThatLosesARaceGetsAConflictAndRemovesItsPackage(t *testing.T) {
 	if left, _ := os.ReadDir(tp.store.stagingDir()); len(left) != 0 {
 		t.Fatalf("the loser's package was left behind: %v", left)
 	}
-	r, _ := tp.GetFunction("r")
+	r, _ := tp.GetFunction(ref("r"))
 	if r.Config.CodeSha256 != won.CodeSha256 || fileSha(t, r.CodePath) != shaOf(agentZip) {
 		t.Fatal("the winner's package must be the one in place")
 	}
@@ -210,17 +211,18 @@ func TestCodeUpdatesCommitInTheOrderTheyFinishUploading(t *testing.T) {
 	first := newStallingReader(firstPkg)
 	defer first.release()
 	upload := make(chan error, 1)
-	go func() { _, err := tp.UpdateCode("u", first); upload <- err }()
+	go func() { _, err := tp.UpdateCode(key("u"), first, false); upload <- err }()
 	<-first.stalled
-	if _, err := tp.UpdateCode("u", bytes.NewReader(secondPkg)); err != nil {
+	if _, err := tp.UpdateCode(key("u"), bytes.NewReader(secondPkg), false); err != nil {
 		t.Fatal(err) // a stalled upload does not hold up another change of the same function
 	}
+	waitReady(t, tp.Platform, "u") // Lambda refuses an update while one is in progress
 	first.release()
 	if err := <-upload; err != nil {
 		t.Fatal(err)
 	}
 	// The first upload finished last, so its package wins, in memory and on disk alike.
-	u, _ := tp.GetFunction("u")
+	u, _ := tp.GetFunction(ref("u"))
 	if u.Config.CodeSha256 != shaOf(firstPkg) || fileSha(t, u.CodePath) != shaOf(firstPkg) {
 		t.Fatalf("memory says %s, disk has %s, want %s", u.Config.CodeSha256, fileSha(t, u.CodePath), shaOf(firstPkg))
 	}
@@ -232,9 +234,9 @@ func TestCodeUpdatesCommitInTheOrderTheyFinishUploading(t *testing.T) {
 func TestUpdateOrInvokeOfAMissingFunctionIsNotFound(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	for op, call := range map[string]func() error{
-		"UpdateCode":          func() error { _, err := tp.UpdateCode("gone", bytes.NewReader(agentZip)); return err },
-		"UpdateConfiguration": func() error { _, err := tp.UpdateConfiguration("gone", ConfigurationUpdate{}); return err },
-		"DeleteFunction":      func() error { return tp.DeleteFunction("gone") },
+		"UpdateCode":          func() error { _, err := tp.UpdateCode(key("gone"), bytes.NewReader(agentZip), false); return err },
+		"UpdateConfiguration": func() error { _, err := tp.UpdateConfiguration(key("gone"), ConfigurationUpdate{}); return err },
+		"DeleteFunction":      func() error { return tp.DeleteFunction(ref("gone")) },
 		"InvokeAsync":         func() error { return tp.InvokeAsync(InvokeRequest{Name: "gone", Payload: []byte("{}")}) },
 	} {
 		if err := call(); awsError(err).Code != "ResourceNotFoundException" {

@@ -31,6 +31,8 @@ type invocation struct {
 	done          chan result
 	// deadlineSpan is the function's timeout, for the message when it expires.
 	deadlineSpan time.Duration
+	// InvokedArn is the ARN the caller invoked: qualified when it named a version or alias.
+	InvokedArn string
 }
 
 // result is how an invocation ended.
@@ -48,7 +50,8 @@ type result struct {
 type Instance struct {
 	ID        string
 	Function  string
-	Version   int // configuration generation it was started with
+	Version   int     // configuration generation it was started with ($LATEST; 0 for a version)
+	pool      poolKey // the function and version it serves
 	Sandbox   *Sandbox
 	Created   time.Time
 	InitDur   time.Duration // process start → first /next, Lambda's "Init Duration"
@@ -138,7 +141,7 @@ func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Lambda-Runtime-Aws-Request-Id", inv.RequestID)
 	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.Deadline.UnixMilli(), 10))
-	h.Set("Lambda-Runtime-Invoked-Function-Arn", functionARN(in.Function))
+	h.Set("Lambda-Runtime-Invoked-Function-Arn", inv.InvokedArn)
 	h.Set("Lambda-Runtime-Trace-Id", inv.TraceID)
 	if inv.ClientContext != "" {
 		h.Set("Lambda-Runtime-Client-Context", inv.ClientContext)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,13 +27,15 @@ type invokeMeta struct {
 	MemoryMB   int
 	PeakBytes  int64
 	RequestID  string
+	Version    string // the version executed: X-Amz-Executed-Version
 	Logs       []byte
 }
 
 // InvokeRequest is one invocation as the API received it.
 type InvokeRequest struct {
 	Name      string // the function's name, already parsed out of an ARN or name:qualifier
-	Qualifier string // "" or "$LATEST" today; a version or alias once they exist
+	Region    string // the function's region; "" is us-east-1
+	Qualifier string // "", "$LATEST", a version number or an alias
 	Payload   []byte
 	// ClientContext is the decoded X-Amz-Client-Context (JSON), passed to the runtime as
 	// Lambda-Runtime-Client-Context; "" when the caller sent none.
@@ -44,32 +47,37 @@ type InvokeRequest struct {
 // Invoke runs one synchronous invocation. It returns errThrottled when the account's
 // concurrency is exhausted.
 func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invokeMeta, error) {
-	name, payload := req.Name, req.Payload
+	payload := req.Payload
 	meta := invokeMeta{RequestID: req.RequestID}
 	if meta.RequestID == "" {
 		meta.RequestID = newRevision()
 	}
 	p.mu.Lock()
-	f, ok := p.functions[name]
-	if !ok {
+	f, t, err := p.invocationTarget(req)
+	if err != nil {
 		p.mu.Unlock()
-		return result{}, meta, errNotFound(name)
+		return result{}, meta, err
 	}
 	slot, err := p.admit(f) // concurrency.go
 	if err != nil {
 		p.mu.Unlock()
 		return result{}, meta, err
 	}
-	cfg, gen := f.Config, f.Generation
-	in := p.popIdle(name, gen)
+	cfg, gen := t.config, f.Generation
+	pool := poolKey{f.key(), t.version}
+	if t.version != "$LATEST" {
+		gen = 0 // a version never changes: its instances have no generation to outlive
+	}
+	in := p.popIdle(pool, gen)
 	p.mu.Unlock()
 	defer func() { p.mu.Lock(); p.leave(slot); p.mu.Unlock() }()
 
 	meta.MemoryMB = cfg.MemorySize
+	meta.Version = t.version
 	for {
 		if in == nil {
 			var err error
-			if in, err = p.coldStart(ctx, f, cfg, gen); err != nil {
+			if in, err = p.coldStart(ctx, f, t, pool, gen, meta.RequestID); err != nil {
 				if ie, ok := err.(*initError); ok {
 					meta.Cold, meta.Logs = true, ie.logs // what the runtime printed before it failed
 					return result{Payload: ie.payload, FuncError: "Unhandled"}, meta, nil
@@ -81,7 +89,7 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 		meta.InstanceID = in.ID
 		span := time.Duration(cfg.Timeout) * time.Second
 		inv := &invocation{RequestID: meta.RequestID, Payload: payload, Deadline: time.Now().Add(span),
-			ClientContext: req.ClientContext, TraceID: newTraceID(time.Now()),
+			ClientContext: req.ClientContext, TraceID: newTraceID(time.Now()), InvokedArn: cfg.FunctionArn,
 			deadlineSpan: span, done: make(chan result, 1)}
 		mark := in.Logs.Mark()
 		t0 := time.Now()
@@ -100,10 +108,36 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 	}
 }
 
-// InvokeAsync queues an Event invocation and returns at once; the invocation waits for
-// capacity instead of being throttled, as Lambda's internal queue does.
+// invocationTarget finds what req invokes: the function and the version it names, which must be
+// Active. The caller holds p.mu.
+func (p *Platform) invocationTarget(req InvokeRequest) (*Function, target, error) {
+	ref := funcRef{fnKey{req.Region, req.Name}, req.Qualifier}
+	if ref.Region == "" {
+		ref.Region = defaultRegion
+	}
+	f, ok := p.functions[ref.fnKey]
+	if !ok {
+		return nil, target{}, errNotFound(ref.fnKey, ref.Qualifier)
+	}
+	t, err := p.resolve(f, ref)
+	if err == nil {
+		err = invocable(t.config)
+	}
+	return f, t, err
+}
+
+// poolKey names the warm instances of one version of a function ("$LATEST" or a number).
+type poolKey struct {
+	fnKey
+	Version string
+}
+
+// InvokeAsync queues an Event invocation and returns at once (async.go).
 func (p *Platform) InvokeAsync(req InvokeRequest) error {
-	if _, err := p.function(req.Name); err != nil {
+	p.mu.Lock()
+	_, _, err := p.invocationTarget(req)
+	p.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	p.wg.Add(1)
@@ -111,56 +145,47 @@ func (p *Platform) InvokeAsync(req InvokeRequest) error {
 	return nil
 }
 
-func (p *Platform) invokeAsync(req InvokeRequest) {
-	defer p.wg.Done()
-	name := req.Name
-	for {
-		_, meta, err := p.Invoke(p.ctx, req)
-		if errors.Is(err, errThrottled) {
-			select {
-			case <-p.ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-				continue
-			}
-		}
-		if err != nil {
-			log.Printf("async invoke %s: %v", name, err)
-		} else if len(meta.Logs) > 0 {
-			log.Printf("async invoke %s on %s done in %s", name, meta.InstanceID, meta.Duration)
-		}
-		return
-	}
-}
-
-// popIdle takes the most recently used warm instance of the current generation whose process
-// still runs.
-func (p *Platform) popIdle(name string, gen int) *Instance {
-	list := p.idle[name]
+// popIdle takes the most recently used warm instance of the pool's current generation whose
+// process still runs.
+func (p *Platform) popIdle(pool poolKey, gen int) *Instance {
+	list := p.idle[pool]
 	for len(list) > 0 {
 		in := list[len(list)-1]
 		list = list[:len(list)-1]
 		if in.Version == gen && !in.exited() {
-			p.idle[name] = list
+			p.idle[pool] = list
 			in.busy = true
 			return in
 		}
 		delete(p.instances, in.ID)
 		go in.close()
 	}
-	p.idle[name] = list
+	p.idle[pool] = list
 	return nil
+}
+
+// current says whether an instance still runs what its pool serves: the function's generation
+// of $LATEST, or a version that still exists. The caller holds p.mu.
+func (p *Platform) current(in *Instance) bool {
+	f := p.functions[in.pool.fnKey]
+	switch {
+	case f == nil:
+		return false
+	case in.pool.Version == "$LATEST":
+		return f.Generation == in.Version
+	default:
+		return f.version(in.pool.Version) != nil
+	}
 }
 
 // release returns an instance to the warm pool, or destroys it when it died or is outdated.
 func (p *Platform) release(in *Instance, killed bool) {
 	p.mu.Lock()
 	in.invokes++
-	f := p.functions[in.Function]
 	// An instance whose process has exited (after answering, as aws-lambda-go does after a
 	// panic) must never be handed another invocation; dropWhenExited catches one that exits
 	// once pooled.
-	if killed || in.exited() || f == nil || f.Generation != in.Version || p.ctx.Err() != nil {
+	if killed || in.exited() || !p.current(in) || p.ctx.Err() != nil {
 		delete(p.instances, in.ID)
 		p.mu.Unlock()
 		in.close()
@@ -168,20 +193,25 @@ func (p *Platform) release(in *Instance, killed bool) {
 	}
 	in.busy = false
 	in.lastUsed = time.Now()
-	p.idle[in.Function] = append(p.idle[in.Function], in)
+	p.idle[in.pool] = append(p.idle[in.pool], in)
 	in.freezer.park(in.Sandbox)
 	p.mu.Unlock()
 }
 
-func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfiguration, gen int) (*Instance, error) {
+func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool poolKey, gen int, requestID string) (*Instance, error) {
+	cfg := t.config
 	p.mu.Lock()
 	p.seq++
 	id := fmt.Sprintf("%s-%d-%d", cfg.FunctionName, gen, p.seq)
+	if pool.Version != "$LATEST" {
+		id = fmt.Sprintf("%s-v%s-%d", cfg.FunctionName, pool.Version, p.seq)
+	}
 	p.mu.Unlock()
 	in, err := newInstance(id, cfg.FunctionName, gen)
 	if err != nil {
 		return nil, err
 	}
+	in.pool = pool
 	in.busy = true
 	limits, err := LimitsFor(p.profileOf(f), cfg.MemorySize, cfg.EphemeralStorage.Size)
 	if err != nil {
@@ -204,7 +234,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 		runtimeAPI = "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
 	}
 	sb, err := StartSandbox(SandboxOptions{
-		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: p.store.codePath(cfg.FunctionName),
+		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: t.codePath,
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
 		LayerZips: p.layerZips(cfg.Layers), // layers.go: mounted at /opt
@@ -214,6 +244,10 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, cfg FunctionConfi
 		in.close()
 		if logFile != nil {
 			logFile.Close()
+		}
+		var ee *entrypointError
+		if errors.As(err, &ee) {
+			return nil, &initError{payload: lambdaError("Runtime.InvalidEntrypoint", "RequestId: "+requestID+" Error: "+ee.msg)}
 		}
 		return nil, &initError{payload: lambdaError("Runtime.SandboxError", err.Error())}
 	}
@@ -249,10 +283,10 @@ func (p *Platform) dropWhenExited(in *Instance) {
 		return
 	}
 	delete(p.instances, in.ID)
-	list := p.idle[in.Function]
+	list := p.idle[in.pool]
 	for i, x := range list {
 		if x == in {
-			p.idle[in.Function] = append(list[:i:i], list[i+1:]...)
+			p.idle[in.pool] = append(list[:i:i], list[i+1:]...)
 			break
 		}
 	}
@@ -306,6 +340,10 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 // Lambda's unreserved defaults, then the function's variables, then the reserved ones. For
 // provided.* Lambda leaves AWS_EXECUTION_ENV and _X_AMZN_TRACE_ID unset (the runtime sets the
 // latter from Lambda-Runtime-Trace-Id); faascope's own profile is in FAASCOPE_PROFILE.
+// logStreamGUID is the execution environment's id in AWS_LAMBDA_LOG_STREAM_NAME: 32 hex digits
+// on Lambda ("2024/01/02/[$LATEST]0123…"), whatever the platform calls the instance.
+func logStreamGUID() string { return strings.ReplaceAll(newRevision(), "-", "") }
+
 func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits, runtimeAPI string) []string {
 	env := runtimeDefaults()
 	if cfg.Environment != nil {
@@ -324,11 +362,11 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 		"AWS_LAMBDA_RUNTIME_API="+runtimeAPI,
 		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(cfg.MemorySize),
-		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_FUNCTION_VERSION="+cfg.Version,
 		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/"+cfg.FunctionName,
-		"AWS_LAMBDA_LOG_STREAM_NAME="+time.Now().UTC().Format("2006/01/02")+"/[$LATEST]"+in.ID,
+		"AWS_LAMBDA_LOG_STREAM_NAME="+time.Now().UTC().Format("2006/01/02")+"/["+cfg.Version+"]"+logStreamGUID(),
 		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
-		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_REGION="+in.pool.Region, "AWS_DEFAULT_REGION="+in.pool.Region,
 		"AWS_ACCESS_KEY_ID="+FunctionAccessKeyID, "AWS_SECRET_ACCESS_KEY="+FunctionSecretAccessKey,
 		"LAMBDA_TASK_ROOT="+sandboxTaskRoot, "LAMBDA_RUNTIME_DIR="+sandboxRuntimeDir,
 		"_HANDLER="+cfg.Handler,

@@ -211,7 +211,7 @@ func TestLayersMountedInOrderAtOpt(t *testing.T) {
 	if _, err := os.Stat(zipPath); err != nil {
 		t.Fatalf("the deleted version's zip is kept while used: %v", err)
 	}
-	tp.DeleteFunction("layered")
+	tp.DeleteFunction(ref("layered"))
 	if _, err := os.Stat(zipPath); !os.IsNotExist(err) {
 		t.Fatalf("the deleted version's zip goes with its last user: %v", err)
 	}

@@ -199,6 +199,7 @@ func TestRuntimeAPIConnectionFloodLeavesThePlatformUp(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("CreateFunction of another function during the flood: %d %s", resp.StatusCode, body)
 	}
+	waitReady(t, tp.Platform, "other")
 	if _, r, body := tp.invoke("other", `{"workload":{"kind":"noop"}}`); !r.OK {
 		t.Fatalf("another function's invoke during the flood: %s", body)
 	}
@@ -334,7 +335,7 @@ func TestOversizedCodeBodyIsRefusedWithoutBuffering(t *testing.T) {
 	}
 	// A package within the limits still goes through the streaming path byte for byte.
 	tp.create("fits", nil)
-	if fn, _ := tp.GetFunction("fits"); fn.Config.CodeSha256 != shaOf(agentZip) {
+	if fn, _ := tp.GetFunction(ref("fits")); fn.Config.CodeSha256 != shaOf(agentZip) {
 		t.Fatalf("package changed on the way: %s vs %s", fn.Config.CodeSha256, shaOf(agentZip))
 	}
 }
@@ -444,7 +445,7 @@ func TestZipBombIsRefusedAtUpload(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) {
 		t.Fatalf("update with a zip bomb: %d %s", resp.StatusCode, body)
 	}
-	if fn, _ := tp.GetFunction("victim"); fn.Config.CodeSha256 != shaOf(agentZip) || fileSha(t, fn.CodePath) != shaOf(agentZip) {
+	if fn, _ := tp.GetFunction(ref("victim")); fn.Config.CodeSha256 != shaOf(agentZip) || fileSha(t, fn.CodePath) != shaOf(agentZip) {
 		t.Errorf("a refused update changed the package")
 	}
 

@@ -32,17 +32,20 @@ type Config struct {
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
 	Token          string        // when set, API calls must present it (see authorized)
 	S3             S3Config      // where Code.S3Bucket/S3Key are read from (s3code.go); zero = nowhere
+	// AsyncRetryDelays are the waits before each retry of a failed Event invocation; nil is
+	// Lambda's (1 min, 2 min), empty means no retries (async.go).
+	AsyncRetryDelays []time.Duration
 }
 
 // Platform is the running local FaaS platform.
 type Platform struct {
 	cfg       Config
 	store     functionStore
-	cgroupDir string                 // parent cgroup for this platform's sandboxes
-	commitMu  sync.Mutex             // serialises changes to functions (see functions.go); outside mu
-	mu        sync.Mutex             // guards the tables below; never held across disk I/O
-	functions map[string]*Function   // published, never modified in place
-	idle      map[string][]*Instance // per function, most recently used last
+	cgroupDir string                  // parent cgroup for this platform's sandboxes
+	commitMu  sync.Mutex              // serialises changes to functions (see functions.go); outside mu
+	mu        sync.Mutex              // guards the tables below; never held across disk I/O
+	functions map[fnKey]*Function     // published, never modified in place
+	idle      map[poolKey][]*Instance // per function version, most recently used last
 	instances map[string]*Instance
 	inFlight  int
 	seq       int
@@ -54,7 +57,7 @@ type Platform struct {
 	// Concurrency pools (concurrency.go): invocations in flight in the unreserved pool and per
 	// function with a reservation, and the sum of all reservations; guarded by mu.
 	unreservedInFlight int
-	reservedInFlight   map[string]int
+	reservedInFlight   map[fnKey]int
 	reservedSum        int
 	layers             map[string]map[int64]*layerVersion // name → version → layer version (layers.go); guarded by mu
 	s3                 *s3Source                          // nil without --s3-endpoint (s3code.go)
@@ -81,8 +84,8 @@ func New(cfg Config) (*Platform, error) {
 	p := &Platform{
 		cfg: cfg, store: functionStore{dir: filepath.Join(abs, "functions")},
 		cgroupDir: "faascope/" + hex.EncodeToString(sum[:6]),
-		idle:      map[string][]*Instance{}, instances: map[string]*Instance{},
-		logDir: filepath.Join(abs, "logs"), reservedInFlight: map[string]int{},
+		idle:      map[poolKey][]*Instance{}, instances: map[string]*Instance{},
+		logDir: filepath.Join(abs, "logs"), reservedInFlight: map[fnKey]int{},
 	}
 	if p.s3, err = newS3Source(cfg.S3); err != nil {
 		return nil, fmt.Errorf("s3: %w", err)
@@ -117,6 +120,7 @@ func New(cfg Config) (*Platform, error) {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.resumePreparing()
 	p.wg.Add(1)
 	go p.reap()
 	return p, nil
@@ -130,6 +134,7 @@ func (p *Platform) cleanStale() {
 		os.RemoveAll(filepath.Join(p.sandboxRoot(), e.Name()))
 	}
 	p.store.clearStaging()
+	os.RemoveAll(p.prepareDir())
 	if p.cfg.Isolation == "namespaces" {
 		RemoveStaleCgroups(p.cgroupDir)
 	}
@@ -144,7 +149,7 @@ func (p *Platform) Close() {
 		all = append(all, in)
 	}
 	p.instances = map[string]*Instance{}
-	p.idle = map[string][]*Instance{}
+	p.idle = map[poolKey][]*Instance{}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, in := range all {
@@ -183,18 +188,18 @@ func (p *Platform) reap() {
 		now := time.Now()
 		var evict []*Instance
 		p.mu.Lock()
-		for name, list := range p.idle {
-			f := p.functions[name]
+		for pool, list := range p.idle {
+			f := p.functions[pool.fnKey]
 			keep := list[:0]
 			for _, in := range list {
-				if f == nil || in.Version != f.Generation || now.Sub(in.lastUsed) >= p.keepAlive(f) {
+				if !p.current(in) || now.Sub(in.lastUsed) >= p.keepAlive(f) {
 					evict = append(evict, in)
 					delete(p.instances, in.ID)
 				} else {
 					keep = append(keep, in)
 				}
 			}
-			p.idle[name] = keep
+			p.idle[pool] = keep
 		}
 		p.mu.Unlock()
 		for _, in := range evict {
@@ -272,18 +277,33 @@ func (p *Platform) Instances() []InstanceInfo {
 	return out
 }
 
-// retire closes a function's idle instances (after an update or delete); busy ones retire
-// when they finish because their generation no longer matches.
-func (p *Platform) retireIdle(name string) {
+// retireIdle closes the idle instances of a function's version (after an update or delete);
+// busy ones retire when they finish because they are no longer current.
+func (p *Platform) retireIdle(pool poolKey) {
 	p.mu.Lock()
-	list := p.idle[name]
-	delete(p.idle, name)
+	list := p.idle[pool]
+	delete(p.idle, pool)
 	for _, in := range list {
 		delete(p.instances, in.ID)
 	}
 	p.mu.Unlock()
 	for _, in := range list {
 		go in.close()
+	}
+}
+
+// retireFunction retires the idle instances of every version of a function.
+func (p *Platform) retireFunction(key fnKey) {
+	p.mu.Lock()
+	var pools []poolKey
+	for pool := range p.idle {
+		if pool.fnKey == key {
+			pools = append(pools, pool)
+		}
+	}
+	p.mu.Unlock()
+	for _, pool := range pools {
+		p.retireIdle(pool)
 	}
 }
 

@@ -147,6 +147,32 @@ func (tp *testPlatform) create(name string, extra map[string]any) {
 	if resp.StatusCode != http.StatusCreated {
 		tp.t.Fatalf("create %s: %d %s", name, resp.StatusCode, body)
 	}
+	waitReady(tp.t, tp.Platform, name) // as boto3's function_active_v2 waiter does
+}
+
+// key and ref name a us-east-1 function (and no version) for the core's calls.
+func key(name string) fnKey   { return fnKey{defaultRegion, name} }
+func ref(name string) funcRef { return funcRef{fnKey: key(name)} }
+
+// waitReady waits until a function is Active and its last update done, as boto3's
+// function_active_v2 and function_updated_v2 waiters do before invoking or updating.
+func waitReady(t *testing.T, p *Platform, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fn, err := p.GetFunction(ref(name))
+		if err != nil {
+			t.Fatalf("wait for %s: %v", name, err)
+		}
+		c := fn.Config
+		if c.State == "Active" && c.LastUpdateStatus == "Successful" {
+			return
+		}
+		if c.State == "Failed" || c.LastUpdateStatus == "Failed" || time.Now().After(deadline) {
+			t.Fatalf("%s did not become ready: %+v", name, c)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 type agentReply struct {
@@ -386,7 +412,7 @@ func TestPlatformRestartKeepsFunctionsAndCleansSandboxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p2.Close()
-	if _, err := p2.GetFunction("kept"); err != nil {
+	if _, err := p2.GetFunction(ref("kept")); err != nil {
 		t.Fatal("function lost across restart")
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
@@ -580,6 +606,7 @@ func TestRuntimeCrashMidInvocationIsAFunctionError(t *testing.T) {
 	if resp, body := tp.call("POST", "/2015-03-31/functions", req, nil); resp.StatusCode != 201 {
 		t.Fatal(string(body))
 	}
+	waitReady(t, tp.Platform, "crash")
 	for i := 0; i < 2; i++ { // and again: the platform recovers with a fresh instance
 		resp, _, body := tp.invoke("crash", `{}`)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Amz-Function-Error") != "Unhandled" || !strings.Contains(string(body), "Runtime.ExitError") {

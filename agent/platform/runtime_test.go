@@ -49,7 +49,7 @@ func probe(t *testing.T, extra map[string][]byte) []byte {
 	return zipOf(map[string]string{"bootstrap": probeBin}, extra)
 }
 
-func (tp *testPlatform) createProbe(name string, extra map[string]any, files map[string][]byte) {
+func (tp *testPlatform) createGoProbe(name string, extra map[string]any, files map[string][]byte) {
 	tp.t.Helper()
 	req := map[string]any{"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(probe(tp.t, files))}}
 	for k, v := range extra {
@@ -80,7 +80,7 @@ func decodeMap(t *testing.T, b []byte) map[string]string {
 
 func TestRuntimeThatExitsAfterAnsweringIsNeverReused(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	tp.createProbe("quitter", nil, nil)
+	tp.createGoProbe("quitter", nil, nil)
 	for i := 0; i < 4; i++ {
 		// aws-lambda-go after a panic: posts /error, then exits.
 		res, meta := tp.invokeDirect(InvokeRequest{Name: "quitter", Payload: []byte(`{"op":"exit-after-answer"}`)})
@@ -116,7 +116,7 @@ func TestRuntimeThatExitsAfterAnsweringIsNeverReused(t *testing.T) {
 
 func TestSandboxEnvironmentIsLambdasForProvidedRuntimes(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	tp.createProbe("env", map[string]any{"Environment": map[string]any{"Variables": map[string]string{
+	tp.createGoProbe("env", map[string]any{"Environment": map[string]any{"Variables": map[string]string{
 		"MY_VAR": "mine", "AWS_LAMBDA_EXEC_WRAPPER": "/opt/wrapper", "LANG": "C.UTF-8"}}}, nil)
 	res, _ := tp.invokeDirect(InvokeRequest{Name: "env", Payload: []byte(`{"op":"env"}`)})
 	env := decodeMap(t, res.Payload)
@@ -163,7 +163,7 @@ func TestSandboxEnvironmentIsLambdasForProvidedRuntimes(t *testing.T) {
 
 func TestReservedEnvironmentVariablesAreRefused(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	tp.createProbe("res", nil, nil)
+	tp.createGoProbe("res", nil, nil)
 	const prefix = "Lambda was unable to configure your environment variables because the environment variables " +
 		"you have provided contains reserved keys that are currently not supported for modification. Reserved keys used in this request: "
 	for _, vars := range []map[string]string{
@@ -207,7 +207,7 @@ func TestReservedEnvironmentVariablesAreRefused(t *testing.T) {
 
 func TestEnvironmentOver4KBIsRefused(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	tp.createProbe("big", nil, nil)
+	tp.createGoProbe("big", nil, nil)
 	// {"A":"<v>"} is 8 bytes plus the value: 4096 fits, 4097 does not.
 	for _, n := range []int{4096 - 8, 4096 - 7} {
 		vars := map[string]string{"A": strings.Repeat("x", n)}
@@ -226,7 +226,7 @@ func TestEnvironmentOver4KBIsRefused(t *testing.T) {
 
 func TestRuntimeAPIHeaders(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	tp.createProbe("hdr", nil, nil)
+	tp.createGoProbe("hdr", nil, nil)
 	cc := `{"client":{"installation_id":"i-1"},"custom":{"k":"v"},"env":{}}`
 	res, meta := tp.invokeDirect(InvokeRequest{Name: "hdr", Payload: []byte(`{"op":"headers"}`), ClientContext: cc})
 	h := decodeMap(t, res.Payload)
@@ -260,7 +260,7 @@ func TestRuntimeAPIHeaders(t *testing.T) {
 
 func TestStreamingAndCutResponsesAreFunctionErrors(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	tp.createProbe("stream", nil, nil)
+	tp.createGoProbe("stream", nil, nil)
 	// A streamed response that completes is the function's answer (its chunks, as a buffered
 	// Invoke returns them).
 	res, _ := tp.invokeDirect(InvokeRequest{Name: "stream", Payload: []byte(`{"op":"stream-ok"}`)})
@@ -299,7 +299,7 @@ func TestMaxMemoryUsedCountsFileBackedPages(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i)
 	}
-	tp.createProbe("mem", map[string]any{"MemorySize": 512}, map[string][]byte{"data.bin": data})
+	tp.createGoProbe("mem", map[string]any{"MemorySize": 512}, map[string][]byte{"data.bin": data})
 	_, base := tp.invokeDirect(InvokeRequest{Name: "mem", Payload: []byte(`{"op":"noop"}`)})
 	res, mapped := tp.invokeDirect(InvokeRequest{Name: "mem", Payload: []byte(`{"op":"mapfile","path":"/var/task/data.bin"}`)})
 	if res.FuncError != "" {
@@ -312,14 +312,14 @@ func TestMaxMemoryUsedCountsFileBackedPages(t *testing.T) {
 		t.Fatalf("Max Memory Used left out the %d MB of file-backed pages the function mapped: %d MB → %d MB",
 			size>>20, base.PeakBytes>>20, mapped.PeakBytes>>20)
 	}
-	tp.createProbe("anon", map[string]any{"MemorySize": 512}, nil)
+	tp.createGoProbe("anon", map[string]any{"MemorySize": 512}, nil)
 	_, base = tp.invokeDirect(InvokeRequest{Name: "anon", Payload: []byte(`{"op":"noop"}`)})
 	_, alloc := tp.invokeDirect(InvokeRequest{Name: "anon", Payload: []byte(fmt.Sprintf(`{"op":"alloc","bytes":%d}`, size))})
 	t.Logf("anonymous: baseline %d MB, after %d MB %d MB", base.PeakBytes>>20, size>>20, alloc.PeakBytes>>20)
 	if alloc.PeakBytes-base.PeakBytes < size*9/10 {
 		t.Fatalf("anonymous memory under-counted: %d MB → %d MB", base.PeakBytes>>20, alloc.PeakBytes>>20)
 	}
-	tp.createProbe("tmp", map[string]any{"MemorySize": 512}, nil)
+	tp.createGoProbe("tmp", map[string]any{"MemorySize": 512}, nil)
 	_, base = tp.invokeDirect(InvokeRequest{Name: "tmp", Payload: []byte(`{"op":"noop"}`)})
 	_, wrote := tp.invokeDirect(InvokeRequest{Name: "tmp", Payload: []byte(fmt.Sprintf(`{"op":"tmpfile","bytes":%d}`, size))})
 	t.Logf("/tmp: baseline %d MB, after writing %d MB %d MB", base.PeakBytes>>20, size>>20, wrote.PeakBytes>>20)

@@ -107,7 +107,7 @@ func TestCodeFromS3(t *testing.T) {
 	tp := startPlatform(t, Config{S3: cfg})
 
 	tp.create("froms3", map[string]any{"Code": map[string]string{"S3Bucket": "deploy", "S3Key": "agent.zip"}})
-	fn, _ := tp.GetFunction("froms3")
+	fn, _ := tp.GetFunction(ref("froms3"))
 	if fn.Config.CodeSize != int64(len(agentZip)) {
 		t.Fatalf("CodeSize %d, want %d", fn.Config.CodeSize, len(agentZip))
 	}
@@ -124,10 +124,12 @@ func TestCodeFromS3(t *testing.T) {
 		"Layers": []string{layerVersionARN("s3layer", 1)}}, nil); resp.StatusCode != 200 {
 		t.Fatalf("use the layer: %d %s", resp.StatusCode, body)
 	}
+	waitReady(t, tp.Platform, "froms3") // as boto3's function_updated_v2 waiter does
 	resp, body = tp.call("PUT", "/2015-03-31/functions/froms3/code", map[string]string{"S3Bucket": "deploy", "S3Key": "runtime.zip"}, nil)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"CodeSize":`+strconv.Itoa(len(runtimeZip))) {
 		t.Fatalf("UpdateFunctionCode from S3: %d %s", resp.StatusCode, body)
 	}
+	waitReady(t, tp.Platform, "froms3")
 	if _, r, body := tp.invokeRuntime("froms3", map[string]any{"read": []string{"/opt/from-s3.txt"}}); r.Files["/opt/from-s3.txt"] != "layer from S3" {
 		t.Fatalf("the new code from S3 with the layer from S3: %s", body)
 	}

@@ -3,7 +3,6 @@ package platform
 import (
 	"archive/zip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,11 +106,11 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	}
 	// Lambda runs /var/task/bootstrap, else /opt/bootstrap: a custom runtime may come in a layer.
 	entry := "/var/task/bootstrap"
-	if _, err = os.Stat(filepath.Join(task, "bootstrap")); err != nil {
-		if _, err = os.Stat(filepath.Join(opt, "bootstrap")); opt == "" || err != nil {
-			return sb, errors.New("the function package has no bootstrap at its root (nor has any of its layers)")
+	if err = checkEntrypoint(filepath.Join(task, "bootstrap")); err != nil {
+		if opt == "" || checkEntrypoint(filepath.Join(opt, "bootstrap")) != nil {
+			return sb, err
 		}
-		entry = "/opt/bootstrap"
+		entry, err = "/opt/bootstrap", nil
 	}
 	if !o.Isolate {
 		return sb, sb.startPlain(o, task, opt, entry, t0)
@@ -315,6 +314,24 @@ func makeExt4(path string, size int64) error {
 		"-m", "0", path).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// entrypointError is a package whose bootstrap is missing or cannot be executed: Lambda
+// accepts such a package and fails its invocations with Runtime.InvalidEntrypoint.
+type entrypointError struct{ msg string }
+
+func (e *entrypointError) Error() string { return e.msg }
+
+// checkEntrypoint finds the bootstrap a provided.* runtime starts, with Lambda's messages.
+func checkEntrypoint(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return &entrypointError{"Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]"}
+	}
+	if fi.Mode()&0o111 == 0 {
+		return &entrypointError{"fork/exec /var/task/bootstrap: permission denied"}
 	}
 	return nil
 }

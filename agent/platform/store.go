@@ -8,12 +8,41 @@ import (
 	"path/filepath"
 )
 
-// functionStore persists functions under dataDir/functions/<name>/ so a restarted platform
-// still knows them.
+// functionStore persists functions under dataDir/functions/<name>/ (us-east-1) or
+// <name>.<region>/ (other regions; names have no dots) so a restarted platform still knows
+// them. A function's directory holds function.json (configuration, tags, versions, aliases),
+// code.zip ($LATEST's package) and versions/<n>.zip (hard links to the package each version
+// was published with: code.zip is replaced by a rename, never rewritten, so a link keeps the
+// old package at no cost).
 type functionStore struct{ dir string }
 
-func (s functionStore) codePath(name string) string {
-	return filepath.Join(s.dir, name, "code.zip")
+func (s functionStore) funcDir(k fnKey) string {
+	if k.Region == defaultRegion {
+		return filepath.Join(s.dir, k.Name)
+	}
+	return filepath.Join(s.dir, k.Name+"."+k.Region)
+}
+
+func (s functionStore) codePath(k fnKey) string {
+	return filepath.Join(s.funcDir(k), "code.zip")
+}
+
+func (s functionStore) versionCodePath(k fnKey, version string) string {
+	return filepath.Join(s.funcDir(k), "versions", version+".zip")
+}
+
+// linkVersion keeps $LATEST's current package as a version's.
+func (s functionStore) linkVersion(k fnKey, version string) error {
+	dst := s.versionCodePath(k, version)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	os.Remove(dst) // left by a publish whose function.json was never written
+	return os.Link(s.codePath(k), dst)
+}
+
+func (s functionStore) removeVersion(k fnKey, version string) error {
+	return os.Remove(s.versionCodePath(k, version))
 }
 
 // stagingDir holds packages being uploaded. It lies inside the store so that committing one is
@@ -80,22 +109,30 @@ func (c *stagedCode) discard() {
 // commit makes f's state the persisted one, moving code (when not nil) into place as its
 // package. The caller serialises commits of the same function.
 func (s functionStore) commit(f *Function, code *stagedCode) error {
-	d := filepath.Join(s.dir, f.Config.FunctionName)
-	if err := os.MkdirAll(d, 0o700); err != nil {
+	if err := s.placeCode(f.key(), code); err != nil {
 		return err
 	}
-	if code != nil {
-		if err := os.Rename(code.path, s.codePath(f.Config.FunctionName)); err != nil {
-			return err
-		}
-		code.path = ""
-	}
 	b, _ := json.MarshalIndent(f, "", " ")
-	return writeAtomic(filepath.Join(d, "function.json"), b)
+	return writeAtomic(filepath.Join(s.funcDir(f.key()), "function.json"), b)
 }
 
-func (s functionStore) remove(name string) error {
-	return os.RemoveAll(filepath.Join(s.dir, name))
+// placeCode moves a staged package into place as a function's (nothing when code is nil).
+func (s functionStore) placeCode(k fnKey, code *stagedCode) error {
+	if err := os.MkdirAll(s.funcDir(k), 0o700); err != nil {
+		return err
+	}
+	if code == nil {
+		return nil
+	}
+	if err := os.Rename(code.path, s.codePath(k)); err != nil {
+		return err
+	}
+	code.path = ""
+	return nil
+}
+
+func (s functionStore) remove(k fnKey) error {
+	return os.RemoveAll(s.funcDir(k))
 }
 
 // clearStaging removes what uploads cut short by a crash left behind.
@@ -103,8 +140,8 @@ func (s functionStore) clearStaging() error {
 	return os.RemoveAll(s.stagingDir())
 }
 
-func (s functionStore) loadAll() (map[string]*Function, error) {
-	out := map[string]*Function{}
+func (s functionStore) loadAll() (map[fnKey]*Function, error) {
+	out := map[fnKey]*Function{}
 	entries, err := os.ReadDir(s.dir)
 	if os.IsNotExist(err) {
 		return out, nil
@@ -121,7 +158,7 @@ func (s functionStore) loadAll() (map[string]*Function, error) {
 		if err := json.Unmarshal(b, &f); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
 		}
-		out[f.Config.FunctionName] = &f
+		out[f.key()] = &f
 	}
 	return out, nil
 }

@@ -24,21 +24,21 @@ const (
 // taggableARN is a function ARN, optionally qualified (which AWS refuses with its own message).
 var taggableARN = regexp.MustCompile(`^arn:(aws[a-zA-Z-]*):lambda:([a-z0-9-]+):(\d{12}):function:([a-zA-Z0-9_-]{1,64})(:(\$LATEST|[a-zA-Z0-9_-]+))?$`)
 
-// functionOfARN resolves the resource of a tags request to a function name.
-func functionOfARN(arn string) (string, error) {
+// functionOfARN resolves the resource of a tags request to a function (in the ARN's region).
+func functionOfARN(arn string) (fnKey, error) {
 	m := taggableARN.FindStringSubmatch(arn)
 	if m == nil {
-		return "", &apiError{http.StatusBadRequest, "ValidationException",
+		return fnKey{}, &apiError{http.StatusBadRequest, "ValidationException",
 			"1 validation error detected: Value '" + arn + "' at 'resource' failed to satisfy constraint: " +
 				"Member must satisfy regular expression pattern: arn:(aws[a-zA-Z-]*)?:lambda:[a-z0-9-]+:\\d{12}:function:[a-zA-Z0-9-_]+", ""}
 	}
 	if m[5] != "" {
-		return "", errInvalid("Tags on function aliases and versions are not supported. Please specify a function ARN.")
+		return fnKey{}, errInvalid("Tags on function aliases and versions are not supported. Please specify a function ARN.")
 	}
 	if m[3] != accountID { // another account's function: none this platform knows
-		return "", &apiError{http.StatusNotFound, "ResourceNotFoundException", "Function not found: " + arn, ""}
+		return fnKey{}, &apiError{http.StatusNotFound, "ResourceNotFoundException", "Function not found: " + arn, ""}
 	}
-	return m[4], nil
+	return fnKey{m[2], m[4]}, nil
 }
 
 // checkTagLimits applies Lambda's limits to a function's whole set of tags.
@@ -105,8 +105,8 @@ func (p *Platform) ListTags(arn string) (map[string]string, error) {
 
 // retag applies a change to a copy of the function's tags and commits it; a change of any
 // faascope:* tag starts a new generation (warm instances retire), others leave instances be.
-func (p *Platform) retag(name string, change func(map[string]string)) error {
-	_, err := p.amend(name, nil, func(next *Function) error {
+func (p *Platform) retag(key fnKey, change func(map[string]string)) error {
+	_, err := p.replace(key, func(next *Function) error {
 		tags := maps.Clone(next.Tags)
 		if tags == nil {
 			tags = map[string]string{}

@@ -33,7 +33,7 @@ func wantAPIError(t *testing.T, what string, resp *http.Response, body []byte, s
 func TestTagsAPI(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	tp.create("tagged", map[string]any{"Tags": map[string]string{"team": "io"}})
-	arn := functionARN("tagged")
+	arn := key("tagged").arn()
 	if got := tp.listTags(arn); len(got) != 1 || got["team"] != "io" {
 		t.Fatalf("tags from create: %v", got)
 	}
@@ -50,13 +50,13 @@ func TestTagsAPI(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != `{"Tags":{"team":"storage"}}`+"\n" {
 		t.Fatalf("ListTags after tag and untag: %d %s", resp.StatusCode, body)
 	}
-	if fn, _ := tp.GetFunction("tagged"); fn.Tags["team"] != "storage" || len(fn.Tags) != 1 {
+	if fn, _ := tp.GetFunction(ref("tagged")); fn.Tags["team"] != "storage" || len(fn.Tags) != 1 {
 		t.Fatalf("GetFunction's tags: %v", fn.Tags)
 	}
 
-	resp, body = tp.call("GET", tagsPath(functionARN("nope")), nil, nil)
-	wantAPIError(t, "unknown function", resp, body, 404, "ResourceNotFoundException", "Function not found: "+functionARN("nope"))
-	resp, body = tp.call("POST", tagsPath(functionARN("nope")), map[string]any{"Tags": map[string]string{"a": "b"}}, nil)
+	resp, body = tp.call("GET", tagsPath(key("nope").arn()), nil, nil)
+	wantAPIError(t, "unknown function", resp, body, 404, "ResourceNotFoundException", "Function not found: "+key("nope").arn())
+	resp, body = tp.call("POST", tagsPath(key("nope").arn()), map[string]any{"Tags": map[string]string{"a": "b"}}, nil)
 	wantAPIError(t, "tag unknown function", resp, body, 404, "ResourceNotFoundException", "Function not found")
 	resp, body = tp.call("GET", tagsPath("tagged"), nil, nil)
 	wantAPIError(t, "a name, not an ARN", resp, body, 400, "ValidationException", "failed to satisfy constraint")
@@ -89,7 +89,7 @@ func TestTagsAPI(t *testing.T) {
 func TestTaggingPlatformTagsChangesBehaviour(t *testing.T) {
 	tp := startPlatform(t, Config{KeepAlive: time.Hour})
 	tp.create("steer", nil)
-	arn := functionARN("steer")
+	arn := key("steer").arn()
 	noop := `{"workload":{"kind":"noop"}}`
 	tp.invoke("steer", noop)
 	if resp, body := tp.call("POST", tagsPath(arn), map[string]any{"Tags": map[string]string{"owner": "me"}}, nil); resp.StatusCode != 204 {

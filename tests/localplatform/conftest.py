@@ -47,6 +47,9 @@ def make_function(lambda_client, agent_zip, request):
             Handler="bootstrap", Code={"ZipFile": kw.pop("zip", agent_zip)}, MemorySize=memory,
             Timeout=timeout, Tags={"faascope:profile": profile, **kw.pop("tags", {})}, **kw)
         created.append(name)
+        # Like Lambda, the platform answers Pending and refuses invocations until Active.
+        lambda_client.get_waiter("function_active_v2").wait(
+            FunctionName=name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 300})
         return name
 
     yield make

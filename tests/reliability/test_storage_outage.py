@@ -29,6 +29,7 @@ def test_redis_outage_is_a_recorded_error_then_recovers(tmp_path):
         lam.create_function(FunctionName="kv", Runtime="provided.al2023", Role="r", Handler="bootstrap",
                             Code={"ZipFile": build_zip(tmp_path / "fn.zip").read_bytes()}, MemorySize=256,
                             Timeout=30, Environment={"Variables": {"FAASCOPE_REDIS_URL": redis.endpoint}})
+        lam.get_waiter("function_active_v2").wait(FunctionName="kv", WaiterConfig={"Delay": 0.1})
         put = {"workload": {"kind": "kv", "op": "put", "item_size": 256, "count": 20, "max_attempts": 2,
                             "timeout_ms": 500}}
 

@@ -71,6 +71,9 @@ def make_function(lambda_client, agent_zip, stand_ins, request):
             Handler="bootstrap", Code={"ZipFile": agent_zip}, MemorySize=memory, Timeout=120,
             Environment={"Variables": variables}, Tags={"faascope:profile": "lambda", **(tags or {})})
         created.append(name)
+        # Like Lambda, the platform answers Pending and refuses invocations until Active.
+        lambda_client.get_waiter("function_active_v2").wait(
+            FunctionName=name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 300})
         return name
 
     yield make

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +46,7 @@ func run() int {
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
 	s3Endpoint := fs.String("s3-endpoint", "", "S3 endpoint (http://127.0.0.1:PORT) to read Code.S3Bucket/S3Key packages from; keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID and $FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY (anonymous without)")
 	s3Region := fs.String("s3-region", "us-east-1", "signing region of --s3-endpoint")
+	asyncRetries := fs.String("async-retry-delays", "1m,2m", "waits before the retries of a failed Event invocation (Lambda's: 1m,2m; \"\" for none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -73,12 +75,25 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "--net-shape:", err)
 		return 2
 	}
+	retryDelays := []time.Duration{}
+	for _, v := range strings.Split(*asyncRetries, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "--async-retry-delays: %q is not a duration\n", v)
+			return 2
+		}
+		retryDelays = append(retryDelays, d)
+	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
 		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
 		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN"),
 		// Keys through the environment, not argv (argv is world-readable in /proc).
 		S3: platform.S3Config{Endpoint: *s3Endpoint, Region: *s3Region,
-			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")}})
+			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")},
+		AsyncRetryDelays: retryDelays})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2

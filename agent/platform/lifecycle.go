@@ -1,0 +1,162 @@
+package platform
+
+import (
+	"errors"
+	"log"
+	"os"
+	"path/filepath"
+)
+
+// A function's lifecycle as Lambda shows it. CreateFunction answers State Pending (reason code
+// Creating) and the function becomes Active once it is ready; UpdateFunctionCode and
+// UpdateFunctionConfiguration answer LastUpdateStatus InProgress, then Successful. Meanwhile
+// Lambda refuses to invoke a Pending function and to update one whose update is in progress
+// (ResourceConflictException), which is what boto3's function_active_v2 and
+// function_updated_v2 waiters are for.
+//
+// "Ready" is real work here, done in the background after the answer: a new package (create,
+// code update) is unpacked once with the unpacker a cold start uses (paths, modes, sizes) into a
+// scratch directory; a configuration update has no package to check and ends at once. A
+// package that cannot be unpacked leaves the function Failed (create) or the update Failed,
+// with Lambda's reason code InvalidZipFileException; a missing or non-executable bootstrap does
+// not, as on Lambda: invocations answer Runtime.InvalidEntrypoint. Invocations during an update
+// already get the new code and configuration (Lambda keeps running the previous ones until the
+// update is done).
+
+const (
+	reasonCreating = "The function is being created."
+)
+
+func setPending(c *FunctionConfiguration) {
+	c.State, c.StateReason, c.StateReasonCode = "Pending", reasonCreating, "Creating"
+	c.LastUpdateStatus, c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "InProgress", reasonCreating, "Creating"
+}
+
+func setInProgress(c *FunctionConfiguration) {
+	c.LastUpdateStatus, c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "InProgress", reasonCreating, "Creating"
+}
+
+// errNotReady is Lambda's answer to an operation on a function that is not Active.
+func errNotReady(state string) error {
+	return errConflict("The operation cannot be performed at this time. The function is currently in the following state: %s", state)
+}
+
+// updatable refuses an update (or a publish) of a function still being created or updated.
+func updatable(f *Function) error {
+	if f.Config.State == "Pending" {
+		return errNotReady("Pending")
+	}
+	if f.Config.LastUpdateStatus == "InProgress" {
+		return errConflict("The operation cannot be performed at this time. An update is in progress for resource: %s", f.key().arn())
+	}
+	return nil
+}
+
+// invocable refuses to invoke a version that is not Active.
+func invocable(c FunctionConfiguration) error {
+	if c.State != "Active" {
+		return errNotReady(c.State)
+	}
+	return nil
+}
+
+// startPreparing runs the work that makes generation gen of a function ready, in the background;
+// unpack says whether it has a new package to check.
+func (p *Platform) startPreparing(key fnKey, gen int, unpack bool) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.prepare(key, gen, unpack)
+	}()
+}
+
+// prepare unpacks the function's package into a scratch directory and records the outcome:
+// Active/Successful, or Failed. A generation that has been replaced or deleted meanwhile is
+// left alone (its successor has its own preparation).
+func (p *Platform) prepare(key fnKey, gen int, unpack bool) {
+	beforePrepare(key)
+	failure := ""
+	if unpack {
+		failure = p.tryUnpack(key)
+	}
+	if p.ctx.Err() != nil {
+		return // the platform stopped: the next start prepares it again
+	}
+	_, err := p.replace(key, func(next *Function) error {
+		if next.Generation != gen {
+			return errConflict("superseded")
+		}
+		finish(&next.Config, failure)
+		for i, v := range next.Versions {
+			if v.Generation == gen && v.Config.State == "Pending" {
+				done := *v
+				finish(&done.Config, failure)
+				next.Versions[i] = &done
+			}
+		}
+		return nil
+	})
+	if err != nil && !isConflict(err) && !isNotFound(err) {
+		log.Printf("prepare %s: %v", key.arn(), err)
+	}
+}
+
+// beforePrepare lets tests hold a function in Pending or InProgress.
+var beforePrepare = func(fnKey) {}
+
+// prepareDir holds the scratch directories of preparations; a start clears what a crash left.
+func (p *Platform) prepareDir() string { return filepath.Join(p.cfg.DataDir, "preparing") }
+
+// tryUnpack unpacks the function's package into a scratch directory as a cold start would, and
+// says why it could not ("" when it could).
+func (p *Platform) tryUnpack(key fnKey) string {
+	os.MkdirAll(p.prepareDir(), 0o700)
+	scratch, err := os.MkdirTemp(p.prepareDir(), "prepare-")
+	if err != nil {
+		// The platform's fault, not the package's: the function is not failed for it.
+		log.Printf("prepare %s: %v", key.arn(), err)
+		return ""
+	}
+	defer os.RemoveAll(scratch)
+	if err = unzip(p.store.codePath(key), filepath.Join(scratch, "task")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "Lambda was unable to unzip the deployment package: " + err.Error()
+	}
+	return ""
+}
+
+// finish ends a configuration's creation or update, failed when failure is not "".
+func finish(c *FunctionConfiguration, failure string) {
+	created := c.State == "Pending"
+	c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "", ""
+	switch {
+	case failure == "":
+		c.LastUpdateStatus = "Successful"
+		if created {
+			c.State, c.StateReason, c.StateReasonCode = "Active", "", ""
+		}
+	case created:
+		c.State, c.StateReason, c.StateReasonCode = "Failed", failure, "InvalidZipFileException"
+		c.LastUpdateStatus, c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "Failed", failure, "InvalidZipFileException"
+	default:
+		c.LastUpdateStatus, c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "Failed", failure, "InvalidZipFileException"
+	}
+}
+
+// resumePreparing restarts the preparations a stopped platform left unfinished.
+func (p *Platform) resumePreparing() {
+	for key, f := range p.functions {
+		if f.Config.State == "Pending" || f.Config.LastUpdateStatus == "InProgress" {
+			p.startPreparing(key, f.Generation, true)
+		}
+	}
+}
+
+func isConflict(err error) bool {
+	var c *conflictError
+	return errors.As(err, &c)
+}
+
+func isNotFound(err error) bool {
+	var n *notFoundError
+	return errors.As(err, &n)
+}

@@ -1,0 +1,392 @@
+package platform
+
+import (
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Versions and aliases, as Lambda has them. A version is an immutable snapshot of $LATEST's
+// code and configuration, numbered 1, 2, … (numbers are never reused); its package is a hard
+// link to the package $LATEST had when it was published (store.go). An alias names one version.
+// Invocations of a version run its own code and configuration, on instances of their own: a
+// warm instance of version 1 never serves $LATEST (instance pools are per version, invoke.go).
+// Weighted aliases (RoutingConfig) are refused: the platform routes an alias to one version.
+
+// publishedVersion is one version: its configuration as Lambda shows it and the $LATEST
+// generation it was taken from (lifecycle.go marks it Active with that generation).
+type publishedVersion struct {
+	Config     FunctionConfiguration `json:"config"`
+	Generation int                   `json:"generation"`
+}
+
+// Alias is Lambda's AliasConfiguration.
+type Alias struct {
+	AliasArn        string                     `json:"AliasArn"`
+	Name            string                     `json:"Name"`
+	FunctionVersion string                     `json:"FunctionVersion"`
+	Description     string                     `json:"Description"`
+	RoutingConfig   *AliasRoutingConfiguration `json:"RoutingConfig,omitempty"`
+	RevisionId      string                     `json:"RevisionId"`
+}
+
+type AliasRoutingConfiguration struct {
+	AdditionalVersionWeights map[string]float64 `json:"AdditionalVersionWeights"`
+}
+
+// aliasNameRE is Lambda's alias name: not all digits (that would be a version).
+var aliasNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
+
+func errPreconditionFailed(what string) error {
+	return &apiError{http.StatusPreconditionFailed, "PreconditionFailedException",
+		"The Revision Id provided does not match the latest Revision Id. Call the " + what +
+			" API to retrieve the latest Revision Id", ""}
+}
+
+func errAliasNotFound(k fnKey, alias string) error {
+	return &notFoundError{"Cannot find alias arn: " + k.qualifiedARN(alias)}
+}
+
+// target is what a qualified reference resolves to: the configuration to run or show, the
+// package, and the version executed.
+type target struct {
+	config   FunctionConfiguration
+	codePath string
+	version  string // "$LATEST" or a number: X-Amz-Executed-Version, AWS_LAMBDA_FUNCTION_VERSION
+}
+
+// resolve finds the version ref names in f: $LATEST without a qualifier, a number, or the
+// version an alias points to. The configuration's FunctionArn is qualified as the caller
+// qualified it (by the alias for an alias), as Lambda answers.
+func (p *Platform) resolve(f *Function, ref funcRef) (target, error) {
+	key := f.key()
+	q := ref.Qualifier
+	if q == "" || q == "$LATEST" {
+		t := target{config: f.Config, codePath: p.store.codePath(key), version: "$LATEST"}
+		t.config.FunctionArn = key.qualifiedARN(q)
+		return t, nil
+	}
+	version := q
+	if !versionRE.MatchString(q) {
+		a, ok := f.Aliases[q]
+		if !ok {
+			return target{}, errNotFound(key, q)
+		}
+		if a.FunctionVersion == "$LATEST" {
+			t := target{config: f.Config, codePath: p.store.codePath(key), version: "$LATEST"}
+			t.config.FunctionArn = key.qualifiedARN(q)
+			return t, nil
+		}
+		version = a.FunctionVersion
+	}
+	v := f.version(version)
+	if v == nil {
+		return target{}, errNotFound(key, q)
+	}
+	t := target{config: v.Config, codePath: p.store.versionCodePath(key, version), version: version}
+	t.config.FunctionArn = key.qualifiedARN(q)
+	return t, nil
+}
+
+func (f *Function) version(n string) *publishedVersion {
+	for _, v := range f.Versions {
+		if v.Config.Version == n {
+			return v
+		}
+	}
+	return nil
+}
+
+// PublishInput is PublishVersion's request.
+type PublishInput struct {
+	CodeSha256, Description, RevisionId string
+}
+
+// PublishVersion publishes $LATEST as a new version. As on Lambda, nothing is published when
+// $LATEST has not changed since the last version (that version is returned), a CodeSha256 or
+// RevisionId that is not $LATEST's is refused, and a function being created or updated cannot
+// be published until that ends.
+func (p *Platform) PublishVersion(key fnKey, in PublishInput) (FunctionConfiguration, error) {
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
+	f, err := p.function(key)
+	if err != nil {
+		return FunctionConfiguration{}, err
+	}
+	if err := updatable(f); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	if in.CodeSha256 != "" && in.CodeSha256 != f.Config.CodeSha256 {
+		return FunctionConfiguration{}, errInvalid("CodeSHA256 (%s) is different from current CodeSHA256 in $LATEST (%s). Please try again with the CodeSHA256 in $LATEST.",
+			in.CodeSha256, f.Config.CodeSha256)
+	}
+	if in.RevisionId != "" && in.RevisionId != f.Config.RevisionId {
+		return FunctionConfiguration{}, errPreconditionFailed("GetFunction")
+	}
+	if n := len(f.Versions); n > 0 && f.Versions[n-1].Generation == f.Generation {
+		last := f.Versions[n-1].Config
+		last.FunctionArn = key.qualifiedARN(last.Version)
+		return last, nil
+	}
+	next := *f
+	next.Versions = append([]*publishedVersion(nil), f.Versions...)
+	out, err := p.publishLocked(&next, nil, in.Description)
+	if err != nil {
+		return FunctionConfiguration{}, err
+	}
+	p.mu.Lock()
+	p.functions[key] = &next
+	p.mu.Unlock()
+	return out, nil
+}
+
+// publishLocked adds a version of next's $LATEST to next and persists next, moving code (when
+// not nil) into place first; the caller holds commitMu and publishes next in the table. A
+// version taken while $LATEST is Pending or InProgress is Pending until that work ends.
+func (p *Platform) publishLocked(next *Function, code *stagedCode, description string) (FunctionConfiguration, error) {
+	key := next.key()
+	if err := p.store.placeCode(key, code); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	n := strconv.Itoa(next.LastVersion + 1)
+	if err := p.store.linkVersion(key, n); err != nil {
+		return FunctionConfiguration{}, err
+	}
+	v := next.Config
+	v.Version, v.FunctionArn, v.RevisionId = n, key.qualifiedARN(n), newRevision()
+	if description != "" {
+		v.Description = description
+	}
+	if v.State == "Active" && v.LastUpdateStatus == "InProgress" {
+		setPending(&v)
+	}
+	v.LastUpdateStatus, v.LastUpdateStatusReason, v.LastUpdateStatusReasonCode = "", "", ""
+	if v.State == "Active" {
+		v.LastUpdateStatus = "Successful"
+	}
+	next.Versions = append(next.Versions, &publishedVersion{Config: v, Generation: next.Generation})
+	next.LastVersion++
+	if err := p.store.commit(next, nil); err != nil {
+		p.store.removeVersion(key, n)
+		return FunctionConfiguration{}, err
+	}
+	return v, nil
+}
+
+// ListVersions lists $LATEST and the published versions, in order, a page at a time: up to
+// max from the one named by marker, and the marker of the next page ("" on the last).
+func (p *Platform) ListVersions(key fnKey, marker string, max int) ([]FunctionConfiguration, string, error) {
+	f, err := p.function(key)
+	if err != nil {
+		return nil, "", err
+	}
+	latest := f.Config
+	latest.FunctionArn = key.qualifiedARN("$LATEST")
+	all := []FunctionConfiguration{latest}
+	for _, v := range f.Versions {
+		all = append(all, v.Config)
+	}
+	start := 0
+	if marker != "" {
+		start = len(all)
+		for i, c := range all {
+			if c.Version == marker {
+				start = i
+				break
+			}
+		}
+	}
+	out := []FunctionConfiguration{}
+	next := ""
+	for i := start; i < len(all); i++ {
+		if len(out) == max {
+			next = all[i].Version
+			break
+		}
+		out = append(out, all[i])
+	}
+	return out, next, nil
+}
+
+// deleteVersion deletes one published version, refused while an alias points to it.
+func (p *Platform) deleteVersion(key fnKey, n string) error {
+	_, err := p.replace(key, func(next *Function) error {
+		i := -1
+		for j, v := range next.Versions {
+			if v.Config.Version == n {
+				i = j
+			}
+		}
+		if i < 0 {
+			return errNotFound(key, n)
+		}
+		var refs []string
+		for _, a := range next.Aliases {
+			if a.FunctionVersion == n {
+				refs = append(refs, "'"+a.Name+"'")
+			}
+		}
+		if len(refs) > 0 {
+			sort.Strings(refs)
+			return errConflict("Unable to delete version because the following aliases reference it: [%s]", strings.Join(refs, ", "))
+		}
+		next.Versions = append(next.Versions[:i], next.Versions[i+1:]...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.retireIdle(poolKey{key, n})
+	p.store.removeVersion(key, n)
+	return nil
+}
+
+// AliasInput is CreateAlias's and UpdateAlias's request; nil fields of an update stay.
+type AliasInput struct {
+	Name            string
+	FunctionVersion *string
+	Description     *string
+	RoutingConfig   *AliasRoutingConfiguration
+	RevisionId      string
+}
+
+func checkRouting(rc *AliasRoutingConfiguration) error {
+	if rc != nil && len(rc.AdditionalVersionWeights) > 0 {
+		return errInvalid("RoutingConfig: this local platform does not implement weighted aliases (AdditionalVersionWeights); an alias routes to its FunctionVersion only")
+	}
+	return nil
+}
+
+// checkAliasTarget checks that an alias may point to version v of f.
+func checkAliasTarget(f *Function, v string) error {
+	if v != "$LATEST" && (!versionRE.MatchString(v) || f.version(v) == nil) {
+		return errNotFound(f.key(), v)
+	}
+	return nil
+}
+
+// CreateAlias names a version of the function.
+func (p *Platform) CreateAlias(key fnKey, in AliasInput) (Alias, error) {
+	if !aliasNameRE.MatchString(in.Name) || versionRE.MatchString(in.Name) || in.Name == "$LATEST" {
+		return Alias{}, errValidation(in.Name, "name", "Member must satisfy regular expression pattern: (?!^[0-9]+$)([a-zA-Z0-9-_]+)")
+	}
+	if in.FunctionVersion == nil || *in.FunctionVersion == "" {
+		return Alias{}, errValidation("", "functionVersion", "Member must not be null")
+	}
+	if err := checkRouting(in.RoutingConfig); err != nil {
+		return Alias{}, err
+	}
+	var out Alias
+	_, err := p.replace(key, func(next *Function) error {
+		if _, ok := next.Aliases[in.Name]; ok {
+			return errConflict("Alias already exists: %s", key.qualifiedARN(in.Name))
+		}
+		if err := checkAliasTarget(next, *in.FunctionVersion); err != nil {
+			return err
+		}
+		out = Alias{AliasArn: key.qualifiedARN(in.Name), Name: in.Name, FunctionVersion: *in.FunctionVersion,
+			RevisionId: newRevision()}
+		if in.Description != nil {
+			out.Description = *in.Description
+		}
+		if next.Aliases == nil {
+			next.Aliases = map[string]*Alias{}
+		}
+		a := out
+		next.Aliases[in.Name] = &a
+		return nil
+	})
+	return out, err
+}
+
+// GetAlias returns an alias.
+func (p *Platform) GetAlias(key fnKey, name string) (Alias, error) {
+	f, err := p.function(key)
+	if err != nil {
+		return Alias{}, err
+	}
+	a, ok := f.Aliases[name]
+	if !ok {
+		return Alias{}, errAliasNotFound(key, name)
+	}
+	return *a, nil
+}
+
+// UpdateAlias points an alias elsewhere or changes its description. Warm instances stay: they
+// belong to versions, not aliases.
+func (p *Platform) UpdateAlias(key fnKey, in AliasInput) (Alias, error) {
+	if err := checkRouting(in.RoutingConfig); err != nil {
+		return Alias{}, err
+	}
+	var out Alias
+	_, err := p.replace(key, func(next *Function) error {
+		cur, ok := next.Aliases[in.Name]
+		if !ok {
+			return errAliasNotFound(key, in.Name)
+		}
+		if in.RevisionId != "" && in.RevisionId != cur.RevisionId {
+			return errPreconditionFailed("GetAlias")
+		}
+		out = *cur
+		if in.FunctionVersion != nil {
+			if err := checkAliasTarget(next, *in.FunctionVersion); err != nil {
+				return err
+			}
+			out.FunctionVersion = *in.FunctionVersion
+		}
+		if in.Description != nil {
+			out.Description = *in.Description
+		}
+		out.RevisionId = newRevision()
+		a := out
+		next.Aliases[in.Name] = &a
+		return nil
+	})
+	return out, err
+}
+
+// DeleteAlias removes an alias; like Lambda's, deleting one that does not exist succeeds.
+func (p *Platform) DeleteAlias(key fnKey, name string) error {
+	_, err := p.replace(key, func(next *Function) error {
+		delete(next.Aliases, name)
+		return nil
+	})
+	return err
+}
+
+// ListAliases lists a function's aliases by name (only those pointing to version, when given),
+// a page at a time.
+func (p *Platform) ListAliases(key fnKey, version, marker string, max int) ([]Alias, string, error) {
+	f, err := p.function(key)
+	if err != nil {
+		return nil, "", err
+	}
+	names := make([]string, 0, len(f.Aliases))
+	for n, a := range f.Aliases {
+		if version == "" || a.FunctionVersion == version {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := []Alias{}
+	next := ""
+	for i := sort.SearchStrings(names, marker); i < len(names); i++ {
+		if len(out) == max {
+			next = names[i]
+			break
+		}
+		out = append(out, *f.Aliases[names[i]])
+	}
+	return out, next, nil
+}
+
+// notLatestOnly is Lambda's answer to a qualifier on an operation that acts on the function
+// itself ($LATEST), such as UpdateFunctionCode or PublishVersion.
+func notLatestOnly(ref funcRef) error {
+	if ref.Qualifier != "" && ref.Qualifier != "$LATEST" {
+		return errInvalid("Current operation does not support versions other than $LATEST. Please set version to $LATEST or do not set a version in your request.")
+	}
+	return nil
+}
