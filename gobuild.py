@@ -1,4 +1,4 @@
-"""Compile the Go agent and platform into src/faascope/_bin (used by the build hook and by
+"""Compile the Go agent, platform and burst dispatcher into src/faascope/_bin (used by the build hook and by
 faascope itself when a source checkout's Go files changed)."""
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def build_go(root: Path) -> list[Path]:
     host = HOST_ARCH.get(platform.machine(), "amd64")
     # The platform runs here; the agent is packaged for Lambda in both architectures, and the
     # host-arch copy is also what the local platform executes.
-    targets = [("faascope-platform", host, "faascope-platform")]
+    targets = [("faascope-platform", host, "faascope-platform"),
+               ("faascope-dispatch", host, "faascope-dispatch")]  # the burst driver's sender
     targets += [("faascope-agent", arch, f"faascope-agent-{arch}") for arch in ("amd64", "arm64")]
     built = []
     for cmd, arch, name in targets:

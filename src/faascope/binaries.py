@@ -56,3 +56,8 @@ def agent_binary(arch: str | None = None) -> Path:
 
 def platform_binary() -> Path:
     return binary("faascope-platform")
+
+
+def dispatch_binary() -> Path:
+    """The burst dispatcher (agent/cmd/faascope-dispatch), built for this machine."""
+    return binary("faascope-dispatch")

@@ -48,7 +48,10 @@ def write(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:
     return p
 
 
-def test_burst_campaign_records_every_member_with_fake_lambda_endpoint(tmp_path, fake):
+@pytest.mark.parametrize("dispatcher", ["go", "python"])
+def test_burst_campaign_records_every_member_with_fake_lambda_endpoint(tmp_path, fake, dispatcher,
+                                                                       monkeypatch):
+    monkeypatch.setenv("FAASCOPE_DISPATCHER", dispatcher)
     spec = write(tmp_path, spec_text(fake.url, burst=25, reps=2, extra_load="  warm_pool: 5\n  functions: 2"))
     db = tmp_path / "r.db"
     s = run(spec, db, fake.url)
@@ -69,10 +72,19 @@ def test_burst_campaign_records_every_member_with_fake_lambda_endpoint(tmp_path,
     d = json.loads(bursts[0]["detail_json"])
     assert d["send_spread_s"] < 0.5 and d["statuses"] == {"ok": 25}
     assert d["wait_s"]["p99"] >= d["wait_s"]["p50"] and "max" in d["service_s"]
-    # every request was signed with SigV4 by boto3's signer and sent once; connections reused
-    assert fake.dry_runs >= 25
+    # every request was signed with SigV4 by boto3's signer and sent once on a connection
+    # opened before the burst: DryRun invokes for the Python sender, bare connections for Go
+    if dispatcher == "python":
+        assert fake.dry_runs >= 25
+    else:
+        assert fake.dry_runs == 0 and d["dispatch"]["connected"] == 25
+        assert d["dispatch"]["max_rss_kb"] > 0 and d["dispatch"]["fds"] >= 25
+    assert d["dispatch"]["dispatcher"] == dispatcher
+    assert json.loads(bursts[0]["schedule_json"])["dispatcher"] == dispatcher
+    assert d["new_connections"] == 0
     ev = rows(db, "SELECT detail_json FROM events WHERE kind='burst_driver'")
     assert json.loads(ev[0]["detail_json"])["attempts_per_invocation"] == 1
+    assert json.loads(ev[0]["detail_json"])["dispatcher"] == dispatcher
     stats = burst_stats(load_bursts(db))
     assert len(stats) == 2 and set(stats["ok"]) == {25}
     assert (stats["hosts"] == 1).all() and (stats["instances"] >= 1).all()

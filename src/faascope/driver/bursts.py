@@ -2,8 +2,11 @@
 
 Each replication of a cell is one **burst** of ``load.burst_size`` invocations sent as close
 together as the client allows, or on an arrival schedule (fixed, shifted exponential, trace) or
-in staggered batches (:mod:`faascope.designs.schedule`). One asyncio loop and one aiohttp
-connection pool send everything (:mod:`faascope.driver.aclient`); no thread per request.
+in staggered batches (:mod:`faascope.designs.schedule`). The Go dispatcher sends each burst's
+prepared requests, one pre-opened connection and one socket write per member at its instant
+(:mod:`faascope.driver.go_dispatch`); with ``FAASCOPE_DISPATCHER=python`` (or without its binary)
+one asyncio loop and one aiohttp connection pool do (:mod:`faascope.driver.aclient`). Either way
+no thread per request, and the choice is recorded per burst.
 
 Every invocation has its own planned slot (:mod:`faascope.driver.burst_plan`), so resuming is
 exact. A burst that was cut short is finished as a second *attempt* with its missing members
@@ -32,6 +35,7 @@ from faascope.driver.burst_plan import BurstGroup, cell_burst_shape, derived_nam
 from faascope.driver.burst_summary import burst_line, summarise
 from faascope.driver.campaign import Campaign, Interrupted
 from faascope.driver.dispatch import Budget, Member, dispatch
+from faascope.driver.go_dispatch import choose_dispatcher, dispatch_go
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig
 from faascope.providers.invocation import InvokeResult
@@ -130,9 +134,13 @@ class _Bursts:
         inv = AsyncInvoker(factory, max_connections=max(biggest, 1),
                            connect_timeout_s=getattr(s, "connect_timeout_s", 10.0),
                            read_timeout_s=getattr(s, "read_timeout_s", 960.0))
+        self.factory = factory
+        self.dispatcher, why = choose_dispatcher()
         self.campaign.event("burst_driver", {"client": factory.describe(),
                                              "max_connections": inv.max_connections,
-                                             "attempts_per_invocation": 1})
+                                             "attempts_per_invocation": 1,
+                                             "dispatcher": self.dispatcher,
+                                             "dispatcher_reason": why})
         total = self.summary.planned
         done = total - sum(len(g.warmup) + len(g.measure) for g in self.groups)
         interval = self.campaign.plan.block_interval_s or 0.0
@@ -202,8 +210,9 @@ class _Bursts:
         payload = json.dumps(cell.payload).encode()
         label = f"{g.cell_key} burst {g.burst}"
         pre = int(n if ld.get("preconnect", "burst") == "burst" else ld.get("preconnect") or 0)
+        go = self.dispatcher == "go"
         try:
-            if pre:
+            if pre and not go:  # the Go dispatcher opens its own connections, one per member
                 pc = await inv.preconnect(names[0], pre)
                 if pc.get("failed") == pc.get("requested") and \
                         set(pc.get("errors") or {}) <= {"EndpointConnectionError"} and pc.get("errors"):
@@ -234,7 +243,7 @@ class _Bursts:
                 attempt = self.store.next_burst_attempt(self.cid, g.cell_key, g.burst, kind)
                 sched = describe(ld) if kind == "measure" else {"warm_pool": size}
                 sched.update(members=len(members), split=len(members) < size or attempt > 1,
-                             functions=names, start=start)
+                             functions=names, start=start, dispatcher=self.dispatcher)
                 budget = None
                 eb = ld.get("error_budget") or {}
                 if kind == "measure":
@@ -253,15 +262,36 @@ class _Bursts:
                 lead = 0.05 + 0.0002 * len(members)
                 self.store.begin_burst(self.cid, g.cell_key, g.burst, kind, attempt,
                                len(members), time.time_ns() + int(lead * 1e9), sched)
-                out = await dispatch(inv, members, payload, lead_s=lead, on_result=on_result,
-                                     budget=budget, stop=self.stop,
-                                     member_field=ld.get("member_index"))
+                if go:
+                    out = await dispatch_go(
+                        self.factory, members, payload, on_result=on_result, budget=budget,
+                        stop=self.stop, member_field=ld.get("member_index"),
+                        preconnect=-1 if pre >= len(members) else pre,
+                        connect_timeout_s=getattr(self.settings, "connect_timeout_s", 10.0),
+                        read_timeout_s=getattr(self.settings, "read_timeout_s", 960.0))
+                else:
+                    out = await dispatch(inv, members, payload, lead_s=lead, on_result=on_result,
+                                         budget=budget, stop=self.stop,
+                                         member_field=ld.get("member_index"))
                 self.writer.flush()
                 s = summarise(collected, len(members))
                 s["schedule_start_ns"] = out["start_ns"]
                 s["stopped"] = out["stopped"]
+                s["dispatch"] = dispatch_detail(self.dispatcher, out)
                 status = ("stopped" if out["stopped"] == "error_budget" else
                           "interrupted" if out["stopped"] else "complete")
+                if out["stopped"] == "unreachable":
+                    # no connection could be opened: nothing was sent (as the Python sender's
+                    # DryRun check above)
+                    self.store.end_burst(self.cid, g.cell_key, g.burst, kind, attempt,
+                                         status=status, sent=0, recorded=0, first_send_ns=None,
+                                         last_send_ns=None, detail=s)
+                    ready = out.get("ready") or {}
+                    self.campaign.event("endpoint_unreachable", {
+                        "burst": label, "requested": ready.get("members"),
+                        "failed": ready.get("connect_failed"), "errors": ready.get("connect_errors")})
+                    raise Failure(f"the endpoint is unreachable ({ready.get('connect_errors')}); "
+                                  f"nothing was sent for {label}")
                 budget_hit = budget is not None and budget.exceeded
                 if budget is not None:
                     s["error_budget"] = {"max_failed_fraction": budget.limit / max(budget.planned, 1),
@@ -283,6 +313,12 @@ class _Bursts:
                                   f"{budget.planned} invocations failed ({s['errors']}); more than "
                                   f"{100 * float(eb.get('max_failed_fraction', 0.5)):g} % "
                                   "(load.error_budget.max_failed_fraction); the run stopped")
+                if out["stopped"] == "dispatcher_died":
+                    self.campaign.event("dispatcher_died", {"burst": label, "error": out.get("error"),
+                                                            "recorded": len(collected)})
+                    raise Failure(f"the burst dispatcher died during {label} ({out.get('error')}); "
+                                  "members past their instant are recorded as MayHaveRun."
+                                  "DispatcherDied, the rest are left for --resume")
                 if out["stopped"] == "interrupted":
                     return "interrupted"
         finally:
@@ -293,3 +329,18 @@ class _Bursts:
                     except Exception as exc:  # noqa: BLE001
                         self.campaign.say(f"[yellow]warning[/yellow]: could not delete {nm}: {exc}")
         return "ok"
+
+
+def dispatch_detail(dispatcher: str, out: dict) -> dict:
+    """What a burst's summary records about its sender: which one, and for the Go dispatcher its
+    connections, open files and memory."""
+    d: dict = {"dispatcher": dispatcher}
+    ready, done = out.get("ready") or {}, out.get("done") or {}
+    for k in ("connected", "connect_failed", "connect_s", "fds"):
+        if k in ready:
+            d[k] = ready[k]
+    if "max_rss_kb" in done:
+        d["max_rss_kb"] = done["max_rss_kb"]
+    if out.get("error"):
+        d["error"] = out["error"]
+    return d

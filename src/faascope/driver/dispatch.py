@@ -1,5 +1,9 @@
 """Sending a burst's members on their schedule: one asyncio loop, requests prepared (serialised
-and signed) ahead of their time, an error budget that can stop the sending."""
+and signed) ahead of their time, an error budget that can stop the sending.
+
+This is the Python sender (aiohttp); the default for bursts is the Go dispatcher
+(:mod:`faascope.driver.go_dispatch`), which sends the same prepared requests with one socket
+write each at their instants (docs/concurrency.md, "Dispatch spread")."""
 from __future__ import annotations
 
 import asyncio
@@ -43,15 +47,13 @@ class Budget:
         return self.failed > self.limit and self.failed >= self.min_failed
 
 
-async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
-                   on_result: Callable[[Member, InvokeResult], None],
-                   budget: Optional[Budget] = None, stop: Any = None,
-                   sign_ahead_s: float = 60.0, member_field: Optional[str] = None) -> dict:
-    """Send ``members`` on their schedule (offsets from a start ``lead_s`` from now); calls
-    ``on_result`` as each reply arrives; returns {start_ns, sent, stopped}."""
-    loop = asyncio.get_running_loop()
+def preparer(factory, payload: bytes, member_field: Optional[str] = None) -> Callable[[Member], Any]:
+    """A function preparing (serialising and signing) a member's request: ``payload`` with the
+    member's index in ``workload[member_field]`` and in place of ``{index}``."""
+    per_member = member_field is not None or b"{index}" in payload
 
-    def member_payload(body: bytes, m: Member) -> bytes:
+    def member_payload(m: Member) -> bytes:
+        body = payload
         if member_field is not None:
             d = json.loads(body)
             d["workload"][member_field] = m.index
@@ -59,12 +61,22 @@ async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
         return body.replace(b"{index}", str(m.index).encode())
 
     def prepare(m: Member):
-        return inv.factory.prepare(m.function, member_payload(payload, m) if per_member else payload)
+        return factory.prepare(m.function, member_payload(m) if per_member else payload)
 
+    return prepare
+
+
+async def dispatch(inv, members: list[Member], payload: bytes, *, lead_s: float,
+                   on_result: Callable[[Member, InvokeResult], None],
+                   budget: Optional[Budget] = None, stop: Any = None,
+                   sign_ahead_s: float = 60.0, member_field: Optional[str] = None) -> dict:
+    """Send ``members`` on their schedule (offsets from a start ``lead_s`` from now); calls
+    ``on_result`` as each reply arrives; returns {start_ns, sent, stopped}."""
+    loop = asyncio.get_running_loop()
+    prepare = preparer(inv.factory, payload, member_field)
     members = sorted(members, key=lambda m: (m.offset_s, m.member))
     # prepare (serialise + sign) what is due soon; the rest just before its time
     idx = 0
-    per_member = member_field is not None or b"{index}" in payload
     while idx < len(members) and members[idx].offset_s < sign_ahead_s:
         members[idx].prep = prepare(members[idx])
         idx += 1
