@@ -115,9 +115,6 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	if !o.Isolate {
 		return sb, sb.startPlain(o, task, opt, entry, t0)
 	}
-	if err = uncacheUnpacked(task); err != nil { // memory.go: the package's pages count as the function's
-		return sb, fmt.Errorf("unpack function code: %w", err)
-	}
 	if sb.identity, err = allocateIdentity(); err != nil {
 		return sb, err
 	}
