@@ -1,24 +1,32 @@
-"""Dispatch spread of a burst: faascope's async driver vs a naive thread-pool boto3 client.
+"""Dispatch spread of a burst: the Go dispatcher vs the asyncio (aiohttp) sender vs a naive
+thread-pool boto3 client, and one large warm burst on the real local platform.
 
-For bursts of 100, 500 and 1000 invocations "sent at once", two spreads (last − first):
+For bursts "sent at once", two spreads (last − first) per method:
 
-- send spread, on the client: when each request went to its socket (the async driver's
-  ``on_request_headers_sent`` trace; boto3's ``before-send`` event in the thread pool);
-- arrival spread, at the server: when the server had read each request (its handler's first
-  line), in another process, so client and server do not share a GIL or an event loop.
+- send spread, on the client: when each request went to its socket (the Go dispatcher's time just
+  before each request's one write; the async driver's ``on_request_headers_sent`` trace; boto3's
+  ``before-send`` event in the thread pool);
+- arrival spread, at the server, in another process, so client and server share no GIL or loop:
+  ``aiohttp`` = the Python stand-in (an aiohttp server speaking the Lambda Invoke call, its
+  handler's first line: ~0.1-0.3 ms of Python per request on one core, so it bounds the arrival
+  spread); ``sink`` = the Go stand-in (``faascope-dispatch sink``, reads on every core: the
+  senders and the loopback stack); ``--platform`` = the real local platform with a warm pool as
+  large as the burst (the agents' ``received_ns``, so it includes the platform handing each
+  request to an instance).
 
-The server is a stand-in for the platform's front end (an aiohttp server speaking the Lambda
-Invoke call, answering a noop agent reply at once), so the numbers are the clients' and not the
-cold starts' (on the real platform a burst beyond its warm pool floods it with cold starts, see
-docs/concurrency.md). ``--platform`` adds the real local platform for the sizes given, with a
-warm pool as large as the burst, reading arrival from the agents' ``received_ns``.
+Every method gets its connections opened and its requests prepared (signed) before the clock
+starts; the thread pool's threads exist before the burst. Rounds interleave the methods (the
+order rotates each round). Prints the median and the range (min–max) over rounds; writes
+bench/out/dispatch_spread.json.
 
-Both clients get a warm connection pool first (as many connections as the burst) and requests
-prepared (signed) before the clock starts; the thread pool's threads exist before the burst.
-Rounds alternate the clients. Prints medians over rounds and the ratio thread-pool / async;
-writes bench/out/dispatch_spread.json.
+``--scale N``: one warm burst of N noop invocations on the local platform through the Go
+dispatcher, after warm-up bursts that build N warm instances (stopping early when the machine's
+available memory runs low: then the largest pool it held is reported). Prints the spreads, the
+platform's memory (its processes' resident sets: the platform and every instance), the memory
+per warm instance, the dispatcher's peak RSS and open files.
 
-    python bench/dispatch_spread.py [--sizes 100,500,1000] [--rounds 5] [--platform 100] [--out F]
+    python bench/dispatch_spread.py [--sizes 1000] [--rounds 5] [--servers aiohttp,sink]
+                                    [--platform 1000] [--scale 5000] [--out F]
 """
 from __future__ import annotations
 
@@ -26,7 +34,10 @@ import argparse
 import asyncio
 import json
 import multiprocessing as mp
+import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -122,6 +133,31 @@ def run_async(client, n: int, fn: str) -> dict:
             "ok": sum(r.status == "ok" for r in got), "start_ns": out["start_ns"]}
 
 
+def run_go(client, n: int, fn: str, payload: dict = NOOP) -> dict:
+    from faascope.driver.dispatch import Member
+    from faascope.driver.go_dispatch import dispatch_go
+    from faascope.providers.lambda_api import LambdaRequests
+
+    got = []
+    members = [Member(row={}, member=i, batch=0, offset_s=0.0, copy=0, function=fn) for i in range(n)]
+    out = asyncio.run(dispatch_go(LambdaRequests(client), members, json.dumps(payload).encode(),
+                                  on_result=lambda m, r: got.append(r)))
+    sends = [r.send_ns for r in got if r.send_ns]
+    return {"send": sends, "received": [r.response["timings"]["received_ns"] for r in got
+                                        if r.response and r.response["timings"]["received_ns"]],
+            "ok": sum(r.status == "ok" for r in got), "start_ns": out["start_ns"],
+            "instances": {r.response["instance"]["id"] for r in got if r.response},
+            "dispatcher": {**(out["ready"] or {}), **(out["done"] or {})}}
+
+
+def start_sink() -> tuple[subprocess.Popen, str]:
+    from faascope.binaries import dispatch_binary
+
+    p = subprocess.Popen([str(dispatch_binary()), "sink", "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.PIPE, text=True)
+    return p, p.stdout.readline().strip()
+
+
 def run_threads(client, n: int, fn: str, pool: ThreadPoolExecutor) -> dict:
     local = threading.local()
     sends: list[int] = []
@@ -156,86 +192,222 @@ def run_threads(client, n: int, fn: str, pool: ThreadPoolExecutor) -> dict:
 
 
 # --------------------------------------------------------------------------- main
-def bench_endpoint(endpoint: str, sizes: list[int], rounds: int, fn: str, stand_in: bool) -> dict:
+METHODS = ("go", "async", "threads")
+
+
+def summary(values: list) -> dict:
+    v = [x for x in values if x is not None]
+    if not v:
+        return {"median": None, "min": None, "max": None}
+    return {"median": statistics.median(v), "min": min(v), "max": max(v)}
+
+
+def cell(s: dict) -> str:
+    if s["median"] is None:
+        return "–"
+    return f"{s['median']:.1f} ({s['min']:.1f}–{s['max']:.1f})"
+
+
+def bench_endpoint(endpoint: str, sizes: list[int], rounds: int, fn: str, stand_in: bool,
+                   methods=METHODS) -> dict:
     out = {}
     for n in sizes:
-        rows = {"async": [], "threads": []}
+        rows = {m: [] for m in methods}
         client = boto_client(endpoint, n)
         with ThreadPoolExecutor(max_workers=n) as pool:
             list(pool.map(lambda _: None, range(n)))  # the threads exist before the burst
             for r in range(rounds):
-                order = ("async", "threads") if r % 2 == 0 else ("threads", "async")
+                order = list(methods[r % len(methods):]) + list(methods[:r % len(methods)])
                 for which in order:
                     if stand_in:
                         arrivals(endpoint)  # reset
                     t0 = time.perf_counter()
-                    res = run_async(client, n, fn) if which == "async" else run_threads(client, n, fn, pool)
+                    res = (run_go(client, n, fn) if which == "go" else
+                           run_async(client, n, fn) if which == "async" else
+                           run_threads(client, n, fn, pool))
                     took = time.perf_counter() - t0
                     arr = arrivals(endpoint) if stand_in else res["received"]
                     rows[which].append({"send_spread_ms": spread(res["send"]),
                                         "arrival_spread_ms": spread(arr), "ok": res["ok"],
-                                        "seconds": round(took, 3)})
+                                        "seconds": round(took, 3),
+                                        "load": os.getloadavg()[0]})
         summ = {}
         for which, rs in rows.items():
-            summ[which] = {k: statistics.median([x[k] for x in rs if x[k] is not None])
+            summ[which] = {k: summary([x[k] for x in rs])
                            for k in ("send_spread_ms", "arrival_spread_ms")}
             summ[which]["ok_min"] = min(x["ok"] for x in rs)
-        summ["ratio_send"] = summ["threads"]["send_spread_ms"] / summ["async"]["send_spread_ms"]
-        summ["ratio_arrival"] = summ["threads"]["arrival_spread_ms"] / summ["async"]["arrival_spread_ms"]
-        out[n] = {"median": summ, "rounds": rows}
-        print(f"n={n:5d}  async: send {summ['async']['send_spread_ms']:8.1f} ms, arrival "
-              f"{summ['async']['arrival_spread_ms']:8.1f} ms | thread pool: send "
-              f"{summ['threads']['send_spread_ms']:8.1f} ms, arrival "
-              f"{summ['threads']['arrival_spread_ms']:8.1f} ms | ratio send "
-              f"{summ['ratio_send']:.1f}x, arrival {summ['ratio_arrival']:.1f}x", flush=True)
+        out[n] = {"summary": summ, "rounds": rows}
+        print(f"n={n}: median (min–max) over {rounds} rounds, ms")
+        for which in methods:
+            sm = summ[which]
+            print(f"  {which:8s} send {cell(sm['send_spread_ms']):>24s}   arrival "
+                  f"{cell(sm['arrival_spread_ms']):>24s}   ok ≥ {sm['ok_min']}/{n}", flush=True)
+    return out
+
+
+def tree_rss_kb(pid: int) -> tuple[int, int]:
+    """(resident kB of ``pid`` and all its descendants, number of processes)."""
+    children: dict[int, list[int]] = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            st = open(f"/proc/{p}/stat").read()
+        except OSError:
+            continue
+        ppid = int(st[st.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(p))
+    total, count, todo = 0, 0, [pid]
+    while todo:
+        q = todo.pop()
+        try:
+            for line in open(f"/proc/{q}/status"):
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+        count += 1
+        todo.extend(children.get(q, []))
+    return total, count
+
+
+def mem_available_mb() -> float:
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def scale_burst(n: int, data_dir: Path) -> dict:
+    """One warm burst of ``n`` on the local platform (see the module doc)."""
+    import resource
+
+    from faascope.providers import local_platform
+    from faascope.providers.base import FunctionConfig
+    from faascope.providers.local import LocalProvider
+
+    st = local_platform.start(profile="gcf", data_dir=data_dir, port=0, keep_alive="60m",
+                              network="host", concurrency=n + 100)
+    out: dict = {"n": n}
+    try:
+        pid = int(st["pid"])
+        prov = LocalProvider(endpoint_url=st["endpoint"])
+        prov.deploy("bench-fn", FunctionConfig(memory_mb=128, profile="gcf"))
+        client = boto_client(st["endpoint"], n)
+        rss0, _ = tree_rss_kb(pid)
+        out["platform_rss_mb_idle"] = rss0 / 1024
+        instances: set = set()
+        t0 = time.perf_counter()
+        # warm-up bursts: every member that finds no idle instance starts one; a 50 ms spin
+        # keeps the instances busy so that the next round's extra members start new ones
+        for rnd in range(6):
+            want = n - len(instances)
+            if want <= 0:
+                break
+            avail = mem_available_mb()
+            rss, procs = tree_rss_kb(pid)
+            per = (rss - rss0) / 1024 / max(len(instances), 1)
+            if instances and avail - 1024 < per * want:
+                out["stopped_warming"] = (f"{avail:.0f} MB available, {per:.1f} MB per instance: "
+                                          f"{want} more would not fit")
+                break
+            r = run_go(client, n, "bench-fn", {"workload": {"kind": "spin", "iterations": 5_000_000}})
+            instances |= r["instances"]
+            print(f"  warm-up round {rnd}: {r['ok']}/{n} ok, {len(instances)} instances, "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
+        out["warm_up_s"] = time.perf_counter() - t0
+        rss, procs = tree_rss_kb(pid)
+        out.update(instances=len(instances), platform_rss_mb=rss / 1024, platform_processes=procs,
+                   mb_per_instance=(rss - rss0) / 1024 / max(len(instances), 1),
+                   mem_available_mb=mem_available_mb())
+        size = min(n, len(instances)) if out.get("stopped_warming") else n
+        t1 = time.perf_counter()
+        r = run_go(client, size, "bench-fn")
+        out.update(burst=size, seconds=time.perf_counter() - t1, ok=r["ok"],
+                   send_spread_ms=spread(r["send"]), arrival_spread_ms=spread(r["received"]),
+                   dispatcher_max_rss_mb=(r["dispatcher"].get("max_rss_kb") or 0) / 1024,
+                   dispatcher_fds=r["dispatcher"].get("fds"),
+                   connect_s=r["dispatcher"].get("connect_s"),
+                   driver_max_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                   platform_rss_mb_after=tree_rss_kb(pid)[0] / 1024,
+                   cold_in_burst=len(r["instances"] - instances))
+        prov.teardown("bench-fn")
+    finally:
+        local_platform.stop(data_dir)
+    print("  " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                           for k, v in out.items()), flush=True)
     return out
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="100,500,1000")
+    ap.add_argument("--sizes", default="1000")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--servers", default="aiohttp,sink", help="stand-ins: aiohttp (Python), sink (Go)")
+    ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--platform", default="", help="also on the real local platform for these sizes")
+    ap.add_argument("--scale", type=int, default=0, help="one warm burst of this size on the platform")
     ap.add_argument("--out", default=str(OUT / "dispatch_spread.json"))
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",") if x]
-    import os
+    methods = tuple(m for m in a.methods.split(",") if m)
     import resource
+    import tempfile
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    result = {"machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()},
-              "rounds": a.rounds}
-    q, stop = mp.Queue(), mp.Event()
-    proc = mp.Process(target=serve, args=(q, stop), daemon=True)
-    proc.start()
-    endpoint = f"http://127.0.0.1:{q.get(timeout=30)}"
-    try:
-        print(f"stand-in Lambda endpoint (another process) at {endpoint}; medians of {a.rounds} rounds")
-        result["stand_in"] = bench_endpoint(endpoint, sizes, a.rounds, "bench-fn", True)
-    finally:
-        stop.set()
-        proc.join(10)
+    result = {"machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg(),
+                          "nofile": hard}, "rounds": a.rounds,
+              "command": "python bench/dispatch_spread.py " + " ".join(sys.argv[1:])}
+    servers = [x for x in a.servers.split(",") if x]
+    if "aiohttp" in servers and sizes:
+        q, stop = mp.Queue(), mp.Event()
+        proc = mp.Process(target=serve, args=(q, stop), daemon=True)
+        proc.start()
+        endpoint = f"http://127.0.0.1:{q.get(timeout=30)}"
+        try:
+            print(f"aiohttp stand-in (another process) at {endpoint}")
+            result["stand_in"] = bench_endpoint(endpoint, sizes, a.rounds, "bench-fn", True, methods)
+        finally:
+            stop.set()
+            proc.join(10)
+    if "sink" in servers and sizes:
+        sink, endpoint = start_sink()
+        try:
+            print(f"Go sink (faascope-dispatch sink) at {endpoint}")
+            result["sink"] = bench_endpoint(endpoint, sizes, a.rounds, "bench-fn", True, methods)
+        finally:
+            sink.kill()
+            sink.wait(10)
     if a.platform:
-        import tempfile
-
         from faascope.providers import local_platform
         from faascope.providers.base import FunctionConfig
         from faascope.providers.local import LocalProvider
 
         psizes = [int(x) for x in a.platform.split(",") if x]
-        d = Path(tempfile.mkdtemp(prefix="faascope-bench-"))
-        st = local_platform.start(profile="gcf", data_dir=d, port=0, keep_alive="10m", network="host")
+        d = Path(tempfile.mkdtemp(prefix="pd-bench-"))
+        st = local_platform.start(profile="gcf", data_dir=d, port=0, keep_alive="30m",
+                                  network="host", concurrency=max(psizes) + 100)
         try:
             prov = LocalProvider(endpoint_url=st["endpoint"])
             prov.deploy("bench-fn", FunctionConfig(memory_mb=128, profile="gcf"))
+            client = boto_client(st["endpoint"], max(psizes))
             # a warm pool as large as the largest burst: every burst member finds an instance
-            run_async(prov.client, max(psizes), "bench-fn")
-            print(f"local platform (gcf, warm pool {max(psizes)}): arrival = the agents' received_ns")
-            result["platform"] = bench_endpoint(st["endpoint"], psizes, a.rounds, "bench-fn", False)
+            inst: set = set()
+            for _ in range(6):
+                if len(inst) >= max(psizes):
+                    break
+                inst |= run_go(client, max(psizes), "bench-fn",
+                               {"workload": {"kind": "spin", "iterations": 5_000_000}})["instances"]
+            print(f"local platform (gcf, warm pool {len(inst)}): arrival = the agents' received_ns")
+            result["platform"] = bench_endpoint(st["endpoint"], psizes, a.rounds, "bench-fn",
+                                                False, methods)
             prov.teardown("bench-fn")
         finally:
             local_platform.stop(d)
+    if a.scale:
+        print(f"warm burst of {a.scale} on the local platform (Go dispatcher)")
+        result["scale"] = scale_burst(a.scale, Path(tempfile.mkdtemp(prefix="pd-scale-")))
     result["machine"]["load_after"] = os.getloadavg()
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

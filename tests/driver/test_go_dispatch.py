@@ -106,9 +106,21 @@ def test_never_sent_and_may_have_run_are_told_apart():
         closer.close()
 
     threading.Thread(target=close_unread, daemon=True).start()
-    out, got = go(f"http://127.0.0.1:{port}", members(3), lead_s=0.3)
+    # (warm=False: a warm-up request on the pre-opened connections would already find them
+    # closed, and then nothing is attempted at all: see the next case)
+    out, got = go(f"http://127.0.0.1:{port}", members(3), lead_s=0.3, warm=False)
     assert {r.error_type for r in got.values()} == {"EndpointConnectionError"}
     assert all(r.send_ns is None and r.status == "client_error" for r in got.values())
+
+    # with the warm-up the closed connections are found before the burst: not one connection
+    # could be opened, so nothing is sent and the driver reports the endpoint unreachable
+    closer = socket.socket()
+    closer.bind(("127.0.0.1", 0))
+    closer.listen(16)
+    port = closer.getsockname()[1]
+    threading.Thread(target=close_unread, daemon=True).start()
+    out, got = go(f"http://127.0.0.1:{port}", members(3))
+    assert out["stopped"] == "unreachable" and got == {} and out["sent"] == 0
 
     # a server that reads each request, then dies before replying: it may have run
     reader = socket.socket()
@@ -123,7 +135,7 @@ def test_never_sent_and_may_have_run_are_told_apart():
             c.close()
 
     threading.Thread(target=read_then_die, daemon=True).start()
-    out, got = go(f"http://127.0.0.1:{port}", members(3), lead_s=0.05)
+    out, got = go(f"http://127.0.0.1:{port}", members(3), lead_s=0.05, warm=False)
     reader.close()
     assert {r.error_type for r in got.values()} == {"MayHaveRun.ConnectionClosedError"}
     assert all(r.send_ns is not None for r in got.values())

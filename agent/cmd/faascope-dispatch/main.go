@@ -85,6 +85,10 @@ type request struct {
 	Target   string      `json:"target"`
 	Headers  [][2]string `json:"headers"`
 	Body     []byte      `json:"body"`
+	// a request that runs nothing (a Lambda DryRun invoke, an agent's health check), sent on the
+	// connection when it is opened ahead, so that the server's own per-connection set-up (its
+	// first request on a connection) is done before the burst, as a pooled client's would be
+	Warm *request `json:"warm,omitempty"`
 }
 
 type message struct {
@@ -127,8 +131,11 @@ type conn struct {
 	peekErr     error
 }
 
-func newConn(c net.Conn) *conn {
-	cc := &conn{c: c, br: bufio.NewReaderSize(c, 8192), peeked: make(chan struct{})}
+func newConn(c net.Conn, br *bufio.Reader) *conn {
+	if br == nil {
+		br = bufio.NewReaderSize(c, 8192)
+	}
+	cc := &conn{c: c, br: br, peeked: make(chan struct{})}
 	go func() {
 		_, err := cc.br.Peek(1)
 		cc.firstByteNs = time.Now().UnixNano()
@@ -169,6 +176,12 @@ type dispatcher struct {
 	resolve sync.Map // addr -> *addrs
 	dialSem chan struct{}
 
+	// send windows: while one is open (around a group of instants), replies are read and timed
+	// as they come but not reported, so the driver's work on them (and this process's JSON) does
+	// not compete for the CPU with the receiving side while the burst is arriving
+	winMu   sync.Mutex
+	windows map[int64]*window
+
 	mu       sync.Mutex
 	members  map[int]*member
 	resolved int
@@ -178,6 +191,46 @@ type dispatcher struct {
 	doneOnce sync.Once
 	ended    bool
 	received int
+}
+
+type window struct {
+	at    time.Time
+	count int
+}
+
+// holdPerMember is how long the receiving side may need per member of a group sent at once
+// (~0.05-0.1 ms each on this 2-core machine; measured in docs/concurrency.md)
+const holdPerMember = 100 * time.Microsecond
+
+// addWindow notes a member's instant (a group of members sharing it holds longer).
+func (d *dispatcher) addWindow(at time.Time) {
+	d.winMu.Lock()
+	w := d.windows[at.UnixNano()]
+	if w == nil {
+		w = &window{at: at}
+		d.windows[at.UnixNano()] = w
+	}
+	w.count++
+	d.winMu.Unlock()
+}
+
+// holdUntil is when the send window open at “now“ closes (zero when none is open): from 5 ms
+// before a group's instant to 20 ms + 0.1 ms per member after it.
+func (d *dispatcher) holdUntil(now time.Time) time.Time {
+	var until time.Time
+	d.winMu.Lock()
+	defer d.winMu.Unlock()
+	for k, w := range d.windows {
+		end := w.at.Add(20*time.Millisecond + time.Duration(w.count)*holdPerMember)
+		if end.Before(now) {
+			delete(d.windows, k)
+			continue
+		}
+		if !now.Before(w.at.Add(-5*time.Millisecond)) && end.After(until) {
+			until = end
+		}
+	}
+	return until
 }
 
 type addrs struct {
@@ -245,7 +298,9 @@ func (d *dispatcher) address(addr string) (string, error) {
 	return a.list[int(a.next.Add(1)-1)%len(a.list)], nil
 }
 
-func (d *dispatcher) dial(r *request) (*conn, error) {
+// dial opens a connection for “r“ (TCP, then TLS for https); with “warm“ it also sends r's
+// warm-up request on it and reads the reply.
+func (d *dispatcher) dial(r *request, warm bool) (*conn, error) {
 	timeout := time.Duration(d.cfg.ConnectTimeoutNs)
 	addr, err := d.address(r.Addr)
 	if err != nil {
@@ -270,7 +325,29 @@ func (d *dispatcher) dial(r *request) (*conn, error) {
 		}
 		c = tc
 	}
-	return newConn(c), nil
+	var br *bufio.Reader
+	if warm && r.Warm != nil {
+		br = bufio.NewReaderSize(c, 8192)
+		c.SetDeadline(time.Now().Add(timeout))
+		if _, err := c.Write(wire(r.Warm)); err != nil {
+			c.Close()
+			return nil, err
+		}
+		resp, err := http.ReadResponse(br, &http.Request{Method: r.Warm.Method})
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if err == nil && (resp.Close || resp.StatusCode >= 500) {
+			err = fmt.Errorf("the warm-up request got %s", resp.Status)
+		}
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.SetDeadline(time.Time{})
+	}
+	return newConn(c, br), nil
 }
 
 // wire is the request as one write: request line, headers, Content-Length, body.
@@ -352,7 +429,7 @@ func (d *dispatcher) run(m *member) {
 					return
 				}
 			}
-			m.conn, m.connErr = d.dial(m.req)
+			m.conn, m.connErr = d.dial(m.req, true)
 			close(m.connected)
 		}
 		<-m.connected
@@ -389,7 +466,7 @@ func (d *dispatcher) run(m *member) {
 			res.Connection = "new"
 		}
 		var err error
-		cc, err = d.dial(m.req)
+		cc, err = d.dial(m.req, false) // at the instant: no warm-up
 		if err != nil {
 			res.Transport = "never_sent"
 			res.Error = connectError(err)
@@ -559,22 +636,46 @@ func run(stdin io.Reader, stdout io.Writer) int {
 	bw := bufio.NewWriterSize(stdout, 1<<16)
 	enc := json.NewEncoder(bw)
 	writerDone := make(chan struct{})
+	d.windows = map[int64]*window{}
 	go func() {
 		defer close(writerDone)
-		for v := range d.out {
-			if f, ok := v.(flushed); ok {
-				bw.Flush()
-				close(f)
-				continue
+		var pending []any
+		timer := time.NewTimer(time.Hour)
+		write := func() {
+			for _, v := range pending {
+				enc.Encode(v) // an error: the driver is gone, keep draining
 			}
-			if enc.Encode(v) != nil {
-				continue // the driver is gone: keep draining
-			}
-			if len(d.out) == 0 {
-				bw.Flush()
+			pending = pending[:0]
+			bw.Flush()
+		}
+		for {
+			select {
+			case v, ok := <-d.out:
+				if !ok {
+					write()
+					return
+				}
+				if f, isFlush := v.(flushed); isFlush {
+					write()
+					close(f)
+					continue
+				}
+				pending = append(pending, v)
+				if until := d.holdUntil(time.Now()); !until.IsZero() {
+					timer.Reset(time.Until(until))
+					continue
+				}
+				if len(d.out) == 0 {
+					write()
+				}
+			case <-timer.C:
+				if until := d.holdUntil(time.Now()); !until.IsZero() {
+					timer.Reset(time.Until(until))
+					continue
+				}
+				write()
 			}
 		}
-		bw.Flush()
 	}()
 
 	// the initial batch, until {"go": true}
@@ -613,7 +714,7 @@ func run(stdin io.Reader, stdout io.Writer) int {
 		go func(m *member) {
 			defer wg.Done()
 			defer func() { <-d.dialSem }()
-			m.conn, m.connErr = d.dial(m.req)
+			m.conn, m.connErr = d.dial(m.req, true)
 			if m.connErr != nil {
 				failed.Add(1)
 				e := connectError(m.connErr)
@@ -659,6 +760,9 @@ func run(stdin io.Reader, stdout io.Writer) int {
 	sort.SliceStable(members, func(i, j int) bool { return members[i].req.OffsetNs < members[j].req.OffsetNs })
 	for _, m := range members {
 		m.at = d.start.Add(time.Duration(m.req.OffsetNs))
+		d.addWindow(m.at)
+	}
+	for _, m := range members {
 		go d.run(m)
 	}
 	// later requests, stop and end
@@ -700,6 +804,7 @@ func run(stdin io.Reader, stdout io.Writer) int {
 				}
 				r := msg.request
 				m := d.newMember(&r)
+				d.addWindow(m.at)
 				go d.run(m)
 			}
 		}

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// dispatch runs the dispatcher over pipes with ``cfg`` and ``reqs`` (then go and end) and
+// dispatch runs the dispatcher over pipes with “cfg“ and “reqs“ (then go and end) and
 // returns its output lines by kind.
 type outLines struct {
 	ready   map[string]any
@@ -238,7 +238,7 @@ func TestAServerThatReadsThenDiesMeansMayHaveRun(t *testing.T) {
 			go func(c net.Conn) {
 				defer read.Done()
 				http.ReadRequest(bufio.NewReader(c)) // the request was read: the function may run
-				c.Close()                              // … and the server died before replying
+				c.Close()                            // … and the server died before replying
 			}(c)
 		}
 	}()

@@ -70,8 +70,9 @@ def choose_dispatcher() -> tuple[str, str]:
     return "go", "default (fastest): one socket write per member at its instant"
 
 
-def request_line(k: int, offset_s: float, prep: Prepared) -> dict:
-    """The dispatcher's input line for one prepared request."""
+def request_line(k: int, offset_s: float, prep: Prepared, warm: Optional[Prepared] = None) -> dict:
+    """The dispatcher's input line for one prepared request; ``warm``: the request that runs
+    nothing (DryRun) it sends first on the connection it opens ahead for this member."""
     url = prep.url if isinstance(prep.url, URL) else URL(str(prep.url), encoded=True)
     host = url.raw_host or ""
     port = url.port or (443 if url.scheme == "https" else 80)
@@ -83,7 +84,8 @@ def request_line(k: int, offset_s: float, prep: Prepared) -> dict:
     return {"k": k, "offset_ns": int(round(offset_s * 1e9)), "scheme": url.scheme, "addr": addr,
             "host": host_header, "method": prep.method, "target": url.raw_path_qs or "/",
             "headers": [[str(a), str(b)] for a, b in prep.headers.items()],
-            "body": base64.b64encode(b"" if prep.method == "GET" else prep.body).decode()}
+            "body": base64.b64encode(b"" if prep.method == "GET" else prep.body).decode(),
+            **({"warm": request_line(k, 0.0, warm)} if warm is not None else {})}
 
 
 class _CIHeaders(dict):
@@ -128,13 +130,17 @@ async def dispatch_go(factory: RequestFactory, members: list[Member], payload: b
                       preconnect: int = -1, connect_timeout_s: float = 10.0,
                       read_timeout_s: float = 960.0, lead_s: Optional[float] = None,
                       connect_ahead_s: float = 2.0, abort_if_unreachable: bool = True,
+                      warm: bool = True,
                       ca_file: Optional[str] = None, binary: Optional[str] = None) -> dict:
     """Send ``members`` on their schedule through the Go dispatcher; calls ``on_result`` as each
     reply arrives (as :func:`~faascope.driver.dispatch.dispatch` does); returns
     {start_ns, sent, stopped, dispatcher, ready, done}. ``stopped``: None, ``error_budget``,
     ``interrupted``, ``unreachable`` (nothing was sent: no connection could be opened) or
     ``dispatcher_died``. ``preconnect``: how many members get a connection opened ahead of their
-    instant (-1: all); the others connect at their instant."""
+    instant (-1: all); the others connect at their instant. ``warm``: each connection opened
+    ahead first carries a request that runs nothing (a DryRun invoke, an agent's health check), so
+    the server's per-connection set-up is done before the burst, as with the Python sender's
+    ``preconnect`` (Lambda API only)."""
     prepare = preparer(factory, payload, member_field)
     members = sorted(members, key=lambda m: (m.offset_s, m.member))
     n = len(members)
@@ -146,9 +152,17 @@ async def dispatch_go(factory: RequestFactory, members: list[Member], payload: b
     preps: dict[int, Prepared] = {}
     idx = 0
     lines = []
+    def line(k: int) -> dict:
+        m = members[k]
+        preps[k] = prepare(m)
+        # only the Lambda API's DryRun: preparing has no side effect there (the http provider's
+        # prepare routes round robin, so an extra one would move members to other agents)
+        ahead = warm and factory.protocol == "lambda" and (preconnect < 0 or k < preconnect)
+        return request_line(k, m.offset_s, preps[k],
+                            factory.prepare(m.function, b"{}", dry_run=True) if ahead else None)
+
     while idx < n and members[idx].offset_s < sign_ahead_s:
-        preps[idx] = prepare(members[idx])
-        lines.append(request_line(idx, members[idx].offset_s, preps[idx]))
+        lines.append(line(idx))
         idx += 1
     cfg = {"total": n, "lead_ns": int(lead * 1e9), "connect_ahead_ns": int(connect_ahead_s * 1e9),
            "connect_timeout_ns": int(connect_timeout_s * 1e9),
@@ -197,8 +211,7 @@ async def dispatch_go(factory: RequestFactory, members: list[Member], payload: b
             if time.time() < due:
                 await asyncio.sleep(min(0.5, due - time.time()))
                 continue
-            preps[handed] = prepare(m)
-            write(request_line(handed, m.offset_s, preps[handed]))
+            write(line(handed))
             handed += 1
             if handed == n:
                 write({"end": True})

@@ -3,6 +3,7 @@ percentiles, throttles, co-residency), then the staggering heatmaps and their ta
 come from `faascope.analysis.concurrency`; this module lays them out."""
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -124,19 +125,35 @@ def curves_table(curves: pd.DataFrame, columns: list[str], fmt) -> tuple[list[st
     return groups + ["burst size", "bursts"], rows
 
 
-def burst_table_rows(stats: pd.DataFrame) -> tuple[list[str], list[list]]:
-    """Headers and rows of the per-burst table (times in ms below a second)."""
+def burst_senders(bursts: pd.DataFrame) -> dict[tuple[str, int], str]:
+    """(cell, burst) -> the sender that dispatched its measured members (``go`` or ``python``), for
+    the bursts that recorded it (files written before the choice existed record none)."""
+    out: dict[tuple[str, int], str] = {}
+    for _, b in bursts[bursts["kind"] == "measure"].iterrows():
+        sched = json.loads(b["schedule_json"]) if isinstance(b["schedule_json"], str) else {}
+        if sched.get("dispatcher"):
+            out[(b["cell_key"], int(b["burst"]))] = str(sched["dispatcher"])
+    return out
+
+
+def burst_table_rows(stats: pd.DataFrame,
+                     senders: dict[tuple[str, int], str] | None = None) -> tuple[list[str], list[list]]:
+    """Headers and rows of the per-burst table (times in ms below a second); with ``senders``
+    (bursts that recorded their sender) also the sender and the arrival spread."""
     def f(v, ms=True):
         if v is None or (isinstance(v, float) and not math.isfinite(v)):
             return "–"
         return f"{v * 1e3:.3g} ms" if ms and v < 1 else (f"{v:.3g} s" if ms else f"{v}")
 
-    headers = ["cell", "burst", "ok/planned", "throttled", "spread", "wait p50", "wait p99",
+    dispatch = ["sender", "send spread", "arrival spread"] if senders else ["spread"]
+    headers = ["cell", "burst", "ok/planned", "throttled", *dispatch, "wait p50", "wait p99",
                "run p50", "service p95", "service max", "cold", "instances", "max/host conc."]
     rows = []
     for _, r in stats.iterrows():
+        spreads = ([senders.get((r["cell_key"], int(r["burst"])), "–"), f(r["send_spread_s"]),
+                    f(r.get("arrival_spread_est_s"))] if senders else [f(r["send_spread_s"])])
         rows.append([r["cell_key"], r["burst"], f"{r['ok']}/{r['planned']}", r["throttled"],
-                     f(r["send_spread_s"]), f(r.get("wait_s_p50")), f(r.get("wait_s_p99")),
+                     *spreads, f(r.get("wait_s_p50")), f(r.get("wait_s_p99")),
                      f(r.get("run_s_p50")), f(r.get("service_s_p95")), f(r.get("service_s_max")),
                      r["cold"], r["instances"], r["max_concurrent_per_host"]])
     return headers, rows
@@ -153,9 +170,16 @@ def concurrency_section(ctx: Ctx) -> Block | None:
     if stats.empty:
         b.items.append(Text("No measured burst is recorded yet.", "note"))
         return b
-    headers, rows = burst_table_rows(stats)
+    senders = burst_senders(data.bursts)
+    headers, rows = burst_table_rows(stats, senders)
     notes = ["wait = send → function start, run = start → workload end, service = wait + run; "
              "spread = last send − first send of the burst (client side)"]
+    if senders:
+        notes = ["wait = send → function start, run = start → workload end, service = wait + run; "
+                 "send spread = last send − first send of the burst (client side), arrival spread "
+                 "= the same at the functions (received, less the platform's cold-start set-up "
+                 "where it says it); sender = go (the Go dispatcher: one pre-opened connection and "
+                 "one write per member at its instant) or python (the asyncio sender)"]
     if stats["split"].any():
         notes.append(f"{int(stats['split'].sum())} burst(s) were resumed after an interruption "
                      "(split): they are left out of the staggering comparison")
