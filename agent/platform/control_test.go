@@ -590,3 +590,32 @@ func TestFailedEventInvocationIsRetriedTwiceWithItsRequestID(t *testing.T) {
 		t.Fatalf("attempts with request id %s: %d, want 3 (1 + 2 retries)\n%s", id, n, b)
 	}
 }
+
+// Values outside Lambda's API model fail its validation (ValidationException, as botocore's
+// model and AWS answer); inside the model but beyond the service's limits they are the
+// service's InvalidParameterValueException. Both were InvalidParameterValueException.
+func TestModelValidationBeforeServiceLimits(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	for _, c := range []struct {
+		what  string
+		extra map[string]any
+		code  string
+		msg   string
+	}{
+		{"a name with a space", map[string]any{"FunctionName": "bad name!"}, "ValidationException", "at 'functionName' failed to satisfy constraint"},
+		{"a 65-character name", map[string]any{"FunctionName": strings.Repeat("n", 65)}, "InvalidParameterValueException", "FunctionName"},
+		{"memory above the model", map[string]any{"MemorySize": 40000}, "ValidationException", "Value '40000' at 'memorySize' failed to satisfy constraint: Member must have value less than or equal to 32768"},
+		{"memory above the service", map[string]any{"MemorySize": 20000}, "InvalidParameterValueException", "MemorySize 20000"},
+		{"timeout 0", map[string]any{"Timeout": 0}, "ValidationException", "at 'timeout'"},
+		{"timeout above 900 s", map[string]any{"Timeout": 901}, "InvalidParameterValueException", "Timeout 901"},
+		{"ephemeral storage 100 MB", map[string]any{"EphemeralStorage": map[string]int{"Size": 100}}, "ValidationException", "at 'ephemeralStorage.size'"},
+	} {
+		req := map[string]any{"FunctionName": "v", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+			"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}
+		for k, v := range c.extra {
+			req[k] = v
+		}
+		resp, body := tp.call("POST", fnPath, req, nil)
+		wantError(t, c.what, resp, body, http.StatusBadRequest, c.code, c.msg)
+	}
+}

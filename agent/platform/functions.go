@@ -6,6 +6,8 @@ import (
 	"io"
 	"log"
 	"maps"
+	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"time"
@@ -401,9 +403,38 @@ func setCode(c *FunctionConfiguration, code *stagedCode) {
 	c.CodeSha256 = code.sha256
 }
 
+// checkFunctionName checks a plain function name. Characters outside the API model's pattern
+// fail its validation (ValidationException, before the service sees the request); a name the
+// pattern allows but the service does not (longer than 64) is the service's refusal.
 func checkFunctionName(name string) error {
 	if !functionNameRE.MatchString(name) {
+		if name == "" || !functionNameCharsRE.MatchString(name) {
+			return errValidation(name, "functionName", "Member must satisfy regular expression pattern: "+functionNamePattern)
+		}
 		return errInvalid("FunctionName %q must match [a-zA-Z0-9_-]{1,64}", name)
+	}
+	return nil
+}
+
+var functionNameCharsRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// Bounds of Lambda's API model (botocore's lambda service-2.json): a value outside them fails
+// the model's validation (ValidationException); inside them but beyond the service's limits
+// (minMemoryMB… in function.go) it is the service's InvalidParameterValueException.
+const (
+	modelMaxMemoryMB = 32768
+	modelMinTimeoutS = 1
+)
+
+// checkRange refuses v outside [lo, hi]: against the API model first, then the service.
+func checkRange(field, modelField string, v, modelLo, modelHi, lo, hi int, unit string) error {
+	switch {
+	case v < modelLo:
+		return errValidation(strconv.Itoa(v), modelField, fmt.Sprintf("Member must have value greater than or equal to %d", modelLo))
+	case v > modelHi:
+		return errValidation(strconv.Itoa(v), modelField, fmt.Sprintf("Member must have value less than or equal to %d", modelHi))
+	case v < lo || v > hi:
+		return errInvalid("%s %d must be between %d and %d %s", field, v, lo, hi, unit)
 	}
 	return nil
 }
@@ -440,20 +471,20 @@ func (p *Platform) checkTags(f *Function) error {
 // configuration as changed.
 func applySettings(c *FunctionConfiguration, s Settings) error {
 	if s.Timeout != nil {
-		if *s.Timeout < minTimeoutS || *s.Timeout > maxTimeoutS {
-			return errInvalid("Timeout %d must be between %d and %d seconds", *s.Timeout, minTimeoutS, maxTimeoutS)
+		if err := checkRange("Timeout", "timeout", *s.Timeout, modelMinTimeoutS, math.MaxInt32, minTimeoutS, maxTimeoutS, "seconds"); err != nil {
+			return err
 		}
 		c.Timeout = *s.Timeout
 	}
 	if s.MemorySize != nil {
-		if *s.MemorySize < minMemoryMB || *s.MemorySize > maxMemoryMB {
-			return errInvalid("MemorySize %d must be between %d and %d MB", *s.MemorySize, minMemoryMB, maxMemoryMB)
+		if err := checkRange("MemorySize", "memorySize", *s.MemorySize, minMemoryMB, modelMaxMemoryMB, minMemoryMB, maxMemoryMB, "MB"); err != nil {
+			return err
 		}
 		c.MemorySize = *s.MemorySize
 	}
 	if eph := s.EphemeralStorage; eph != nil {
-		if eph.Size < minEphemeralMB || eph.Size > maxEphemeralMB {
-			return errInvalid("EphemeralStorage.Size %d must be between %d and %d MB", eph.Size, minEphemeralMB, maxEphemeralMB)
+		if err := checkRange("EphemeralStorage.Size", "ephemeralStorage.size", eph.Size, minEphemeralMB, maxEphemeralMB, minEphemeralMB, maxEphemeralMB, "MB"); err != nil {
+			return err
 		}
 		c.EphemeralStorage = *eph
 	}

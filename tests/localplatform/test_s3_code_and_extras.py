@@ -57,6 +57,7 @@ def test_create_update_and_layer_from_s3(s3_platform, agent_zip):
                               Code={"S3Bucket": bucket, "S3Key": "deploy/agent.zip"}, MemorySize=256, Timeout=30)
     try:
         assert cfg["CodeSize"] == len(agent_zip)
+        lam.get_waiter("function_active_v2").wait(FunctionName="from-s3")  # as on Lambda: Pending first
         out = lam.invoke(FunctionName="from-s3", Payload=json.dumps({"workload": {"kind": "noop"}}))
         assert json.loads(out["Payload"].read())["ok"] is True
 
@@ -71,9 +72,11 @@ def test_create_update_and_layer_from_s3(s3_platform, agent_zip):
         cfg = lam.update_function_configuration(FunctionName="from-s3", Layers=[layer["LayerVersionArn"]])
         assert cfg["Layers"] == [{"Arn": layer["LayerVersionArn"], "CodeSize": len(layer_zip.getvalue())}]
         assert [l["LayerName"] for l in lam.list_layers()["Layers"]] == ["s3-layer"]
+        lam.get_waiter("function_updated_v2").wait(FunctionName="from-s3")
 
         cfg = lam.update_function_code(FunctionName="from-s3", S3Bucket=bucket, S3Key="deploy/agent.zip")
         assert cfg["CodeSize"] == len(agent_zip)
+        lam.get_waiter("function_updated_v2").wait(FunctionName="from-s3")
         out = lam.invoke(FunctionName="from-s3", Payload=json.dumps({"workload": {"kind": "noop"}}))
         assert json.loads(out["Payload"].read())["ok"] is True
         lam.delete_layer_version(LayerName="s3-layer", VersionNumber=1)
@@ -96,6 +99,7 @@ def test_tags_concurrency_and_account_settings_through_boto3(s3_platform, agent_
     _, lam, _, _ = s3_platform
     arn = lam.create_function(FunctionName="extras", Runtime="provided.al2023", Role=ROLE, Handler="bootstrap",
                               Code={"ZipFile": agent_zip}, Tags={"team": "io"})["FunctionArn"]
+    lam.get_waiter("function_active_v2").wait(FunctionName="extras")
     try:
         lam.tag_resource(Resource=arn, Tags={"stage": "dev"})
         lam.untag_resource(Resource=arn, TagKeys=["team"])
