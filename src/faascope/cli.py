@@ -10,7 +10,7 @@ from faascope import __version__
 
 # name -> "module:attribute" of a click.Command
 COMMANDS = {
-    "platform": "faascope.providers.local_platform:platform_group",
+    "platform": "faascope.standins.platform_commands:platform_group",
     "package": "faascope.providers.packaging:package_command",
     "plan": "faascope.designs.commands:plan_command",
     "run": "faascope.driver.commands:run_command",
