@@ -422,6 +422,7 @@ func (p *Platform) deleteFunction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
 	ref, err := functionRef(r)
 	if err != nil {
 		writeAPIError(w, err)
@@ -465,7 +466,7 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := InvokeRequest{Name: ref.Name, Region: ref.Region, Qualifier: ref.Qualifier, Payload: payload,
-		ClientContext: clientContext}
+		ClientContext: clientContext, Received: received, NoReport: r.Header.Get("X-Amz-Log-Type") != "Tail"}
 	switch typ {
 	case "", "RequestResponse":
 	case "Event":
@@ -510,9 +511,34 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Faascope-Cold", strconv.FormatBool(meta.Cold))
 	h.Set("X-Faascope-Setup-Ms", ms(meta.Setup))
 	h.Set("X-Faascope-Init-Ms", ms(meta.Init))
+	if len(meta.SetupSteps) > 0 {
+		h.Set("X-Faascope-Setup-Steps", stepsHeader(meta.SetupSteps))
+	}
+	h.Set("X-Faascope-Invoke-Steps", stepsHeader(meta.Steps))
+	if !meta.Delivered.IsZero() && !meta.Answered.IsZero() {
+		h.Set("X-Faascope-Delivered-Ns", strconv.FormatInt(meta.Delivered.UnixNano(), 10))
+		h.Set("X-Faascope-Answered-Ns", strconv.FormatInt(meta.Answered.UnixNano(), 10))
+	}
+	if meta.Modelled > 0 {
+		h.Set("X-Faascope-Modelled-Ms", ms(meta.Modelled))
+	}
 	h.Set("X-Faascope-Duration-Ms", ms(meta.Duration))
 	w.WriteHeader(http.StatusOK)
 	w.Write(res.Payload)
+}
+
+// stepsHeader renders steps as "name=ms,name=ms" (X-Faascope-Setup-Steps, X-Faascope-Invoke-Steps).
+func stepsHeader(steps []Step) string {
+	var b strings.Builder
+	for i, s := range steps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s.Name)
+		b.WriteByte('=')
+		b.WriteString(ms(s.Dur))
+	}
+	return b.String()
 }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }

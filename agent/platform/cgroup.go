@@ -176,6 +176,21 @@ func (cg *Cgroup) Add(pid int) error {
 	return nil
 }
 
+// rename gives the group another name under the same parent (a spare's group becomes its
+// instance's: spares.go). Co-mounted controllers (cpu and cpuacct) share a directory, renamed once.
+func (cg *Cgroup) rename(name string) error {
+	for c, d := range cg.dirs {
+		to := filepath.Join(filepath.Dir(d), name)
+		if err := os.Rename(d, to); err != nil {
+			if _, serr := os.Stat(to); serr != nil {
+				return fmt.Errorf("rename cgroup %s: %w", d, err)
+			}
+		}
+		cg.dirs[c] = to
+	}
+	return nil
+}
+
 // Dirs maps each controller to its directory, for bind-mounting into the sandbox.
 func (cg *Cgroup) Dirs() map[string]string { return cg.dirs }
 

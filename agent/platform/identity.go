@@ -106,13 +106,18 @@ var sandboxEtcFiles = []string{"passwd", "group", "hosts", "resolv.conf", "nsswi
 	"localtime", "ld.so.cache", "ssl/certs/ca-certificates.crt"}
 
 // writeSandboxEtc fills dir with the sandbox's /etc for the given uid and hostname.
+// hostsFile is a sandbox's /etc/hosts: its hostname is loopback.
+func hostsFile(hostname string) string {
+	return "127.0.0.1\tlocalhost " + hostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+}
+
 func writeSandboxEtc(dir string, uid int, hostname string) error {
 	user := "sbx_user" + strconv.Itoa(SandboxUID) // Lambda's name, whatever the number
 	files := map[string]string{
 		"passwd": fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d::/tmp:/sbin/nologin\n"+
 			"nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n", user, uid, uid),
 		"group": fmt.Sprintf("root:x:0:\n%s:x:%d:\nnobody:x:65534:\n", user, uid),
-		"hosts": "127.0.0.1\tlocalhost " + hostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+		"hosts": hostsFile(hostname),
 		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n" +
 			"networks: files\nprotocols: files\nservices: files\n",
 	}

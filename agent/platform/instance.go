@@ -33,6 +33,10 @@ type invocation struct {
 	deadlineSpan time.Duration
 	// InvokedArn is the ARN the caller invoked: qualified when it named a version or alias.
 	InvokedArn string
+	// When the sandbox was thawed (run), the event written to the runtime (/next, under the
+	// instance's mu) and the runtime's answer begun (/response or /error, under mu): the
+	// invocation's steps (invokeMeta.Steps) are cut there.
+	thawed, delivered, answered time.Time
 }
 
 // result is how an invocation ended.
@@ -48,52 +52,70 @@ type result struct {
 // Instance is one warm-able execution environment: a sandbox plus the Runtime API its
 // bootstrap polls. It serves one invocation at a time.
 type Instance struct {
-	ID        string
-	Function  string
-	Version   int     // configuration generation it was started with ($LATEST; 0 for a version)
-	pool      poolKey // the function and version it serves
-	Sandbox   *Sandbox
-	Created   time.Time
-	InitDur   time.Duration // process start → first /next, Lambda's "Init Duration"
-	readyAt   time.Time     // when the first /next arrived (written before ready is closed)
-	Logs      *logBuffer
-	ready     chan struct{} // closed at the first /next
-	initErr   chan []byte   // body of /runtime/init/error
-	next      chan *invocation
-	listener  net.Listener
-	server    *http.Server
-	mu        sync.Mutex
-	current   *invocation
-	lastUsed  time.Time
-	busy      bool
-	dead      bool
-	invokes   int
-	readyOnce sync.Once
-	freezer   idleFreezer // frozen between invocations (freeze.go)
-	polling   atomic.Bool // a /next is waiting for an invocation
+	ID       string
+	Function string
+	Version  int     // configuration generation it was started with ($LATEST; 0 for a version)
+	pool     poolKey // the function and version it serves
+	Sandbox  *Sandbox
+	Created  time.Time
+	InitDur  time.Duration // bootstrap exec'd → first /next, Lambda's "Init Duration"
+	SetupDur time.Duration // instance created → bootstrap exec'd: the platform's part
+	// SetupSteps split SetupDur: the host's steps (Sandbox.Steps), then the sandbox init's.
+	SetupSteps []Step
+	Modelled   time.Duration // the profile's modelled cold-start delay (profile.go), in SetupDur
+	readyAt    time.Time     // when the first /next arrived (written before ready is closed)
+	Logs       *logBuffer
+	ready      chan struct{} // closed at the first /next
+	initErr    chan []byte   // body of /runtime/init/error
+	next       chan *invocation
+	listener   net.Listener
+	server     *http.Server
+	mu         sync.Mutex
+	current    *invocation
+	lastUsed   time.Time
+	busy       bool
+	dead       bool
+	invokes    int
+	readyOnce  sync.Once
+	freezer    idleFreezer // frozen between invocations (freeze.go)
+	polling    atomic.Bool // a /next is waiting for an invocation
 }
 
-// newInstance opens the Runtime API listener the sandbox will be told about.
-func newInstance(id, function string, version int) (*Instance, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
+// newInstance prepares the Runtime API the sandbox will be told about. Without a network of its
+// own (onHost) the sandbox reaches it on a host loopback port opened here; with one,
+// setupSandboxNet opens 127.0.0.1:9001 inside the sandbox's namespace and this server serves
+// that socket directly (serveInside): no relay between the runtime and the platform.
+func newInstance(id, function string, version int, onHost bool) (*Instance, error) {
 	in := &Instance{
 		ID: id, Function: function, Version: version, Created: time.Now(),
 		Logs: newLogBuffer(64 * 1024), ready: make(chan struct{}), initErr: make(chan []byte, 1),
-		next: make(chan *invocation), listener: limitConns(ln, hostRuntimeAPIConns),
+		next: make(chan *invocation),
 	}
 	// No ReadTimeout: it would cancel a /next long-polling for the next invocation. Bodies get
 	// their deadline in their handlers (limits.go).
 	in.server = &http.Server{Handler: in.runtimeAPI(), ReadHeaderTimeout: runtimeAPIHeaderTimeout,
 		IdleTimeout: runtimeAPIIdleTimeout}
-	go in.server.Serve(in.listener)
+	if onHost {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		in.listener = limitConns(ln, hostRuntimeAPIConns)
+		go in.server.Serve(in.listener)
+	}
 	return in, nil
 }
 
+// serveInside serves the Runtime API on a listener in the sandbox's network namespace.
+func (in *Instance) serveInside(ln net.Listener) { in.server.Serve(ln) }
+
 // RuntimeAPIAddr is the value of AWS_LAMBDA_RUNTIME_API for this instance.
-func (in *Instance) RuntimeAPIAddr() string { return in.listener.Addr().String() }
+func (in *Instance) RuntimeAPIAddr() string {
+	if in.listener == nil {
+		return "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
+	}
+	return in.listener.Addr().String()
+}
 
 func (in *Instance) runtimeAPI() http.Handler {
 	mux := http.NewServeMux()
@@ -148,6 +170,12 @@ func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Content-Type", "application/json")
 	w.Write(inv.Payload)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	in.mu.Lock()
+	inv.delivered = time.Now()
+	in.mu.Unlock()
 }
 
 // newTraceID is an X-Ray trace header as Lambda's Runtime API gives it in
@@ -190,6 +218,7 @@ const (
 
 func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	in.markRuntime(id)
 	if mode := r.Header.Get(responseModeHeader); mode != "" && mode != "streaming" {
 		// As Lambda's Runtime API (aws-lambda-runtime-interface-emulator's rapi handler).
 		if inv := in.take(id); inv != nil {
@@ -236,7 +265,18 @@ func (in *Instance) handleResponse(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"status":"OK"}`)
 }
 
+// markRuntime ends the runtime's turn (from the hand-over to its /response or /error) in the
+// steps of the invocation it answers.
+func (in *Instance) markRuntime(id string) {
+	in.mu.Lock()
+	if in.current != nil && in.current.RequestID == id {
+		in.current.answered = time.Now()
+	}
+	in.mu.Unlock()
+}
+
 func (in *Instance) handleError(w http.ResponseWriter, r *http.Request) {
+	in.markRuntime(r.PathValue("id"))
 	body, _ := readRuntimeBody(w, r, maxPayload)
 	inv := in.take(r.PathValue("id"))
 	if inv == nil {
@@ -291,7 +331,7 @@ func (in *Instance) waitReady(ctx context.Context, limit time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-in.ready:
-		in.InitDur = in.readyAt.Sub(in.Created) - in.Sandbox.Setup
+		in.setupTimes()
 		return nil
 	case body := <-in.initErr:
 		return &initError{payload: body}
@@ -306,6 +346,28 @@ func (in *Instance) waitReady(ctx context.Context, limit time.Duration) error {
 	}
 }
 
+// setupTimes splits the cold start at the bootstrap's exec: the platform's set-up before it
+// (with its steps), the runtime's init after it. Without the init's report (a plain process,
+// --isolation none) the bootstrap started when the host's set-up ended.
+func (in *Instance) setupTimes() {
+	sb := in.Sandbox
+	in.SetupSteps = []Step{{"instance", sb.Started.Sub(in.Created) - in.Modelled}} // Runtime API, limits, environment
+	if in.Modelled > 0 {
+		in.SetupSteps = append(in.SetupSteps, Step{"modelled", in.Modelled})
+	}
+	in.SetupSteps = append(in.SetupSteps, sb.Steps...)
+	execAt := sb.Started.Add(sb.Setup)
+	if rep := sb.initReport(time.Second); !rep.Exec.IsZero() {
+		// The init's process came up while the host finished (cgroup, network): only the wait
+		// from the release to its reading the go-ahead adds to the set-up.
+		in.SetupSteps = append(in.SetupSteps, Step{"init_wakeup", rep.Released.Sub(execAt)})
+		in.SetupSteps = append(in.SetupSteps, rep.Steps...)
+		execAt = rep.Exec
+	}
+	in.SetupDur = execAt.Sub(in.Created)
+	in.InitDur = in.readyAt.Sub(execAt)
+}
+
 type initError struct {
 	payload []byte
 	logs    []byte
@@ -317,6 +379,7 @@ func (e *initError) Error() string { return string(e.payload) }
 // the sandbox dying (crash or out of memory).
 func (in *Instance) run(inv *invocation) result {
 	in.freezer.handOver(in.Sandbox)
+	inv.thawed = time.Now()
 	select {
 	case in.next <- inv:
 	case <-in.Sandbox.Exited():
@@ -347,6 +410,26 @@ func (in *Instance) run(inv *invocation) result {
 	case <-timer.C:
 		return in.timedOut(inv)
 	}
+}
+
+// markRun splits an invocation's run into its steps, as far as it got (call after run), and
+// returns when the event was delivered to the runtime and its answer began (zero if not).
+func (in *Instance) markRun(inv *invocation, st *stepTimer) (delivered, answered time.Time) {
+	in.mu.Lock()
+	delivered, answered = inv.delivered, inv.answered
+	in.mu.Unlock()
+	defer st.mark("response")
+	for _, m := range []struct {
+		name string
+		at   time.Time
+	}{{"thaw", inv.thawed}, {"hand_over", delivered}, {"runtime", answered}} {
+		if m.at.IsZero() || m.at.Before(st.last) {
+			break
+		}
+		st.steps = append(st.steps, Step{m.name, m.at.Sub(st.last)})
+		st.last = m.at
+	}
+	return delivered, answered
 }
 
 func (in *Instance) timedOut(inv *invocation) result {

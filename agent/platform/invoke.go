@@ -21,14 +21,20 @@ import (
 type invokeMeta struct {
 	InstanceID string
 	Cold       bool
-	Setup      time.Duration
-	Init       time.Duration
-	Duration   time.Duration
-	MemoryMB   int
-	PeakBytes  int64
-	RequestID  string
-	Version    string // the version executed: X-Amz-Executed-Version
-	Logs       []byte
+	Setup      time.Duration // the platform's part of a cold start: instance created → bootstrap exec'd
+	Init       time.Duration // the runtime's: bootstrap exec'd → its first /next
+	SetupSteps []Step        // Setup split into its steps (X-Faascope-Setup-Steps)
+	Steps      []Step        // the invocation's path through the platform (X-Faascope-Invoke-Steps)
+	// When the event was written to the runtime and its answer began (wall clock, to set beside
+	// the agent's own timestamps: X-Faascope-Delivered-Ns, X-Faascope-Answered-Ns).
+	Delivered, Answered time.Time
+	Modelled            time.Duration // the profile's modelled cold-start cost, part of Setup
+	Duration            time.Duration
+	MemoryMB            int
+	PeakBytes           int64
+	RequestID           string
+	Version             string // the version executed: X-Amz-Executed-Version
+	Logs                []byte
 }
 
 // InvokeRequest is one invocation as the API received it.
@@ -42,11 +48,22 @@ type InvokeRequest struct {
 	ClientContext string
 	// RequestID is given for Event invocations (answered before they run); "" makes a new one.
 	RequestID string
+	// Received is when the API began reading the request (zero: when Invoke was called); the
+	// invocation's steps (invokeMeta.Steps) start there.
+	Received time.Time
+	// NoReport skips what only the REPORT line needs (Max Memory Used, read from the cgroup and
+	// /proc): the API sets it when the caller asked for no log tail.
+	NoReport bool
 }
 
 // Invoke runs one synchronous invocation. It returns errThrottled when the account's
 // concurrency is exhausted.
 func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invokeMeta, error) {
+	st := &stepTimer{last: req.Received}
+	if st.last.IsZero() {
+		st.last = time.Now()
+	}
+	st.mark("request")
 	payload := req.Payload
 	meta := invokeMeta{RequestID: req.RequestID}
 	if meta.RequestID == "" {
@@ -71,6 +88,7 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 	in := p.popIdle(pool, gen)
 	p.mu.Unlock()
 	defer func() { p.mu.Lock(); p.leave(slot); p.mu.Unlock() }()
+	st.mark("admit")
 
 	meta.MemoryMB = cfg.MemorySize
 	meta.Version = t.version
@@ -84,7 +102,9 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 				}
 				return result{}, meta, err
 			}
-			meta.Cold, meta.Setup, meta.Init = true, in.Sandbox.Setup, in.InitDur
+			meta.Cold, meta.Setup, meta.Init, meta.SetupSteps = true, in.SetupDur, in.InitDur, in.SetupSteps
+			meta.Modelled = in.Modelled
+			st.mark("cold_start")
 		}
 		meta.InstanceID = in.ID
 		span := time.Duration(cfg.Timeout) * time.Second
@@ -92,12 +112,18 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 			ClientContext: req.ClientContext, TraceID: newTraceID(time.Now()), InvokedArn: cfg.FunctionArn,
 			deadlineSpan: span, done: make(chan result, 1)}
 		mark := in.Logs.Mark()
+		st.mark("prepare")
 		t0 := time.Now()
 		res := in.run(inv)
 		meta.Duration = time.Since(t0)
-		meta.PeakBytes = in.Sandbox.PeakMemory()
+		meta.Delivered, meta.Answered = in.markRun(inv, st)
+		if !req.NoReport {
+			meta.PeakBytes = in.Sandbox.PeakMemory()
+		}
 		meta.Logs = in.Logs.Since(mark)
 		p.release(in, res.Killed)
+		st.mark("release")
+		meta.Steps = st.steps
 		if res.Undelivered && !meta.Cold {
 			// A warm instance whose runtime had exited (aws-lambda-go exits after a panic) never
 			// saw the invocation: Lambda gives it to a new execution environment, so does this.
@@ -207,7 +233,8 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		id = fmt.Sprintf("%s-v%s-%d", cfg.FunctionName, pool.Version, p.seq)
 	}
 	p.mu.Unlock()
-	in, err := newInstance(id, cfg.FunctionName, gen)
+	isolate := p.cfg.Isolation == "namespaces"
+	in, err := newInstance(id, cfg.FunctionName, gen, !isolate || p.cfg.HostNetwork)
 	if err != nil {
 		return nil, err
 	}
@@ -218,23 +245,35 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		in.server.Close()
 		return nil, err
 	}
+	if d := limits.ModelledColdStart; d > 0 { // profile.go: the provider's modelled cost, on purpose
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			in.server.Close()
+			return nil, ctx.Err()
+		}
+		in.Modelled = d
+	}
 	logFile, _ := os.OpenFile(filepath.Join(p.logDir, cfg.FunctionName+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	var out io.Writer = in.Logs
 	if logFile != nil {
 		out = io.MultiWriter(in.Logs, logFile)
 	}
-	isolate := p.cfg.Isolation == "namespaces"
 	netOpts, err := p.networkFor(f, in, isolate)
 	if err != nil {
 		in.server.Close()
 		return nil, err
 	}
 	runtimeAPI := in.RuntimeAPIAddr()
-	if netOpts != nil {
-		runtimeAPI = "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
-	}
+	p.mu.Lock()
+	optName := p.optEntry(cfg.Layers)
+	p.mu.Unlock()
 	sb, err := StartSandbox(SandboxOptions{
 		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: t.codePath,
+		Code: p.code, CodeName: codeEntryName(cfg.CodeSha256), OptName: optName, TmpPool: p.tmpPool,
+		Spares: p.spares,
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
 		LayerZips: p.layerZips(cfg.Layers), // layers.go: mounted at /opt
@@ -302,7 +341,7 @@ func (p *Platform) profileOf(f *Function) string {
 }
 
 // networkFor gives a sandbox its own network namespace, reaching only the Runtime API and the
-// exposed ports (the platform's and the function's), shaped by the function's or the
+// exposed ports (the platform's and the function's, relayed), shaped by the function's or the
 // platform's token buckets. Nil means the host's network.
 func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOptions, error) {
 	if !isolate || p.cfg.HostNetwork {
@@ -324,7 +363,8 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 		}
 		ports = append(ports, extra...)
 	}
-	maps := []portMap{{Inside: RuntimeAPIPort, Target: in.RuntimeAPIAddr()}}
+	// The Runtime API is served in the namespace itself, by the instance's server.
+	maps := []portMap{{Inside: RuntimeAPIPort, Serve: in.serveInside}}
 	seen := map[int]bool{}
 	for i := len(ports) - 1; i >= 0; i-- { // backwards: the function's mapping of a port wins
 		pm := ports[i]

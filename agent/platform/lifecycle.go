@@ -15,8 +15,8 @@ import (
 // function_updated_v2 waiters are for.
 //
 // "Ready" is real work here, done in the background after the answer: a new package (create,
-// code update) is unpacked once with the unpacker a cold start uses (paths, modes, sizes) into a
-// scratch directory; a configuration update has no package to check and ends at once. A
+// code update) is unpacked once with the unpacker a cold start uses (paths, modes, sizes) into
+// the code store, where every instance of it then mounts it read-only (codestore.go); a configuration update has no package to check and ends at once. A
 // package that cannot be unpacked leaves the function Failed (create) or the update Failed,
 // with Lambda's reason code InvalidZipFileException; a missing or non-executable bootstrap does
 // not, as on Lambda: invocations answer Runtime.InvalidEntrypoint. Invocations during an update
@@ -104,22 +104,31 @@ func (p *Platform) prepare(key fnKey, gen int, unpack bool) {
 // beforePrepare lets tests hold a function in Pending or InProgress.
 var beforePrepare = func(fnKey) {}
 
-// prepareDir holds the scratch directories of preparations; a start clears what a crash left.
+// prepareDir held the scratch directories of earlier versions' preparations; a start removes it.
 func (p *Platform) prepareDir() string { return filepath.Join(p.cfg.DataDir, "preparing") }
 
-// tryUnpack unpacks the function's package into a scratch directory as a cold start would, and
-// says why it could not ("" when it could).
+// tryUnpack unpacks the function's package into the code store, where its instances will mount
+// it (codestore.go), with the unpacker a cold start would use, and says why it could not (""
+// when it could). The function's layers are unpacked there too, for its first cold start; a
+// layer that fails is no failure here (its cold starts report it, as before).
 func (p *Platform) tryUnpack(key fnKey) string {
-	os.MkdirAll(p.prepareDir(), 0o700)
-	scratch, err := os.MkdirTemp(p.prepareDir(), "prepare-")
-	if err != nil {
-		// The platform's fault, not the package's: the function is not failed for it.
-		log.Printf("prepare %s: %v", key.arn(), err)
-		return ""
+	p.mu.Lock()
+	f := p.functions[key]
+	var cfg FunctionConfiguration
+	if f != nil {
+		cfg = f.Config
 	}
-	defer os.RemoveAll(scratch)
-	if err = unzip(p.store.codePath(key), filepath.Join(scratch, "task")); err != nil && !errors.Is(err, os.ErrNotExist) {
+	opt := p.optEntry(cfg.Layers)
+	p.mu.Unlock()
+	ref, err := p.code.acquire(codeEntryName(cfg.CodeSha256), buildPackage(p.store.codePath(key)))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "Lambda was unable to unzip the deployment package: " + err.Error()
+	}
+	ref.release()
+	if len(cfg.Layers) > 0 {
+		if ref, err := p.code.acquire(opt, buildLayers(p.layerZips(cfg.Layers), layerLabel)); err == nil {
+			ref.release()
+		}
 	}
 	return ""
 }

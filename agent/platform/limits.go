@@ -50,10 +50,10 @@ var (
 // one function holding 8,000 connections used every descriptor the platform had.
 const (
 	maxRuntimeAPIConns = 8
-	// hostRuntimeAPIConns bounds the host-side listener. Behind the sandbox's relay it sees each
-	// connection a moment after the sandbox side admits it and lets it go a moment after, so it
-	// gets slack rather than refusing what the sandbox side let through. Per sandbox the
-	// platform thus holds at most 8 (inside) + 8 (relay dials) + 16 (host side) sockets.
+	// hostRuntimeAPIConns bounds the host-side listener of a sandbox that shares the host's
+	// network. A sandbox with its own network namespace has its Runtime API served on a
+	// listener inside it (netns.go), bounded at maxRuntimeAPIConns: the platform holds at most
+	// 8 of its sockets.
 	hostRuntimeAPIConns = 2 * maxRuntimeAPIConns
 	// runtimeAPIHeaderTimeout cuts a connection whose request headers do not arrive.
 	runtimeAPIHeaderTimeout = 10 * time.Second

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -138,6 +139,25 @@ func runtimeAPITarget(in *Instance) (netns, addr string) {
 	return "", in.RuntimeAPIAddr()
 }
 
+// runtimeAPIDialer connects as a runtime of in does: inside its network namespace when it has
+// one (the socket stays in the namespace it was made in).
+func runtimeAPIDialer(in *Instance) func() (net.Conn, error) {
+	netns, addr := runtimeAPITarget(in)
+	return func() (c net.Conn, err error) {
+		if netns == "" {
+			return net.Dial("tcp", addr)
+		}
+		nerr := inNetns(in.Sandbox.Cmd.Process.Pid, func() error {
+			c, err = net.Dial("tcp", addr)
+			return nil
+		})
+		if nerr != nil {
+			return nil, nerr
+		}
+		return c, err
+	}
+}
+
 // Item 1 of issue #14: one function holding thousands of Runtime API connections used every
 // descriptor the platform had, and every other function's invocations and CreateFunction
 // failed. The platform's descriptor limit is lowered here to what 2,000 relayed connections
@@ -222,13 +242,15 @@ func TestRuntimeAPIRefusesASecondNextAndCutsStalledBodies(t *testing.T) {
 		t.Fatalf("first invoke: %s", body)
 	}
 	in := instanceOf(t, tp.Platform, "poll")
-	base := "http://" + in.RuntimeAPIAddr() + "/2018-06-01/runtime"
+	dial := runtimeAPIDialer(in)
+	base := "http://runtime-api/2018-06-01/runtime"
 	// The agent's own /next is waiting by now (it polls right after its response).
 	deadline := time.Now().Add(5 * time.Second)
 	for !in.polling.Load() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return dial() }}}
 	resp, err := client.Get(base + "/invocation/next")
 	if err != nil {
 		t.Fatalf("a second /next was not answered: %v", err)
@@ -239,7 +261,7 @@ func TestRuntimeAPIRefusesASecondNextAndCutsStalledBodies(t *testing.T) {
 		t.Fatalf("second /next: %d %s", resp.StatusCode, b)
 	}
 
-	c, err := net.Dial("tcp", in.RuntimeAPIAddr())
+	c, err := dial()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,15 +18,20 @@ import (
 // RuntimeAPIPort is where the Runtime API appears inside a sandbox, as on Lambda.
 const RuntimeAPIPort = 9001
 
-// portMap exposes Target (an address in the host's network) at 127.0.0.1:Inside in a sandbox.
+// portMap exposes Target (an address in the host's network) at 127.0.0.1:Inside in a sandbox,
+// or, with Serve, hands the listener at 127.0.0.1:Inside to a server of the platform's own (the
+// Runtime API: its connections are accepted in the sandbox's namespace and served by the
+// platform's goroutines, with no relay and no second socket on the host).
 type portMap struct {
 	Inside int
 	Target string
 	Shaped bool
+	Serve  func(net.Listener)
 }
 
 // sandboxNet is a sandbox's private network: a namespace with only loopback, in which the
-// platform listens for the few services the function may reach and relays them to the host.
+// platform listens for the few services the function may reach: the Runtime API, served there
+// directly, and exposed ports, relayed to the host.
 // Services keep their loopback addresses, nothing else is reachable (the platform's control
 // API included), and every byte passes a token bucket, as a Firecracker VM's device does.
 type sandboxNet struct {
@@ -61,7 +66,12 @@ func setupSandboxNet(pid int, maps []portMap, shape NetShape) (*sandboxNet, erro
 		return nil, err
 	}
 	for i, m := range maps {
-		go sn.serve(limitRuntimeAPIListener(lns[i], m), m) // limits.go: bounded connections per sandbox
+		ln := limitRuntimeAPIListener(lns[i], m) // limits.go: bounded connections per sandbox
+		if m.Serve != nil {
+			go m.Serve(ln)
+			continue
+		}
+		go sn.serve(ln, m)
 	}
 	return sn, nil
 }

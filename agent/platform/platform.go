@@ -35,7 +35,13 @@ type Config struct {
 	// AsyncRetryDelays are the waits before each retry of a failed Event invocation; nil is
 	// Lambda's (1 min, 2 min), empty means no retries (async.go).
 	AsyncRetryDelays []time.Duration
+	// SpareSandboxes is how many sandboxes are kept made ahead for cold starts (spares.go); 0 or
+	// less is none.
+	SpareSandboxes int
 }
+
+// DefaultSpareSandboxes is the command's default for Config.SpareSandboxes.
+const DefaultSpareSandboxes = 2
 
 // Platform is the running local FaaS platform.
 type Platform struct {
@@ -61,6 +67,9 @@ type Platform struct {
 	reservedSum        int
 	layers             map[string]map[int64]*layerVersion // name → version → layer version (layers.go); guarded by mu
 	s3                 *s3Source                          // nil without --s3-endpoint (s3code.go)
+	code               *codeStore                         // packages and layers unpacked once (codestore.go)
+	tmpPool            *tmpPool                           // ext4 /tmp images formatted ahead (tmppool.go)
+	spares             *spares                            // sandboxes made ahead (spares.go)
 }
 
 // New loads the functions persisted in the data directory and clears what a crashed
@@ -110,6 +119,14 @@ func New(cfg Config) (*Platform, error) {
 		}
 	}
 	p.cleanStale()
+	if p.code, err = newCodeStore(filepath.Join(abs, "code")); err != nil {
+		return nil, err
+	}
+	if cfg.Isolation == "namespaces" {
+		if p.tmpPool, err = newTmpPool(filepath.Join(abs, "tmp-images")); err != nil {
+			return nil, err
+		}
+	}
 	if p.functions, err = p.store.loadAll(); err != nil {
 		return nil, err
 	}
@@ -119,7 +136,12 @@ func New(cfg Config) (*Platform, error) {
 	if p.layers, err = p.layerStore().loadAll(); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
+	if cfg.Isolation == "namespaces" {
+		p.spares = newSpares(spareOptions{CgroupGroup: p.cgroupDir, Network: !cfg.HostNetwork,
+			SharedDir: cfg.SharedDir}, p.sandboxRoot(), cfg.SpareSandboxes)
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.collectCode() // what no function refers to any more (deleted while the platform was down)
 	p.resumePreparing()
 	p.wg.Add(1)
 	go p.reap()
@@ -159,6 +181,8 @@ func (p *Platform) Close() {
 	wg.Wait()
 	// Async invocations end once their instances are gone; the reaper ends with the context.
 	p.wg.Wait()
+	p.tmpPool.close()
+	p.spares.close()
 	if p.cfg.Isolation == "namespaces" {
 		RemoveParentCgroups(p.cgroupDir)
 	}
@@ -179,11 +203,14 @@ func (p *Platform) reap() {
 	defer p.wg.Done()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-p.ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if n%codeCollectTicks == 0 {
+			p.collectCode()
 		}
 		now := time.Now()
 		var evict []*Instance

@@ -100,6 +100,9 @@ func startPlatform(t *testing.T, cfg Config) *testPlatform {
 		cfg.DefaultProfile = ProfileLambda
 	}
 	cfg.Isolation = isolation()
+	if cfg.SpareSandboxes == 0 { // as the command runs it; -1 for cold starts that make their own
+		cfg.SpareSandboxes = DefaultSpareSandboxes
+	}
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"archive/zip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +19,7 @@ const SandboxUID = 1051
 // SandboxSpec is what the host side passes to the in-namespace init (see sandboxinit.go).
 type SandboxSpec struct {
 	Rootfs     string            `json:"rootfs"`
-	TaskDir    string            `json:"task_dir"` // unpacked package, mounted read-only at /var/task
+	TaskDir    string            `json:"task_dir"` // unpacked package (codestore.go), mounted read-only at /var/task
 	OptDir     string            `json:"opt_dir"`  // unpacked layers, mounted read-only at /opt; "" = an empty /opt
 	Tmp        TmpKind           `json:"tmp"`
 	TmpSource  string            `json:"tmp_source"` // ext4 image or directory on the host
@@ -34,8 +33,9 @@ type SandboxSpec struct {
 	SharedDir  string            `json:"shared_dir"` // mounted read-write at /mnt/shared in every sandbox (EFS stand-in)
 	// SharedIDMap: fd 4 is a user namespace to idmap the shared directory with (identity.go).
 	SharedIDMap bool   `json:"shared_idmap"`
-	EtcDir      string `json:"etc_dir"` // the sandbox's own /etc, bound read-only
-	Hold        bool   `json:"hold"`    // not a sandbox: hold a user namespace (sharedDirUserns)
+	EtcDir      string `json:"etc_dir"`   // the sandbox's own /etc, bound read-only
+	Hold        bool   `json:"hold"`      // not a sandbox: hold a user namespace (sharedDirUserns)
+	ReportFD    int    `json:"report_fd"` // where the init reports its steps before exec; 0 = nowhere
 }
 
 // SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
@@ -43,16 +43,46 @@ const SharedMount = "/mnt/shared"
 
 // Sandbox is one running function instance's process tree with its limits.
 type Sandbox struct {
-	ID       string
-	Dir      string
-	Cgroup   *Cgroup
-	Cmd      *exec.Cmd
-	Setup    time.Duration // unpack + file system + cgroup, before the process starts
-	Net      *sandboxNet   // nil when the sandbox shares the host's network
-	exited   chan struct{}
-	exitErr  error
-	isolated bool
-	identity *sandboxIdentity // the uid held for this sandbox, released on Destroy
+	ID     string
+	Dir    string
+	Cgroup *Cgroup
+	Cmd    *exec.Cmd
+	// Setup is the platform's part of the cold start on the host, before the sandbox is released
+	// (code, /tmp, cgroup, namespaces); Steps splits it, and InitSteps adds the sandbox init's own
+	// steps (mounts, pivot, privileges) up to the bootstrap's exec.
+	Started   time.Time // when StartSandbox began
+	Setup     time.Duration
+	Steps     []Step
+	initSteps chan initReport // the init's report (sandboxinit.go), sent once the bootstrap is exec'd
+	Net       *sandboxNet     // nil when the sandbox shares the host's network
+	exited    chan struct{}
+	exitErr   error
+	isolated  bool
+	identity  *sandboxIdentity // the uid held for this sandbox, released on Destroy
+	code, opt *codeRef         // the code store's entries mounted at /var/task and /opt
+	tmpImage  *tmpImage        // the prepared /tmp image (tmppool.go), if any
+	spare     *spare           // the process, cgroup and uid made ahead (spares.go)
+}
+
+// Step is one measured step of a cold start's set-up.
+type Step struct {
+	Name string
+	Dur  time.Duration
+}
+
+// stepTimer splits a span into named steps.
+type stepTimer struct {
+	last  time.Time
+	steps []Step
+}
+
+func (t *stepTimer) mark(name string) {
+	if t == nil {
+		return
+	}
+	now := time.Now()
+	t.steps = append(t.steps, Step{name, now.Sub(t.last)})
+	t.last = now
 }
 
 // NetOptions give a sandbox its own network namespace with these relayed ports and limits.
@@ -63,24 +93,67 @@ type NetOptions struct {
 
 // SandboxOptions are the pieces of a function a sandbox needs.
 type SandboxOptions struct {
-	ID          string
-	Dir         string // private working directory on the host, removed on Destroy
-	CodeZip     string
-	LayerZips   []string // the function's layers in order, unpacked into one /opt (layers.go)
-	Limits      Limits
-	Env         []string
-	CgroupGroup string      // parent cgroup, e.g. "faascope/<platform id>"
-	Isolate     bool        // namespaces, cgroups, private /tmp; false = a plain process (no root)
-	Network     *NetOptions // nil = the host's network
-	SharedDir   string
-	Stdout      io.Writer
+	ID      string
+	Dir     string // private working directory on the host, removed on Destroy
+	CodeZip string
+	// Code is the store its package and layers are unpacked into once (codestore.go); CodeName
+	// and OptName are the entries they are expected under (codeEntryName, optEntryName). Nil
+	// unpacks them into Dir for this sandbox alone.
+	Code              *codeStore
+	CodeName, OptName string
+	LayerZips         []string // the function's layers in order, unpacked into one /opt (layers.go)
+	Limits            Limits
+	Env               []string
+	CgroupGroup       string      // parent cgroup, e.g. "faascope/<platform id>"
+	Isolate           bool        // namespaces, cgroups, private /tmp; false = a plain process (no root)
+	Network           *NetOptions // nil = the host's network
+	SharedDir         string
+	Stdout            io.Writer
+	TmpPool           *tmpPool // prepared ext4 /tmp images (tmppool.go); nil = make one now
+	Spares            *spares  // sandboxes made ahead (spares.go); nil = make one now
 }
 
-// StartSandbox unpacks the package, prepares /tmp and the cgroup, and starts the function's
-// bootstrap inside fresh mount, PID, UTS and IPC namespaces.
+// layerLabel names a layer's zip (layers/<name>/<version>.zip) in an error, as name:version.
+func layerLabel(z string) string {
+	return filepath.Base(filepath.Dir(z)) + ":" + strings.TrimSuffix(filepath.Base(z), ".zip")
+}
+
+// unpackCode finds the package and the layers in the code store, unpacking them there if they
+// are not yet, and returns the directories to mount at /var/task and /opt ("" = none).
+func (sb *Sandbox) unpackCode(o SandboxOptions) (task, opt string, err error) {
+	if o.Code == nil {
+		task = filepath.Join(o.Dir, "task")
+		if err = unzip(o.CodeZip, task); err != nil {
+			return "", "", fmt.Errorf("unpack function code: %w", err)
+		}
+		if len(o.LayerZips) > 0 {
+			opt = filepath.Join(o.Dir, "opt")
+			for _, z := range o.LayerZips {
+				if err = unzip(z, opt); err != nil {
+					return "", "", fmt.Errorf("unpack layer %s: %w", layerLabel(z), err)
+				}
+			}
+		}
+		return task, opt, nil
+	}
+	if sb.code, err = o.Code.acquire(o.CodeName, buildPackage(o.CodeZip)); err != nil {
+		return "", "", fmt.Errorf("unpack function code: %w", err)
+	}
+	if len(o.LayerZips) > 0 {
+		if sb.opt, err = o.Code.acquire(o.OptName, buildLayers(o.LayerZips, layerLabel)); err != nil {
+			return "", "", err
+		}
+		opt = sb.opt.Dir
+	}
+	return sb.code.Dir, opt, nil
+}
+
+// StartSandbox finds the package unpacked in the code store, prepares /tmp and the cgroup, and
+// starts the function's bootstrap inside fresh mount, PID, UTS and IPC namespaces.
 func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	t0 := time.Now()
-	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate}
+	st := &stepTimer{last: t0}
+	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate, Started: t0}
 	defer func() {
 		if err != nil {
 			sb.Destroy()
@@ -89,20 +162,9 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	if err = os.MkdirAll(o.Dir, 0o700); err != nil {
 		return sb, err
 	}
-	task := filepath.Join(o.Dir, "task")
-	if err = unzip(o.CodeZip, task); err != nil {
-		return sb, fmt.Errorf("unpack function code: %w", err)
-	}
-	// Layers in the function's order into one directory: a later layer's file replaces an
-	// earlier one's, as in Lambda's /opt.
-	opt := ""
-	if len(o.LayerZips) > 0 {
-		opt = filepath.Join(o.Dir, "opt")
-		for _, z := range o.LayerZips {
-			if err = unzip(z, opt); err != nil {
-				return sb, fmt.Errorf("unpack layer %s: %w", filepath.Base(filepath.Dir(z))+":"+strings.TrimSuffix(filepath.Base(z), ".zip"), err)
-			}
-		}
+	task, opt, err := sb.unpackCode(o)
+	if err != nil {
+		return sb, err
 	}
 	// Lambda runs /var/task/bootstrap, else /opt/bootstrap: a custom runtime may come in a layer.
 	entry := "/var/task/bootstrap"
@@ -112,103 +174,85 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		}
 		entry, err = "/opt/bootstrap", nil
 	}
+	st.mark("code")
 	if !o.Isolate {
-		return sb, sb.startPlain(o, task, opt, entry, t0)
+		return sb, sb.startPlain(o, task, opt, entry, t0, st)
 	}
-	if sb.identity, err = allocateIdentity(); err != nil {
+	// The process, its namespaces, cgroup, uid and /etc: a spare made ahead (spares.go), else
+	// one made now.
+	sp := o.Spares.take()
+	if sp != nil {
+		st.mark("spare")
+	} else {
+		if sp, err = spawnSpare(spareOptions{Dir: o.Dir + ".spawn", CgroupGroup: o.CgroupGroup, ID: o.ID,
+			Network: o.Network != nil, SharedDir: o.SharedDir}, st); err != nil {
+			return sb, err
+		}
+	}
+	sb.adopt(sp)
+	if err = sp.claim(o.Dir, o.Stdout); err != nil {
 		return sb, err
 	}
-	uid := sb.identity.UID
 	spec := SandboxSpec{
 		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
 		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: entry, OptDir: opt,
-		UID: uid, Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
+		UID: sp.uid(), Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
+		SharedIDMap: sp.sharedIDMap, ReportFD: sp.reportFD,
+		CgroupDirs: sb.Cgroup.Dirs(), CgroupV2: sb.Cgroup.V2(),
 	}
-	if err = os.MkdirAll(spec.EtcDir, 0o755); err != nil {
-		return sb, err
-	}
-	// The hostname is the sandbox's directory name (sandboxinit.go sets it).
-	if err = writeSandboxEtc(spec.EtcDir, uid, filepath.Base(o.Dir)); err != nil {
-		return sb, fmt.Errorf("sandbox /etc: %w", err)
-	}
+	st.mark("claim")
 	switch o.Limits.TmpKind {
 	case TmpExt4:
-		spec.TmpSource = filepath.Join(o.Dir, "tmp.ext4")
-		if err = makeExt4(spec.TmpSource, o.Limits.TmpBytes); err != nil {
+		if sb.tmpImage, err = o.TmpPool.take(filepath.Join(o.Dir, "tmp.ext4"), o.Limits.TmpBytes); err != nil {
 			return sb, err
 		}
+		spec.TmpSource = sb.tmpImage.path
 	case TmpDir:
 		spec.TmpSource = filepath.Join(o.Dir, "tmp")
 		if err = os.MkdirAll(spec.TmpSource, 0o700); err != nil {
 			return sb, err
 		}
-		if err = os.Chown(spec.TmpSource, uid, uid); err != nil {
+		if err = os.Chown(spec.TmpSource, spec.UID, spec.UID); err != nil {
 			return sb, err
 		}
 	}
-	if sb.Cgroup, err = NewCgroup(o.CgroupGroup, o.ID, o.Limits); err != nil {
+	st.mark("tmp")
+	if err = sb.Cgroup.apply(o.Limits); err != nil {
 		return sb, err
 	}
-	spec.CgroupDirs, spec.CgroupV2 = sb.Cgroup.Dirs(), sb.Cgroup.V2()
-	specJSON, _ := json.Marshal(spec)
-
-	// The init waits on a pipe until it is inside the cgroup, so no work escapes the limits.
-	goR, goW, err := os.Pipe()
-	if err != nil {
-		return sb, err
-	}
-	defer goR.Close()
-	self, err := os.Executable()
-	if err != nil {
-		return sb, err
-	}
-	cmd := exec.Command(self, SandboxInitArg, string(specJSON))
-	cmd.Env = []string{}
-	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
-	cmd.ExtraFiles = []*os.File{goR}
-	if o.SharedDir != "" {
-		userns, err := sharedDirUserns(uid)
-		if err != nil {
-			goW.Close()
-			return sb, err
-		}
-		defer userns.Close() // the init has its own copy once started
-		cmd.ExtraFiles = append(cmd.ExtraFiles, userns)
-		spec.SharedIDMap = true
-		specJSON, _ = json.Marshal(spec)
-		cmd.Args[2] = string(specJSON)
-	}
-	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
+	st.mark("limits")
 	if o.Network != nil {
-		flags |= syscall.CLONE_NEWNET
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err = cmd.Start(); err != nil {
-		goW.Close()
-		return sb, fmt.Errorf("start sandbox: %w", err)
-	}
-	sb.Cmd = cmd
-	go sb.wait()
-	if err = sb.Cgroup.Add(cmd.Process.Pid); err != nil {
-		goW.Close()
-		return sb, err
-	}
-	if o.Network != nil {
-		if sb.Net, err = setupSandboxNet(cmd.Process.Pid, o.Network.Maps, o.Network.Shape); err != nil {
-			goW.Close()
+		if sb.Net, err = setupSandboxNet(sb.Cmd.Process.Pid, o.Network.Maps, o.Network.Shape); err != nil {
 			return sb, err
 		}
+		st.mark("netns")
 	}
 	sb.Setup = time.Since(t0)
-	_, err = goW.Write([]byte{1})
-	goW.Close()
+	sb.Steps = st.steps
+	// The spec is the go-ahead: the init reads it to the end, then builds its root.
+	err = sp.release(spec)
 	return sb, err
+}
+
+// initReport waits (briefly) for the sandbox init's report of its own steps; the zero report if
+// none came (a plain process has none).
+func (sb *Sandbox) initReport(wait time.Duration) initReport {
+	if sb.initSteps == nil {
+		return initReport{}
+	}
+	select {
+	case r := <-sb.initSteps:
+		sb.initSteps <- r
+		return r
+	case <-time.After(wait):
+		return initReport{}
+	}
 }
 
 // startPlain runs the bootstrap as an ordinary child process: no limits, a private TMPDIR.
 // It is the fallback where namespaces and cgroups are unavailable (not root). Nothing can be
 // mounted at /opt there: the layers' directory is $FAASCOPE_OPT_DIR instead.
-func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time.Time) error {
+func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time.Time, st *stepTimer) error {
 	tmp := filepath.Join(o.Dir, "tmp")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
@@ -236,7 +280,9 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	cmd.Env = mergeEnv(env)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	st.mark("tmp")
 	sb.Setup = time.Since(t0)
+	sb.Steps = st.steps
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start function: %w", err)
 	}
@@ -254,7 +300,12 @@ func (sb *Sandbox) wait() {
 func (sb *Sandbox) Exited() <-chan struct{} { return sb.exited }
 
 // ExitErr describes how the process ended (valid after Exited is closed).
-func (sb *Sandbox) ExitErr() error { return sb.exitErr }
+func (sb *Sandbox) ExitErr() error {
+	if sb.spare != nil {
+		return sb.spare.exitErr
+	}
+	return sb.exitErr
+}
 
 // OOMKilled reports whether the kernel killed something in the sandbox for lack of memory.
 func (sb *Sandbox) OOMKilled() bool { return sb.Cgroup != nil && sb.Cgroup.OOMKills() > 0 }
@@ -290,6 +341,17 @@ func (sb *Sandbox) Destroy() {
 	if sb.Dir != "" {
 		_ = os.RemoveAll(sb.Dir)
 	}
+	if sb.spare != nil {
+		if sb.spare.gate != nil {
+			sb.spare.gate.Close()
+		}
+		if sb.spare.dir != "" { // never claimed
+			os.RemoveAll(sb.spare.dir)
+		}
+	}
+	// Nothing runs the code any more: the store may collect it once no function refers to it.
+	sb.code.release()
+	sb.opt.release()
 	// Only now, with the group empty, may another sandbox have the uid.
 	if sb.Cgroup == nil || len(sb.Cgroup.Dirs()) == 0 {
 		sb.identity.release()

@@ -3,6 +3,7 @@ package platform
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,25 +23,41 @@ const SandboxInitArg = "__sandbox-init"
 // cgroup, builds a minimal root file system (read-only system directories, the package at
 // /var/task, a private /tmp), pivots into it, drops to an unprivileged user and execs the
 // function's bootstrap. It never returns on success.
+//
+// With an empty specJSON the spec comes through fd 3, the gate, once the host has claimed the
+// sandbox (spares.go): the init waits there, already in its namespaces and cgroup.
 func RunSandboxInit(specJSON string) error {
 	var s SandboxSpec
-	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
-		return fmt.Errorf("sandbox spec: %w", err)
+	if specJSON != "" {
+		if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
+			return fmt.Errorf("sandbox spec: %w", err)
+		}
+		if s.Hold {
+			holdUntilStdinCloses()
+		}
 	}
-	if s.Hold {
-		holdUntilStdinCloses()
-	}
+	rep := initReport{Started: time.Now()}
 	// Credentials, no_new_privs and the seccomp filter are per thread, and exec keeps only the
 	// calling thread's: everything from here to exec happens on this one.
 	runtime.LockOSThread()
-	// Fd 3 is the host's go-ahead; it closes without a byte if the host gave up.
+	// Fd 3 is the host's go-ahead, with the spec; it closes empty if the host gave up.
 	gate := os.NewFile(3, "gate")
-	b := make([]byte, 1)
-	if n, _ := gate.Read(b); n != 1 {
+	b, _ := io.ReadAll(io.LimitReader(gate, 16<<20))
+	gate.Close()
+	if len(b) == 0 {
 		return fmt.Errorf("host did not release the sandbox")
 	}
-	gate.Close()
-	if err := buildRoot(&s); err != nil {
+	rep.Released = time.Now()
+	if specJSON == "" {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("sandbox spec: %w", err)
+		}
+	}
+	if s.ReportFD > 0 {
+		unix.CloseOnExec(s.ReportFD) // the bootstrap must not inherit it
+	}
+	st := &stepTimer{last: rep.Released}
+	if err := buildRoot(&s, st); err != nil {
 		return err
 	}
 	if err := unix.Sethostname([]byte(filepath.Base(filepath.Dir(s.Rootfs)))); err != nil {
@@ -55,17 +72,49 @@ func RunSandboxInit(specJSON string) error {
 	// The Lambda variables (PATH, LAMBDA_TASK_ROOT, …) come in s.Env (sandboxEnv); TMPDIR and
 	// HOME point at the only writable place unless the function set them.
 	env := mergeEnv(append([]string{"TMPDIR=/tmp", "HOME=/tmp"}, s.Env...))
+	st.mark("privileges")
 	// Last, since the policy refuses keyctl and mount: nothing but exec follows.
 	if err := installSeccomp(); err != nil {
 		return err
 	}
+	st.mark("seccomp")
+	if s.ReportFD > 0 {
+		// The report's pipe closes with the exec; a host that stopped reading costs nothing.
+		rep.Steps, rep.Exec = st.steps, time.Now()
+		f := os.NewFile(uintptr(s.ReportFD), "report")
+		b, _ := json.Marshal(rep)
+		f.Write(b)
+	}
 	return syscall.Exec(s.Entrypoint, []string{s.Entrypoint}, env)
 }
 
-func buildRoot(s *SandboxSpec) error {
+// initReport is what the sandbox init tells the host of its own part of a cold start: when it
+// started (its process's runtime up), when the host released it, its steps, and when it
+// exec'd the bootstrap (the runtime's init starts there).
+type initReport struct {
+	Started  time.Time `json:"started"`
+	Released time.Time `json:"released"`
+	Steps    []Step    `json:"steps"`
+	Exec     time.Time `json:"exec"`
+}
+
+// readInitReport reads the init's report (until the pipe closes at its exec or death).
+func readInitReport(r *os.File, out chan<- initReport) {
+	defer r.Close()
+	var rep initReport
+	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	if len(b) > 0 && json.Unmarshal(b, &rep) == nil {
+		out <- rep
+		return
+	}
+	out <- initReport{}
+}
+
+func buildRoot(s *SandboxSpec, st *stepTimer) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
+	st.mark("mounts_private")
 	root := s.Rootfs
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
@@ -118,9 +167,11 @@ func buildRoot(s *SandboxSpec) error {
 			return err
 		}
 	}
+	st.mark("mount_system_code")
 	if err := mountTmp(s, filepath.Join(root, "tmp")); err != nil {
 		return err
 	}
+	st.mark("mount_tmp")
 	if s.SharedDir != "" {
 		dst := filepath.Join(root, SharedMount)
 		if err := os.MkdirAll(dst, 0o755); err != nil {
@@ -142,7 +193,10 @@ func buildRoot(s *SandboxSpec) error {
 	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 		return fmt.Errorf("remount root read-only: %w", err)
 	}
-	return pivotInto(root)
+	st.mark("mount_proc_dev_cgroup")
+	err := pivotInto(root)
+	st.mark("pivot_root")
+	return err
 }
 
 func bindReadOnly(src, dst string) error {

@@ -46,6 +46,7 @@ func run() int {
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
 	s3Endpoint := fs.String("s3-endpoint", "", "S3 endpoint (http://127.0.0.1:PORT) to read Code.S3Bucket/S3Key packages from; keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID and $FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY (anonymous without)")
 	s3Region := fs.String("s3-region", "us-east-1", "signing region of --s3-endpoint")
+	spareSandboxes := fs.Int("spare-sandboxes", platform.DefaultSpareSandboxes, "sandboxes made ahead for cold starts (namespaces, cgroup, process), refilled in the background; 0 for none")
 	asyncRetries := fs.String("async-retry-delays", "1m,2m", "waits before the retries of a failed Event invocation (Lambda's: 1m,2m; \"\" for none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -93,7 +94,7 @@ func run() int {
 		// Keys through the environment, not argv (argv is world-readable in /proc).
 		S3: platform.S3Config{Endpoint: *s3Endpoint, Region: *s3Region,
 			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")},
-		AsyncRetryDelays: retryDelays})
+		AsyncRetryDelays: retryDelays, SpareSandboxes: *spareSandboxes})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2
