@@ -189,6 +189,10 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	}
 	sb.Cmd = cmd
 	go sb.wait()
+	if err = restoreSandboxFDLimit(cmd.Process.Pid); err != nil { // limits.go: RaiseFDLimit
+		goW.Close()
+		return sb, fmt.Errorf("sandbox RLIMIT_NOFILE: %w", err)
+	}
 	if err = sb.Cgroup.Add(cmd.Process.Pid); err != nil {
 		goW.Close()
 		return sb, err
