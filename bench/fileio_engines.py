@@ -307,6 +307,13 @@ def ratio_rows(runs: list[dict], cases, engines: list[str], sizes: dict, repeat:
                             if (e, k) in by_round and ("fio", k) in by_round)
             row[f"{e}_over_fio"] = med[e] / med["fio"]
             row[f"{e}_over_fio_per_round"] = rounds
+            if e != "dd":
+                # per-operation speed: fio's median operation time over the engine's; steadier
+                # than throughput on a shared disk, whose stalls land in one engine's run or another's
+                p50r = {(r["engine"], r["round"]): r["p50_s"] for r in rs if "p50_s" in r}
+                row[f"{e}_p50_speed_over_fio"] = p50["fio"] / p50[e]
+                row[f"{e}_p50_speed_over_fio_per_round"] = sorted(
+                    p50r[("fio", k)] / p50r[(e, k)] for k in range(repeat) if (e, k) in p50r and ("fio", k) in p50r)
         if "platform" in med and "native" in med:
             row["platform_over_native"] = med["platform"] / med["native"]
         if "dd" in med and "native" in med:
@@ -392,6 +399,7 @@ def main() -> None:
     others = [e for e in ("native", "dd", "platform") if e in engines]
     print(f"\n{directory} ({fstype}), medians of {args.repeat} interleaved rounds, "
           f"MiB/s (1 MiB = 1,048,576 bytes), O_DIRECT; ratios to fio with the per-round range:")
+    print("(x/fio: throughput; p50 x/fio: fio's median operation time / x's, i.e. per-operation speed)")
     head = f"{'case':24} {'size':>8} {'fio':>8}" + "".join(f" {e:>8}" for e in others)
     head += "".join(f" {e + '/fio':>21}" for e in others) + f" {'p50 fio':>8}"
     head += "".join(f" {'p50 ' + e:>12}" for e in others if e != "dd")
@@ -410,6 +418,10 @@ def main() -> None:
         for e in others:
             if e != "dd":
                 line += f" {row[e + '_p50_us']:10.0f}us" if e + "_p50_us" in row else f" {'-':>12}"
+        for e in others:
+            if e + "_p50_speed_over_fio" in row:
+                rr = row[e + "_p50_speed_over_fio_per_round"]
+                line += f"  p50 {e}/fio {row[e + '_p50_speed_over_fio']:.3f} ({min(rr):.2f}–{max(rr):.2f})"
         print(line)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
