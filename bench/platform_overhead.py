@@ -19,6 +19,7 @@ import os
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -85,10 +86,15 @@ def main() -> None:
     ap.add_argument("--cold-rounds", type=int, default=30)
     ap.add_argument("--profile", default="lambda")
     ap.add_argument("--memory", type=int, default=2048)
+    ap.add_argument("--quick", action="store_true", help="30 warm and 5 cold rounds")
+    ap.add_argument("--port", type=int, default=0, help="the platform's port (0 = any free one)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "platform_overhead.json")
     args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.cold_rounds = min(args.rounds, 30), min(args.cold_rounds, 5)
 
     data = Path(tempfile.mkdtemp(prefix="faascope-bench-"))
-    state = local_platform.start(profile=args.profile, data_dir=data, port=0, keep_alive="10m")
+    state = local_platform.start(profile=args.profile, data_dir=data, port=args.port, keep_alive="10m")
     endpoint = state["endpoint"]
     host, port = endpoint.removeprefix("http://").split(":")
     zip_bytes = build_zip(data / "fn.zip").read_bytes()
@@ -146,9 +152,9 @@ def main() -> None:
         print(f"{k:<22}{s['median_ms']:>11.3f}{s['p90_ms']:>10.3f}{s['min_ms']:>10.3f}")
     for k, v in out["ratios"].items():
         print(f"{k:<34}{v:>8.2f}x")
-    dest = Path(__file__).parent / "out"
-    dest.mkdir(exist_ok=True)
-    (dest / "platform_overhead.json").write_text(json.dumps(out, indent=2))
+    out["command"] = "python bench/platform_overhead.py " + " ".join(sys.argv[1:])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":
