@@ -81,7 +81,8 @@ def rows_fileio(d: dict) -> list[dict]:
                            r[f"{e}_over_fio"], "≥ 0.95 (run's median)", r[f"{e}_over_fio"] >= 0.95))
             if f"{e}_p50_speed_over_fio" in r:
                 pr = r[f"{e}_p50_speed_over_fio_per_round"]
-                out.append(row(f"direct I/O {r['case']}: {e} vs fio, p50 µs per operation",
+                out.append(row(f"direct I/O {r['case']}: {e} vs fio, p50 µs per operation "
+                               f"(speed, rounds {min(pr):.2f}–{max(pr):.2f})",
                                r[f"{e}_p50_us"], r["fio_p50_us"], r[f"{e}_p50_speed_over_fio"],
                                "speed ≥ 0.95 (median)", r[f"{e}_p50_speed_over_fio"] >= 0.95))
         if "platform_over_native" in r:
