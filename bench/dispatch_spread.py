@@ -147,7 +147,7 @@ def run_go(client, n: int, fn: str, payload: dict = NOOP) -> dict:
                                         if r.response and r.response["timings"]["received_ns"]],
             "ok": sum(r.status == "ok" for r in got), "start_ns": out["start_ns"],
             "instances": {r.response["instance"]["id"] for r in got if r.response},
-            "dispatcher": {**(out["ready"] or {}), **(out["done"] or {})}}
+            "dispatcher": {**(out["done"] or {}), **(out["ready"] or {})}}
 
 
 def start_sink() -> tuple[subprocess.Popen, str]:
@@ -231,6 +231,11 @@ def bench_endpoint(endpoint: str, sizes: list[int], rounds: int, fn: str, stand_
                                         "arrival_spread_ms": spread(arr), "ok": res["ok"],
                                         "seconds": round(took, 3),
                                         "load": os.getloadavg()[0]})
+                    if which == "go":  # the dispatcher's own cost: peak memory, open files
+                        rows[which][-1].update(
+                            dispatcher_max_rss_mb=(res["dispatcher"].get("max_rss_kb") or 0) / 1024,
+                            dispatcher_fds=res["dispatcher"].get("fds"),
+                            connect_s=res["dispatcher"].get("connect_s"))
         summ = {}
         for which, rs in rows.items():
             summ[which] = {k: summary([x[k] for x in rs])
@@ -240,8 +245,14 @@ def bench_endpoint(endpoint: str, sizes: list[int], rounds: int, fn: str, stand_
         print(f"n={n}: median (min–max) over {rounds} rounds, ms")
         for which in methods:
             sm = summ[which]
+            extra = ""
+            if which == "go":
+                rs = rows["go"]
+                extra = (f"   dispatcher: peak RSS ≤ {max(x['dispatcher_max_rss_mb'] for x in rs):.0f} MB, "
+                         f"{max(x['dispatcher_fds'] for x in rs)} open files, connect "
+                         f"{statistics.median(x['connect_s'] for x in rs):.2f} s")
             print(f"  {which:8s} send {cell(sm['send_spread_ms']):>24s}   arrival "
-                  f"{cell(sm['arrival_spread_ms']):>24s}   ok ≥ {sm['ok_min']}/{n}", flush=True)
+                  f"{cell(sm['arrival_spread_ms']):>24s}   ok ≥ {sm['ok_min']}/{n}{extra}", flush=True)
     return out
 
 

@@ -123,16 +123,7 @@ func (tp *testPlatform) waitHTTP(name string, headers map[string]string) {
 // invokeProbe invokes name (a name, ARN or name:qualifier; query is added to the path).
 func (tp *testPlatform) invokeProbe(name, query string, headers map[string]string) (*http.Response, probeReply, []byte) {
 	tp.t.Helper()
-	req, _ := http.NewRequest("POST", tp.url+fnPath+url.PathEscape(name)+"/invocations"+query, strings.NewReader(`{}`))
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tp.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := tp.call("POST", fnPath+url.PathEscape(name)+"/invocations"+query, map[string]any{}, headers)
 	var r probeReply
 	if resp.StatusCode == 200 && resp.Header.Get("X-Amz-Function-Error") == "" {
 		if err := json.Unmarshal(body, &r); err != nil {

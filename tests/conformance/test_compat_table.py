@@ -18,11 +18,13 @@ def compat_rows() -> list[tuple[str, list[str]]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 3 or cells[0] in ("operation or behaviour", "") or set(cells[0]) <= {"-"}:
             continue
-        rows.append((cells[0], re.findall(r"`([\w/.]+\.py)::(\w+)`", cells[-1])))
+        rows.append((cells[0], re.findall(r"`([\w/.]+\.(?:py|go))::(\w+)`", cells[-1])))
     return rows
 
 
 def defined_tests(path: Path) -> set[str]:
+    if path.suffix == ".go":  # the platform's own Go tests (agent/platform/*_test.go)
+        return set(re.findall(r"^func (Test\w+)\(t \*testing\.T\)", path.read_text(), re.M))
     tree = ast.parse(path.read_text())
     return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
             and n.name.startswith("test_")}
