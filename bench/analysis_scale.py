@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -63,9 +65,13 @@ def timed(label, fn, times):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="100,000 rows")
+    ap.add_argument("--out", default=None, help="also write the timings as JSON here")
     ap.add_argument("--unbalanced", action="store_true")
     ap.add_argument("--statsmodels", action="store_true", help="also time statsmodels ols + anova_lm for comparison")
     a = ap.parse_args()
+    if a.quick:
+        a.rows = min(a.rows, 100_000)
     factors = ["platform", "io_size", "tier"]
     df = synthetic(a.rows, a.unbalanced)
     print(f"{len(df):,} rows, 2 x 3 x 4 = 24 cells, {'unbalanced' if a.unbalanced else 'balanced'}")
@@ -88,6 +94,11 @@ def main():
     print(f"{'=> ANOVA + Tukey + per-cell statistics':<44s} {headline:8.3f} s  ({len(tk)} Tukey pairs)")
     timed("whole analyze() incl. robust and decisions",
           lambda: analyze(df, "latency_seconds", factors), t)
+    if a.out:
+        import json
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(json.dumps({"rows": len(df), "seconds": t, "headline_s": headline,
+                                           "command": "python bench/analysis_scale.py " + " ".join(sys.argv[1:])}, indent=2))
     if a.statsmodels:
         import statsmodels.formula.api as smf
         from statsmodels.stats.anova import anova_lm

@@ -359,7 +359,10 @@ def main():
     ap.add_argument("--platform", default="", help="also on the real local platform for these sizes")
     ap.add_argument("--scale", type=int, default=0, help="one warm burst of this size on the platform")
     ap.add_argument("--out", default=str(OUT / "dispatch_spread.json"))
+    ap.add_argument("--quick", action="store_true", help="bursts of 200, 2 rounds, the Go sink only")
     a = ap.parse_args()
+    if a.quick:
+        a.sizes, a.rounds, a.servers = "200", 2, "sink"
     sizes = [int(x) for x in a.sizes.split(",") if x]
     methods = tuple(m for m in a.methods.split(",") if m)
     import resource

@@ -27,6 +27,7 @@ import os
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -165,11 +166,15 @@ def main() -> None:
     ap.add_argument("--cold-rounds", type=int, default=20)
     ap.add_argument("--profile", default="unlimited")
     ap.add_argument("--memory", type=int, default=2048)
+    ap.add_argument("--quick", action="store_true", help="30 warm and 5 cold rounds")
     ap.add_argument("--port", type=int, default=0, help="the platform's port (the baseline's is the next one)")
     ap.add_argument("--data-dir", default=None, help="where the platforms' data directories are made")
     ap.add_argument("--baseline-platform", default=None, help="a second platform binary to measure alongside")
     ap.add_argument("--no-boto3", action="store_true", help="skip the boto3 variant of the warm call")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "platform_overhead.json")
     args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.cold_rounds = min(args.rounds, 30), min(args.cold_rounds, 5)
 
     tmp = Path(tempfile.mkdtemp(prefix="faascope-bench-", dir=args.data_dir))
     zip_bytes = build_zip(tmp / "fn.zip").read_bytes()
@@ -291,9 +296,9 @@ def main() -> None:
           ", ".join(f"{k} {v:.3f} ms" for k, v in floor.items()))
     for k, v in out["ratios"].items():
         print(f"  {k:<34}{v:>8.2f}x")
-    dest = Path(__file__).parent / "out"
-    dest.mkdir(exist_ok=True)
-    (dest / "platform_overhead.json").write_text(json.dumps(out, indent=2))
+    out["command"] = "python bench/platform_overhead.py " + " ".join(sys.argv[1:])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -47,11 +48,15 @@ def synthetic(n_rows: int, seed: int = 0) -> pd.DataFrame:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="100,000 rows")
+    ap.add_argument("--out", default=None, help="also write the timings as JSON here")
     ap.add_argument("--csv", action="store_true", help="report from CSV instead of Parquet")
     ap.add_argument("--formats", default="png,pdf")
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--keep", default=None, help="write the report here (default: a temporary directory)")
     args = ap.parse_args()
+    if args.quick:
+        args.rows, args.formats = min(args.rows, 100_000), "png"
 
     from faascope.report.build import build_report, default_jobs
 
@@ -79,6 +84,11 @@ def main() -> None:
               f"{len(res.files)} figure files, {res.scenarios} scenarios")
         notes = sorted({f.note.split(":")[0] for f in res.figures if f.note})
         print(f"figures summarised or sampled: {sum(1 for f in res.figures if f.note)} ({', '.join(notes)})")
+        if args.out:
+            import json
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps({"rows": args.rows, "total_s": total, "seconds": res.seconds,
+                                                  "command": "python bench/report_scale.py " + " ".join(sys.argv[1:])}, indent=2))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,10 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=300)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "soak.json"))
+    ap.add_argument("--quick", action="store_true", help="20 s")
     args = ap.parse_args()
+    if args.quick:
+        args.seconds = min(args.seconds, 20)
 
     data = Path(tempfile.mkdtemp(prefix="faascope-soak-"))
     state = local_platform.start(profile="lambda", data_dir=data, port=0, keep_alive="1s", concurrency=16)

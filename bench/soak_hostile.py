@@ -432,7 +432,10 @@ def main() -> int:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--data-dir", default=None, help="platform data dir (default: a new temporary one)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "soak_hostile.json"))
+    ap.add_argument("--quick", action="store_true", help="1 cycle of 4 s blocks, flood 50")
     args = ap.parse_args()
+    if args.quick:
+        args.cycles, args.block_seconds, args.flood = 1, 4, min(args.flood, 50)
 
     import glob
 

@@ -7,8 +7,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits that keep one function or one client from taking the platform down (issue #14): a
@@ -230,6 +235,72 @@ func copyBudget(dst io.Writer, src io.Reader, budget *int64) error {
 		if m, _ := io.ReadFull(src, one[:]); m > 0 {
 			return errUnzippedTooLarge()
 		}
+	}
+	return nil
+}
+
+// The platform holds about 8 descriptors per warm instance (its Runtime API listener and
+// connections, the sandbox's output pipe, the uid lock, the relay's sockets) besides one per
+// client connection, so a few thousand warm instances outgrow a typical hard RLIMIT_NOFILE
+// (20,000 on the development VM: ~2,300 instances). Go already lifts the soft limit to the hard
+// one at start; as root the platform also lifts the hard limit, up to fs.nr_open.
+//
+// What a function sees must not change with it: the sandboxes get the limit the platform was
+// started with (sandboxFDLimit, applied by StartSandbox before the sandbox's init is let go).
+// The call is a raw prlimit64 so that the Go runtime's own bookkeeping of the original limit
+// (restored in the children it starts when it lifted the soft limit itself) stays as it was.
+const maxPlatformFDs = 1 << 20
+
+// sandboxFDLimit is the RLIMIT_NOFILE the platform started with, set once RaiseFDLimit raised it.
+var sandboxFDLimit *unix.Rlimit
+
+// RaiseFDLimit lifts the platform's own RLIMIT_NOFILE as far as it may; it returns the soft
+// limit before and after.
+func RaiseFDLimit() (before, after uint64, err error) {
+	var cur unix.Rlimit
+	if err := prlimitRaw(0, nil, &cur); err != nil {
+		return 0, 0, err
+	}
+	before = cur.Cur
+	want := cur.Max
+	if os.Geteuid() == 0 {
+		want = maxPlatformFDs
+		if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+			if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && n < want {
+				want = n
+			}
+		}
+		want = max(want, cur.Max)
+	}
+	if want <= cur.Cur {
+		return before, cur.Cur, nil
+	}
+	next := unix.Rlimit{Cur: want, Max: max(want, cur.Max)}
+	if err := prlimitRaw(0, &next, nil); err != nil {
+		// Not allowed to lift the hard limit: settle for it.
+		next = unix.Rlimit{Cur: cur.Max, Max: cur.Max}
+		if err2 := prlimitRaw(0, &next, nil); err2 != nil {
+			return before, before, err
+		}
+	}
+	orig := cur
+	sandboxFDLimit = &orig
+	return before, next.Cur, nil
+}
+
+// restoreSandboxFDLimit gives a just-started sandbox process the platform's original limit.
+func restoreSandboxFDLimit(pid int) error {
+	if sandboxFDLimit == nil {
+		return nil
+	}
+	return prlimitRaw(pid, sandboxFDLimit, nil)
+}
+
+func prlimitRaw(pid int, newLimit, old *unix.Rlimit) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_PRLIMIT64, uintptr(pid), unix.RLIMIT_NOFILE,
+		uintptr(unsafe.Pointer(newLimit)), uintptr(unsafe.Pointer(old)), 0, 0)
+	if errno != 0 {
+		return errno
 	}
 	return nil
 }

@@ -607,3 +607,46 @@ func TestCodeRequestSplitterReadsWhatEncodingJSONReads(t *testing.T) {
 		})
 	}
 }
+
+func TestRaiseFDLimitKeepsSandboxesAtTheOriginal(t *testing.T) {
+	var orig unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &orig); err != nil {
+		t.Fatal(err)
+	}
+	before, after, err := RaiseFDLimit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after < before || before != orig.Cur {
+		t.Fatalf("before %d (getrlimit %d), after %d", before, orig.Cur, after)
+	}
+	var now unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.Cur != after {
+		t.Fatalf("soft limit %d, RaiseFDLimit said %d", now.Cur, after)
+	}
+	if os.Geteuid() != 0 || after == before {
+		t.Skip("not root or nothing to raise: no sandbox limit to restore")
+	}
+	cmd := exec.Command("cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	if err := restoreSandboxFDLimit(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	var child unix.Rlimit
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_NOFILE, nil, &child); err != nil {
+		t.Fatal(err)
+	}
+	if child != *sandboxFDLimit {
+		t.Fatalf("child limit %+v, want the original %+v", child, *sandboxFDLimit)
+	}
+}

@@ -288,7 +288,9 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	}
 	sb.Cmd = cmd
 	go sb.wait()
-	return nil
+	// Plain mode has no init to hold the process back: the limit is restored a moment after
+	// the start (limits.go: RaiseFDLimit).
+	return restoreSandboxFDLimit(cmd.Process.Pid)
 }
 
 func (sb *Sandbox) wait() {

@@ -139,6 +139,11 @@ func spawnSpare(o spareOptions, st *stepTimer) (sp *spare, err error) {
 		close(sp.exited)
 	}()
 	st.mark("clone_exec")
+	// The platform raised its own descriptor limit (limits.go: RaiseFDLimit); functions keep
+	// the one it started with.
+	if err = restoreSandboxFDLimit(cmd.Process.Pid); err != nil {
+		return sp, fmt.Errorf("sandbox RLIMIT_NOFILE: %w", err)
+	}
 	// Before the init is released, so no work of the function escapes the limits.
 	if err = sp.cgroup.Add(cmd.Process.Pid); err != nil {
 		return sp, err

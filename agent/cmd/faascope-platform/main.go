@@ -88,6 +88,11 @@ func run() int {
 		}
 		retryDelays = append(retryDelays, d)
 	}
+	if before, after, err := platform.RaiseFDLimit(); err != nil {
+		log.Printf("RLIMIT_NOFILE stays %d: %v", before, err)
+	} else if after > before {
+		log.Printf("RLIMIT_NOFILE %d -> %d (warm instances hold ~8 descriptors each)", before, after)
+	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
 		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
 		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN"),
