@@ -5,13 +5,16 @@ instances per function like a platform would, and can be told to fail some invoc
 use it say so in their names (``..._with_in_process_fake_provider``).
 
 Run as a script it runs a campaign with this fake provider, so a test can SIGKILL it:
-    python driver_fakes.py SPEC RESULTS [--resume] [--delay-ms N]
+    python driver_fakes.py SPEC RESULTS [--resume] [--delay-ms N] [--sigterm-in-teardown]
+(--sigterm-in-teardown: the provider sends SIGTERM to its own process while tearing down.)
 """
 from __future__ import annotations
 
 import json
+import os
 import random
 import secrets
+import signal
 import sys
 import time
 
@@ -22,8 +25,10 @@ from faascope.providers.invocation import InvokeResult, classify
 class InProcessFakeProvider(Provider):
     kind = "fake"
 
-    def __init__(self, delay_s: float = 0.002, fail_every: int = 0, seed: int = 0):
+    def __init__(self, delay_s: float = 0.002, fail_every: int = 0, seed: int = 0,
+                 sigterm_in_teardown: bool = False):
         self.delay_s = delay_s
+        self.sigterm_in_teardown = sigterm_in_teardown
         self.fail_every = fail_every
         self.rng = random.Random(seed)
         self.functions: dict[str, FunctionConfig] = {}
@@ -74,6 +79,10 @@ class InProcessFakeProvider(Provider):
 
     def teardown(self, name):
         self.calls.append(("teardown", name))
+        if self.sigterm_in_teardown:  # once, as a user's Ctrl-C or a service manager would
+            self.sigterm_in_teardown = False
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
         self.functions.pop(name, None)
 
 
@@ -85,8 +94,10 @@ def main(argv: list[str]) -> None:
     delay_ms = 2.0
     if "--delay-ms" in argv:
         delay_ms = float(argv[argv.index("--delay-ms") + 1])
+    term = "--sigterm-in-teardown" in argv
     s = run_campaign(spec, results, resume=resume, progress=False,
-                     provider_factory=lambda loaded: InProcessFakeProvider(delay_s=delay_ms / 1000))
+                     provider_factory=lambda loaded: InProcessFakeProvider(delay_s=delay_ms / 1000,
+                                                                           sigterm_in_teardown=term))
     print(json.dumps({"recorded": s.recorded, "planned": s.planned, "ran_now": s.ran_now}))
 
 

@@ -327,3 +327,15 @@ design: {replications: 4, seed: 2}
     with sqlite3.connect(tmp_path / "r.db") as c:
         mems = [m for (m,) in c.execute("SELECT memory FROM invocations_flat ORDER BY order_index")]
     assert updates == sum(1 for a, b in zip(mems, mems[1:]) if a != b)
+
+
+def test_sigterm_during_teardown_finishes_it_with_in_process_fake_provider(tmp_path):
+    """A signal while the campaign tears down (or deploys, or settles) asks it to stop; it used to
+    meet the default handler there and kill the process halfway (exit -15)."""
+    spec = write_spec(tmp_path, reps=2, warmup=0)
+    db = tmp_path / "r.db"
+    proc = _run_fake(spec, db, "--sigterm-in-teardown")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, (proc.returncode, err.decode()[-2000:])
+    summary = json.loads(out.decode().strip().splitlines()[-1])
+    assert summary["recorded"] == summary["planned"]

@@ -415,25 +415,28 @@ class Campaign:
         self.summary.planned = len(self.planned())
         if not self.pending():
             return self._already_complete()
-        self.open_provider()
         failure: Optional[BaseException] = None
         interrupted = False
-        try:
-            with self.stop:
+        # The stop flag covers the deploy, the settling and the teardown too: a signal there
+        # asks to stop (a second one abandons, and the teardown resumes with the campaign)
+        # instead of killing the process halfway with the default handler.
+        with self.stop:
+            try:
+                self.open_provider()
                 executor.run(self)
                 interrupted = self.stop.stop
-        except (KeyboardInterrupt, Interrupted):
-            interrupted = True
-        except (Failure, BadInput) as exc:
-            failure = exc
-        finally:
-            self._settle()
-            if self.summary.complete and not getattr(self.settings, "keep_functions", False):
-                self.teardown()
-            self.close_provider()
-        if isinstance(failure, BadInput):
-            raise failure
-        return self._conclude(failure, interrupted)
+            except (KeyboardInterrupt, Interrupted):
+                interrupted = True
+            except (Failure, BadInput) as exc:
+                failure = exc
+            finally:
+                self._settle()
+                if self.summary.complete and not getattr(self.settings, "keep_functions", False):
+                    self.teardown()
+                self.close_provider()
+            if isinstance(failure, BadInput):
+                raise failure
+            return self._conclude(failure, interrupted)
 
     def set_running(self) -> None:
         self.store.set_status(self.id, "running")
