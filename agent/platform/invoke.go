@@ -119,6 +119,7 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 		meta.Delivered, meta.Answered = in.markRun(inv, st)
 		if !req.NoReport {
 			meta.PeakBytes = in.Sandbox.PeakMemory()
+			in.Sandbox.FlushOutput(50 * time.Millisecond) // the log tail has all it printed
 		}
 		meta.Logs = in.Logs.Since(mark)
 		p.release(in, res.Killed)

@@ -328,3 +328,25 @@ func TestMaxMemoryUsedCountsFileBackedPages(t *testing.T) {
 		t.Fatalf("a %d MB /tmp file should count once: %d MB → %d MB", size>>20, base.PeakBytes>>20, wrote.PeakBytes>>20)
 	}
 }
+
+// The log tail has everything the function printed before it answered: the output is copied
+// from a pipe beside the Runtime API, and under load a line printed just before the response
+// missed the tail (lambda_runtime's, once in a CI run of the conformance suite). The race
+// depends on load: this test drives the path with 256 KiB through the pipe, but it did not
+// fail without the fix on a quiet machine.
+func TestLogTailHasWhatWasPrintedBeforeTheAnswer(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	tp.createGoProbe("chatty", nil, nil)
+	for i := 0; i < 5; i++ {
+		resp, body := tp.call("POST", fnPath+"chatty/invocations", map[string]any{"op": "print-then-answer"},
+			map[string]string{"X-Amz-Log-Type": "Tail"})
+		if resp.StatusCode != 200 {
+			t.Fatalf("invoke: %d %s", resp.StatusCode, body)
+		}
+		logs, _ := base64.StdEncoding.DecodeString(resp.Header.Get("X-Amz-Log-Result"))
+		if !strings.Contains(string(logs), "last line before the answer\nEND RequestId:") {
+			t.Fatalf("round %d: the tail lacks the function's last line:\n%s", i, logs[max(0, len(logs)-600):])
+		}
+	}
+}

@@ -309,6 +309,14 @@ func (sb *Sandbox) ExitErr() error {
 	return sb.exitErr
 }
 
+// FlushOutput waits (up to max) until the sandbox's output so far is in its log (spares.go).
+// A plain process's output goes through exec's own copy, which cannot be waited on.
+func (sb *Sandbox) FlushOutput(max time.Duration) {
+	if sb.spare != nil && sb.spare.outR != nil {
+		sb.spare.flushOutput(max)
+	}
+}
+
 // OOMKilled reports whether the kernel killed something in the sandbox for lack of memory.
 func (sb *Sandbox) OOMKilled() bool { return sb.Cgroup != nil && sb.Cgroup.OOMKills() > 0 }
 

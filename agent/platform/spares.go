@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A spare is a sandbox made ahead of any function: its init process already runs in fresh mount,
@@ -48,6 +51,8 @@ type spare struct {
 	sharedIDMap bool
 	report      chan initReport
 	out         *switchWriter
+	outR        *os.File     // the read end of the sandbox's stdout/stderr pipe
+	copied      atomic.Int64 // bytes copied from outR to out so far
 	outDone     chan struct{}
 	exited      chan struct{}
 	exitErr     error
@@ -132,7 +137,8 @@ func spawnSpare(o spareOptions, st *stepTimer) (sp *spare, err error) {
 	}
 	sp.cmd = cmd
 	go readInitReport(repR, sp.report)
-	go func() { io.Copy(sp.out, outR); outR.Close(); close(sp.outDone) }()
+	sp.outR = outR
+	go func() { sp.copyOutput(); outR.Close(); close(sp.outDone) }()
 	go func() {
 		sp.exitErr = cmd.Wait()
 		<-sp.outDone // the output is complete when the sandbox counts as ended, as exec's own pipes
@@ -224,6 +230,48 @@ func (sb *Sandbox) adopt(sp *spare) {
 	sb.spare = sp
 	sb.Cmd, sb.Cgroup, sb.identity = sp.cmd, sp.cgroup, sp.identity
 	sb.exited, sb.initSteps = sp.exited, sp.report
+}
+
+// copyOutput copies the sandbox's output to its log, counting what reached it.
+func (sp *spare) copyOutput() {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := sp.outR.Read(buf)
+		if n > 0 {
+			sp.out.Write(buf[:n])
+			sp.copied.Add(int64(n))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// flushOutput waits (up to max) until what the function wrote to its stdout and stderr has
+// reached its log: the copy runs beside the Runtime API, so a line printed just before the
+// response could otherwise miss the invocation's log tail (seen with lambda_runtime). Done when
+// the pipe holds nothing and no copy is under way (the count has stood still for a moment).
+func (sp *spare) flushOutput(max time.Duration) {
+	rc, err := sp.outR.SyscallConn()
+	if err != nil {
+		return
+	}
+	pending := func() int {
+		n := 0
+		rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }) // FIONREAD
+		return n
+	}
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); {
+		before := sp.copied.Load()
+		if pending() == 0 {
+			time.Sleep(200 * time.Microsecond)
+			if pending() == 0 && sp.copied.Load() == before {
+				return
+			}
+			continue
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // switchWriter passes output on to a writer set later; before that it is dropped (a spare prints

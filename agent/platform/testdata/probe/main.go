@@ -54,6 +54,13 @@ func handle(id string, req request, h http.Header) {
 	case "exit-after-answer": // answers, then exits as aws-lambda-go does after a panic
 		post(base+"/error", `{"errorType":"Runtime.Panic","errorMessage":"panicked"}`)
 		os.Exit(2)
+	case "print-then-answer": // much output (more than a pipe holds), a last line, then the answer
+		os.Stdout.Write([]byte(strings.Repeat("x", 255) + "\n"))
+		for i := 0; i < 1024; i++ {
+			os.Stdout.Write([]byte(strings.Repeat("y", 255) + "\n"))
+		}
+		os.Stdout.Write([]byte("last line before the answer\n"))
+		post(base+"/response", `{"ok":true}`)
 	case "exit-after-success":
 		post(base+"/response", `{"ok":true}`)
 		os.Exit(0)
