@@ -82,6 +82,25 @@ def s3_source(s3: dict | None) -> tuple[list[str], dict[str, str]]:
     return ["--s3-endpoint", s3["endpoint"], "--s3-region", s3.get("region") or "us-east-1"], env
 
 
+def platform_command(data_dir: Path, listen: str, profile: str, keep_alive: str, concurrency: int,
+                     isolation: str, network: str, expose: str, net_shape: str,
+                     shared_dir: Path | None, s3: dict | None) -> tuple[list[str], dict[str, str]]:
+    """The `faascope-platform` command line for a data directory, and its environment (S3 keys
+    travel there, never in argv), for `start` (detached) and `faascope platform start`
+    (foreground, exec'd)."""
+    cmd = [str(platform_binary()), "--listen", listen, "--profile", profile,
+           "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
+           "--concurrency", str(concurrency), "--isolation", isolation,
+           "--ready-file", str(data_dir / "platform.ready"),
+           "--network", network, "--expose", expose, "--net-shape", net_shape]
+    if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
+        cmd.append("--require-token")
+    if shared_dir:
+        cmd += ["--shared-dir", str(shared_dir)]
+    s3_args, s3_env = s3_source(s3)
+    return cmd + s3_args, dict(os.environ, **s3_env)
+
+
 def start(profile: str = "lambda", data_dir: Path | None = None, port: int | None = None,
           keep_alive: str = "5m", concurrency: int = 1000, isolation: str = "auto",
           listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
@@ -98,18 +117,10 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     ready = data_dir / "platform.ready"
     ready.unlink(missing_ok=True)
     log = open(data_dir / "platform.log", "ab")
-    cmd = [str(platform_binary()), "--listen", f"{listen_host}:{port}", "--profile", profile,
-           "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
-           "--concurrency", str(concurrency), "--isolation", isolation, "--ready-file", str(ready),
-           "--network", network, "--expose", expose, "--net-shape", net_shape]
-    if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
-        cmd.append("--require-token")
-    if shared_dir:
-        cmd += ["--shared-dir", str(shared_dir)]
-    s3_args, s3_env = s3_source(s3)
-    cmd += s3_args
+    cmd, env = platform_command(data_dir, f"{listen_host}:{port}", profile, keep_alive, concurrency,
+                                isolation, network, expose, net_shape, shared_dir, s3)
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env=dict(os.environ, **s3_env))
+                            start_new_session=True, env=env)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if ready.exists():

@@ -13,10 +13,9 @@ from pathlib import Path
 import click
 
 from faascope import standins
-from faascope.binaries import platform_binary
 from faascope.errors import BadInput
-from faascope.providers.local_platform import (DEFAULT_PORT, PROFILES, default_data_dir, running,
-                                               s3_source, start, stop)
+from faascope.providers.local_platform import (DEFAULT_PORT, PROFILES, default_data_dir,
+                                               platform_command, running, start, stop)
 
 
 def saved_s3(data_dir: Path) -> dict | None:
@@ -82,17 +81,10 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
         return
     # Foreground: become the platform, so Ctrl-C and service managers reach it directly.
     data_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [str(platform_binary()), "--listen", f"127.0.0.1:{DEFAULT_PORT if port is None else port}",
-           "--profile", profile, "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
-           "--concurrency", str(concurrency), "--isolation", isolation,
-           "--ready-file", str(data_dir / "platform.ready"), "--network", network, "--expose", expose,
-           "--net-shape", net_shape] + (["--shared-dir", str(shared_dir)] if shared_dir else [])
-    if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
-        cmd.append("--require-token")
-    s3_args, s3_env = s3_source(s3)
-    cmd += s3_args
+    cmd, env = platform_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if port is None else port}", profile,
+                                keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3)
     sys.stdout.flush()
-    os.execve(cmd[0], cmd, dict(os.environ, **s3_env))
+    os.execve(cmd[0], cmd, env)
 
 
 @platform_group.command("stop")
