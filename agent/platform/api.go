@@ -285,12 +285,22 @@ func latestRef(r *http.Request) (fnKey, error) {
 	return ref.fnKey, err
 }
 
-// maxItems reads a MaxItems query parameter (Lambda's default page: 50).
-func maxItems(r *http.Request) int {
-	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= 10000 {
+// maxItems reads a MaxItems query parameter: Lambda's default page is 50; limit is the
+// operation's largest (10,000 for functions, versions and aliases; 50 for layers).
+func maxItems(r *http.Request, limit int) int {
+	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= limit {
 		return v
 	}
 	return 50
+}
+
+// writePage answers a List operation: the page under key, and NextMarker unless it is the last.
+func writePage(w http.ResponseWriter, key string, list any, next string) {
+	out := map[string]any{key: list}
+	if next != "" {
+		out["NextMarker"] = next
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (p *Platform) getFunction(w http.ResponseWriter, r *http.Request) {
@@ -330,12 +340,8 @@ func (p *Platform) getConfiguration(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Platform) listFunctions(w http.ResponseWriter, r *http.Request) {
-	list, next := p.ListFunctions(requestRegion(r), r.URL.Query().Get("Marker"), maxItems(r))
-	out := map[string]any{"Functions": list}
-	if next != "" {
-		out["NextMarker"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	list, next := p.ListFunctions(requestRegion(r), r.URL.Query().Get("Marker"), maxItems(r, 10000))
+	writePage(w, "Functions", list, next)
 }
 
 type updateConfigRequest struct {

@@ -35,16 +35,12 @@ func (p *Platform) listVersions(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
-	list, next, err := p.ListVersions(key, r.URL.Query().Get("Marker"), maxItems(r))
+	list, next, err := p.ListVersions(key, r.URL.Query().Get("Marker"), maxItems(r, 10000))
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	out := map[string]any{"Versions": list}
-	if next != "" {
-		out["NextMarker"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(w, "Versions", list, next)
 }
 
 type aliasRequest struct {
@@ -86,16 +82,12 @@ func (p *Platform) listAliases(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	list, next, err := p.ListAliases(key, q.Get("FunctionVersion"), q.Get("Marker"), maxItems(r))
+	list, next, err := p.ListAliases(key, q.Get("FunctionVersion"), q.Get("Marker"), maxItems(r, 10000))
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	out := map[string]any{"Aliases": list}
-	if next != "" {
-		out["NextMarker"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(w, "Aliases", list, next)
 }
 
 func (p *Platform) getAlias(w http.ResponseWriter, r *http.Request) {

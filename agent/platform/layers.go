@@ -567,30 +567,18 @@ func (p *Platform) deleteLayerVersion(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// listMax is a list's MaxItems (1-50 for layers, 50 when absent).
-func listMax(r *http.Request) int {
-	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= 50 {
-		return v
-	}
-	return 50
-}
-
 func layerFilter(r *http.Request) LayerFilter {
 	q := r.URL.Query()
 	return LayerFilter{Runtime: q.Get("CompatibleRuntime"), Architecture: q.Get("CompatibleArchitecture")}
 }
 
 func (p *Platform) listLayerVersions(w http.ResponseWriter, r *http.Request) {
-	list, next, err := p.ListLayerVersions(r.PathValue("layer"), layerFilter(r), r.URL.Query().Get("Marker"), listMax(r))
+	list, next, err := p.ListLayerVersions(r.PathValue("layer"), layerFilter(r), r.URL.Query().Get("Marker"), maxItems(r, 50))
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	out := map[string]any{"LayerVersions": list}
-	if next != "" {
-		out["NextMarker"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(w, "LayerVersions", list, next)
 }
 
 // listLayers serves GET /2018-10-31/layers: ListLayers, or GetLayerVersionByArn when the query
@@ -610,10 +598,6 @@ func (p *Platform) listLayers(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
-	list, next := p.ListLayers(layerFilter(r), q.Get("Marker"), listMax(r))
-	out := map[string]any{"Layers": list}
-	if next != "" {
-		out["NextMarker"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	list, next := p.ListLayers(layerFilter(r), q.Get("Marker"), maxItems(r, 50))
+	writePage(w, "Layers", list, next)
 }
