@@ -1,0 +1,210 @@
+"""Calibration tables: what the local platform's cloud-like profiles and the stand-ins imitate,
+as versioned JSON files in ``faascope/calibration/tables`` (``<table>@<version>.json``), separate
+from the code, like the price tables (:mod:`faascope.cost.pricing`).
+
+Every entry carries its value, its unit, where it comes from and when, and its role:
+
+- ``published``: taken as a study or vendor published it (the source says where);
+- ``fit``: fitted to published measurements (the note says which cells were fitted, so the
+  fidelity check can keep the others out of the fit and stay honest);
+- ``assumed``: no published figure exists; the note says why this value.
+
+A user extends or overrides a table with a file of their own (YAML or JSON)::
+
+    extends: platform-lambda            # or platform-lambda@2026-11-23 to pin the version
+    entries:
+      tmp_read_iops: {value: 5000, unit: IOPS, source: "our own fio run, 2026-10-02"}
+
+An override must keep the entry's unit (a typo in a unit is an error, not a silent rescale) and
+name its source; the effective table lists every overridden key, so a figure is never separated
+from what it assumed.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from faascope.errors import BadInput
+
+TABLES_PACKAGE = "faascope.calibration"
+TABLES_DIR = "tables"
+ROLES = ("published", "fit", "assumed")
+#: the units an entry may have; bytes are integers (B, B/s), times in ms or s, rates per second
+UNITS = ("B", "B/s", "IOPS", "req/s", "ms", "s", "1")
+ENTRY_FIELDS = ("value", "unit", "source", "date", "role", "note")
+
+
+@dataclass(frozen=True)
+class Entry:
+    value: float
+    unit: str
+    source: str
+    date: str
+    role: str
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {"value": self.value, "unit": self.unit, "source": self.source, "date": self.date,
+             "role": self.role}
+        if self.note:
+            d["note"] = self.note
+        return d
+
+
+@dataclass
+class CalibrationTable:
+    name: str
+    version: str
+    title: str
+    entries: dict[str, Entry]
+    notes: list[str] = field(default_factory=list)
+    #: keys a user file replaced, with the file's path
+    overridden: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Entry:
+        return self.entries[key]
+
+    def value(self, key: str) -> float:
+        return self.entries[key].value
+
+    def provenance(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"table": self.name, "version": self.version}
+        if self.overridden:
+            d["overridden"] = dict(self.overridden)
+        return d
+
+    def as_dict(self) -> dict[str, Any]:
+        """The table as its JSON file has it (overrides applied), plus what was overridden."""
+        d = {"table": self.name, "title": self.title, "version": self.version,
+             "notes": list(self.notes),
+             "entries": {k: e.as_dict() for k, e in sorted(self.entries.items())}}
+        if self.overridden:
+            d["overridden"] = dict(self.overridden)
+        return d
+
+
+def _entry(raw: Any, where: str) -> Entry:
+    if not isinstance(raw, dict):
+        raise BadInput("must be a mapping with value, unit, source, date and role", field=where)
+    unknown = set(raw) - set(ENTRY_FIELDS)
+    if unknown:
+        raise BadInput(f"unknown field(s) {', '.join(sorted(unknown))}; allowed: "
+                       f"{', '.join(ENTRY_FIELDS)}", field=where)
+    for key in ("value", "unit", "source", "date", "role"):
+        if key not in raw:
+            raise BadInput(f"missing {key!r}", field=f"{where}.{key}")
+    value = raw["value"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise BadInput(f"must be a number >= 0 (got {value!r})", field=f"{where}.value")
+    if raw["unit"] not in UNITS:
+        raise BadInput(f"unknown unit {raw['unit']!r}; units: {', '.join(UNITS)}", field=f"{where}.unit")
+    if raw["unit"] in ("B", "B/s") and float(value) != int(value):
+        raise BadInput(f"bytes are whole numbers (got {value!r})", field=f"{where}.value")
+    if raw["role"] not in ROLES:
+        raise BadInput(f"unknown role {raw['role']!r}; roles: {', '.join(ROLES)}", field=f"{where}.role")
+    for key in ("source", "date"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            raise BadInput("must be a non-empty string", field=f"{where}.{key}")
+    return Entry(value=value, unit=raw["unit"], source=raw["source"], date=raw["date"],
+                 role=raw["role"], note=str(raw.get("note", "")))
+
+
+@lru_cache(maxsize=None)
+def _index() -> dict[str, dict[str, str]]:
+    """table name -> {version: file name}."""
+    out: dict[str, dict[str, str]] = {}
+    root = resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR)
+    for entry in root.iterdir():
+        n = entry.name
+        if n.endswith(".json") and "@" in n:
+            name, _, version = n[:-5].partition("@")
+            out.setdefault(name, {})[version] = n
+    return out
+
+
+def available() -> dict[str, list[str]]:
+    """Every table and its versions, oldest first."""
+    return {k: sorted(v) for k, v in sorted(_index().items())}
+
+
+def parse_table(raw: Any, where: str) -> CalibrationTable:
+    if not isinstance(raw, dict):
+        raise BadInput("must be a mapping", field=where)
+    for key in ("table", "version", "entries"):
+        if key not in raw:
+            raise BadInput(f"missing {key!r}", field=f"{where}.{key}")
+    if not isinstance(raw["entries"], dict):
+        raise BadInput("must be a mapping of entry names", field=f"{where}.entries")
+    entries = {str(k): _entry(v, f"{where}.entries.{k}") for k, v in raw["entries"].items()}
+    return CalibrationTable(name=str(raw["table"]), version=str(raw["version"]),
+                            title=str(raw.get("title", "")), entries=entries,
+                            notes=[str(n) for n in raw.get("notes", [])])
+
+
+@lru_cache(maxsize=None)
+def _load_raw(name: str, version: str) -> dict:
+    fname = _index()[name][version]
+    return json.loads(resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR, fname).read_text())
+
+
+def load_table(name: str, version: Optional[str] = None, field_name: str = "calibration") -> CalibrationTable:
+    """A packaged table, the newest version unless one is named (``name`` may be ``name@version``)."""
+    if version is None and "@" in name:
+        name, _, version = name.partition("@")
+    versions = _index().get(name)
+    if not versions:
+        raise BadInput(f"no calibration table {name!r}; tables: {', '.join(available()) or 'none'}",
+                       field=field_name)
+    if version is None:
+        version = max(versions)
+    if version not in versions:
+        raise BadInput(f"calibration table {name!r} has no version {version!r}; versions: "
+                       f"{', '.join(sorted(versions))}", field=field_name)
+    return parse_table(copy.deepcopy(_load_raw(name, version)), f"{name}@{version}")
+
+
+def load_override(path: Union[str, Path]) -> CalibrationTable:
+    """The table a user file extends, with the file's entries applied (BadInput naming the field
+    on any mistake)."""
+    import yaml  # a dependency already (specs); imported here so `faascope --help` stays fast
+
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}", field="calibration") from None
+    except yaml.YAMLError as exc:
+        raise BadInput(f"{path} is not YAML or JSON: {exc}", field="calibration") from None
+    if not isinstance(raw, dict):
+        raise BadInput(f"{path} must be a mapping with 'extends' and 'entries'", field="calibration")
+    unknown = set(raw) - {"extends", "entries"}
+    if unknown:
+        raise BadInput(f"unknown field(s) {', '.join(sorted(unknown))}; allowed: extends, entries",
+                       field="calibration")
+    if not isinstance(raw.get("extends"), str):
+        raise BadInput("must name the table to extend, e.g. platform-lambda", field="calibration.extends")
+    table = load_table(raw["extends"], field_name="calibration.extends")
+    entries = raw.get("entries") or {}
+    if not isinstance(entries, dict):
+        raise BadInput("must be a mapping of entry names", field="calibration.entries")
+    for key, value in entries.items():
+        where = f"calibration.entries.{key}"
+        if not isinstance(value, dict):
+            raise BadInput("must be a mapping with at least value, unit and source", field=where)
+        base = table.entries.get(key)
+        merged = {"date": "user file", "role": "assumed"} | (base.as_dict() if base else {})
+        merged.pop("note", None)
+        merged = merged | value
+        if base is not None and merged["unit"] != base.unit:
+            raise BadInput(f"unit {merged['unit']!r} differs from the table's {base.unit!r}",
+                           field=f"{where}.unit")
+        if "source" not in value:
+            raise BadInput("an override names its source", field=f"{where}.source")
+        table.entries[str(key)] = _entry(merged, where)
+        table.overridden[str(key)] = str(path)
+    return table
