@@ -161,10 +161,10 @@ class PeriodicExecutor:
 
     def _reason(self, last: Optional[tuple[int, float]], plan: SlotPlan, slot: int,
                 deadline: float) -> str:
-        if last is None and slot == 0:
-            return "the campaign was still starting (deploying its functions)"
         if self.started_unix > deadline:
             return "the driver was not running"
+        if last is None:
+            return "the campaign was still starting (deploying its functions)"
         if last is not None and last[1] + min_spacing(plan, last[0]) > deadline:
             return "the slot before started late, and slots are never closer than their period"
         return "the slot before was still running"
