@@ -199,16 +199,6 @@ def test_late_run_runs_every_slot_late_one_period_apart_instead_of_back_to_back_
 
 
 # ----------------------------------------------------------------------------- killed and restarted
-@pytest.fixture(scope="module")
-def platform_dir(tmp_path_factory):
-    from faascope.providers import local_platform
-
-    d = tmp_path_factory.mktemp("platform")
-    local_platform.start(data_dir=d, port=0)
-    yield d
-    local_platform.stop(d)
-
-
 def _run(spec: Path, db: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "faascope", "run", str(spec), "--results",
                              str(db), "--no-progress", *extra],
