@@ -89,7 +89,8 @@ class PeriodicExecutor:
             # nothing ran yet: the first slot is due now that the functions are deployed, not
             # when the campaign was created (recorded, so a resumed campaign keeps it)
             plan = plan.moved_to(time.time())
-            store.set_schedule_anchor(cid, plan.anchor_unix)
+            store.set_schedule(cid, {**plan.describe(),
+                                     "replications_per_slot": campaign.plan.design_replications})
             campaign.plan.schedule = plan
         started = [(s, row["started_unix"]) for s, row in history.items()
                    if row["started_unix"] is not None and row["status"] != "missed"]

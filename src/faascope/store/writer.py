@@ -432,11 +432,11 @@ class ResultsStore:
             "SELECT slot FROM schedule_slots WHERE campaign_id=? AND status='missed'",
             (campaign_id,))}
 
-    def set_schedule_anchor(self, campaign_id: int, anchor_unix: float) -> None:
-        """Move a periodic campaign's anchor (its first slot's due time) in the recorded plan,
-        the one place a resumed campaign reads it from; only before any slot started."""
-        self._tx([("UPDATE campaign SET plan_json=json_set(plan_json, '$.schedule.anchor_unix', "
-                   "?) WHERE id=?", (anchor_unix, campaign_id))])
+    def set_schedule(self, campaign_id: int, schedule: dict) -> None:
+        """Replace a periodic campaign's schedule in the recorded plan (its anchor moved to when
+        the first slot could run), the one place a resumed campaign reads it from."""
+        self._tx([("UPDATE campaign SET plan_json=json_set(plan_json, '$.schedule', json(?)) "
+                   "WHERE id=?", (json.dumps(schedule), campaign_id))])
 
     def begin_slot(self, campaign_id: int, slot: int, due_unix: float,
                    started_unix: float) -> None:
