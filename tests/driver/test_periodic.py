@@ -352,3 +352,50 @@ design:
     assert st["status"] == "complete" and st["runner"]["outcome"] == "complete"
     assert st["recorded"] + st["slots"]["missed_invocations"] == 8
     assert cli_run(cli, ["stop", str(db)]).output.startswith("nothing to stop")
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at that point (not an Exception: no handler of the code under test
+    catches it)."""
+
+
+@pytest.mark.parametrize("pause, continues", [(0.0, True), (2.5, False)])
+def test_a_slot_cut_by_a_kill_continues_within_its_grace_or_its_rest_is_missed_with_in_process_fake_provider(
+        tmp_path, pause, continues):
+    period = 2.0   # a grace of 1.8 s: the immediate resume is well within it, 2.5 s is not
+    spec = _spec(tmp_path, {"every": period, "slots": 4, "grace": 1.8},
+                 factors={"memory": [128, 256]})
+    db = tmp_path / "r.db"
+
+    class KillOnFifth(InProcessFakeProvider):
+        def invoke(self, name, payload):
+            if self.invocations == 5:          # slot 2 (third), its second invocation
+                raise Killed
+            return super().invoke(name, payload)
+
+    with pytest.raises(Killed):
+        run_campaign(spec, db, provider_factory=lambda _: KillOnFifth(), progress=False)
+    cut = _slots(db)[2]
+    assert cut["status"] == "running" and len(_sends(db)[2]) == 1
+    time.sleep(pause)
+    s = run_campaign(spec, db, resume=True, provider_factory=lambda _: InProcessFakeProvider(),
+                     progress=False)
+    assert s.complete
+    slots, sends = _slots(db), _sends(db)
+    if continues:
+        assert slots[2]["status"] == "done" and len(sends[2]) == 2
+        assert slots[2]["started_unix"] == cut["started_unix"]   # it keeps its start
+        assert not _events(db, "slot_missed")
+    else:
+        assert slots[2]["status"] == "missed" and len(sends[2]) == 1   # the recorded run stays
+        ev = _events(db, "slot_missed")
+        assert [e["slot"] for e in ev][0] == 2 and ev[0]["unrecorded"] == 1
+        assert "stopped during the slot" in ev[0]["reason"]
+        assert s.missed >= 1
+    # slot 3 (due one period after slot 2) never ran sooner than a period after slot 2's start
+    if slots[3]["status"] == "done":
+        assert slots[3]["started_unix"] - slots[2].get("started_unix", cut["started_unix"]) \
+            >= period * (1 - CATCH_UP) - 1e-6
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT max(k) FROM (SELECT count(*) AS k FROM invocations GROUP BY "
+                         "cell_key, replication, kind)").fetchone()[0] == 1
