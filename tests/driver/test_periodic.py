@@ -118,6 +118,24 @@ def test_each_slot_is_a_block_with_every_cell_replications_times(tmp_path):
     assert [r.block for r in plan.runs] == sorted(r.block for r in plan.runs)
 
 
+def test_plan_shows_the_schedule(tmp_path):
+    from click.testing import CliRunner
+
+    from faascope.cli import cli
+
+    spec = _spec(tmp_path, {"every": "1m", "duration": "4d", "late": "run"},
+                 factors={"memory": [128, 256]})
+    r = CliRunner().invoke(cli, ["plan", str(spec), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["schedule"]["slots"] == 5760 and d["schedule"]["every_s"] == 60.0
+    assert d["schedule"]["late"] == "run" and d["schedule"]["replications_per_slot"] == 1
+    assert d["invocations"] == 2 * 5760 and d["blocks"] == 5760
+    assert d["estimate"]["seconds"] >= 5759 * 60       # the slots span four days
+    r = CliRunner().invoke(cli, ["plan", str(spec)])
+    assert "Schedule: 5760 slot(s) every 1 min" in " ".join(r.output.split()), r.output
+
+
 def test_the_earliest_start_keeps_the_period_after_the_last_slot_that_started():
     p = slot_plan(ScheduleSpec(every=10, slots=5), 100.0)
     assert earliest_start(p, 1, None) == 110.0
