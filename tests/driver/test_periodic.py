@@ -370,6 +370,9 @@ design:
     assert st["status"] == "complete" and st["runner"]["outcome"] == "complete"
     assert st["recorded"] + st["slots"]["missed_invocations"] == 8
     assert cli_run(cli, ["stop", str(db)]).output.startswith("nothing to stop")
+    # at boot (`@reboot … --resume --detach`) a finished campaign just says so
+    r = cli_run(cli, ["run", str(spec), "--results", str(db), "--resume", "--detach"])
+    assert r.exit_code == 0 and "finished at once (complete)" in r.output, r.output
 
 
 class Killed(BaseException):

@@ -51,6 +51,10 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
             + (["--replications", str(replications)] if replications is not None else []) \
             + (["--seed", str(seed)] if seed is not None else [])
         st = detached.start_detached(Path(spec), Path(results), extra)
+        if st.get("finished"):
+            out.print(f"the run finished at once ({st.get('outcome', 'complete')}); log: "
+                      f"{st['log']}", soft_wrap=True)
+            return
         out.print(f"running detached (pid {st['pid']}); log: {st['log']}\n"
                   f"  faascope status {results}\n  faascope stop {results}", soft_wrap=True)
         return

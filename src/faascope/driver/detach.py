@@ -143,6 +143,8 @@ def start_detached(spec: Path, results: Path, run_args: list[str]) -> dict:
         if code is None and st.get("pid") == proc.pid and st.get("started_at") != before \
                 and runner_alive(results):
             return st
+        if code == 0:   # it had nothing to wait for (e.g. a complete campaign resumed)
+            return {**st, "pid": proc.pid, "log": str(log), "finished": True}
         if code is not None:
             tail = "".join(log.read_text(errors="replace").splitlines(True)[-15:])
             raise (BadInput if code == 2 else Failure)(
