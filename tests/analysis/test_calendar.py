@@ -128,3 +128,20 @@ def test_a_table_without_a_timestamp_column_is_told_to_name_one():
     with pytest.raises(BadInput) as e:
         add_calendar(pd.DataFrame({"y": ["1"]}), "UTC")
     assert e.value.field == "--time-column"
+
+
+def test_the_report_derives_the_calendar_with_tz_and_states_the_definitions(tmp_path):
+    from faascope.cli import cli
+
+    r = CliRunner().invoke(cli, [
+        "report", str(DAY_TIME), "--out", str(tmp_path / "rep"), "--response", "latency_seconds",
+        "--factors", "business_hours,week_period", "--scenario", "system_name",
+        "--filter", "operation_type=WRITE", "--tz", "America/Sao_Paulo", "--formats", "none",
+        "--bootstrap", "0"])
+    assert r.exit_code == 0, r.output
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert "Calendar factors derived from collected_at in America/Sao_Paulo" in summary
+    assert DEFINITIONS["business_hours"] in summary
+    r = CliRunner().invoke(cli, ["report", str(DAY_TIME), "--out", str(tmp_path / "bad"),
+                                 "--factors", "business_hours", "--tz", "Nowhere/Land"])
+    assert r.exit_code == 2 and "--tz" in r.output

@@ -129,3 +129,19 @@ def wanted(names: list[str], filters: tuple[str, ...] | list[str] = ()) -> tuple
         if m:
             cols.add(m.group(1))
     return tuple(c for c in CALENDAR_COLUMNS if c in cols)
+
+
+def with_calendar(df: pd.DataFrame, tz: str | None, column: str | None, names: list[str],
+                  filters: tuple[str, ...] | list[str] = ()) -> tuple[pd.DataFrame, dict | None]:
+    """What ``--tz``/``--time-column`` do (analyze and report): every calendar column in ``tz``;
+    without it, those ``names`` or ``filters`` use and the input lacks, in UTC; None as the
+    second value when nothing was derived."""
+    if tz is not None:
+        return add_calendar(df, tz, column)
+    missing = tuple(c for c in wanted(names, filters) if c not in df.columns)
+    if missing:
+        return add_calendar(df, "UTC", column, only=missing)
+    if column is not None:
+        raise BadInput("--time-column applies to calendar factors: give --tz, or name one of "
+                       f"{', '.join(CALENDAR_COLUMNS)}", field="--time-column")
+    return df, None

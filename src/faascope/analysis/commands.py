@@ -84,7 +84,7 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
                     compare, ss_type, transform, level_specs, tukey_ordered, cv_criterion, cv_threshold, cv_ratio,
                     sep, decimal, target_rel_halfwidth, n_boot, seed, robust, tz, time_column):
     """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results store, CSV or Parquet)."""
-    from faascope.analysis.calendar import calendar_note
+    from faascope.analysis.calendar import calendar_note, with_calendar
     from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
     from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell, load_table
     from faascope.analysis.render import print_tables, to_markdown
@@ -94,7 +94,7 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
     df = load_table(input_path, sep=sep, decimal=decimal)
     notes = list(df.attrs.get("notes", []))
-    df, calendar = _with_calendar(df, tz, time_column, factor_list + scenario_cols, filters)
+    df, calendar = with_calendar(df, tz, time_column, factor_list + scenario_cols, filters)
     if calendar is not None:
         notes.append(calendar_note(calendar))
     df = apply_filters(df, filters, notes)
@@ -132,20 +132,3 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     else:
         print_tables(res)
 
-
-def _with_calendar(df, tz, time_column, names, filters):
-    """The table with its calendar factors (analysis/calendar.py): all of them in --tz, else
-    those the factors, scenarios or filters name and the input lacks, in UTC; and what was done
-    (None when nothing was derived)."""
-    from faascope.analysis.calendar import add_calendar, wanted
-
-    if tz is not None:
-        return add_calendar(df, tz, time_column)
-    missing = tuple(c for c in wanted(names, filters) if c not in df.columns)
-    if missing:
-        return add_calendar(df, "UTC", time_column, only=missing)
-    if time_column is not None:
-        raise BadInput("--time-column applies to calendar factors: give --tz, or name one of "
-                       "hour, day_of_week, day_period, week_period, business_hours",
-                       field="--time-column")
-    return df, None
