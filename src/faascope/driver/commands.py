@@ -76,8 +76,10 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
         raise
     detached.end_state("complete", 0)
     statuses = ", ".join(f"{v} {k}" for k, v in sorted(s.statuses.items())) or "none"
+    missed = (f"; {s.missed} in missed slots, not run (faascope status {s.results})"
+              if s.missed else "")
     out.print(f"campaign complete: {s.recorded} of {s.planned} invocations recorded in "
-              f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed})")
+              f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed}{missed})")
     if is_burst_results(s.results):
         out.print(f"next: faascope report {s.results} --out reports/{Path(s.results).stem} "
                   "(bursts, co-residency and staggering; docs/concurrency.md)", soft_wrap=True)
