@@ -1,6 +1,9 @@
 # R's answers for the 2024 study's day-time analysis on tests/analysis/data/thesis_day_time.csv.gz
 # (its preliminary_day_time data: a 1 GB write and a cached read about every minute for four days
 # on Lambda and Cloud Functions). Run from this directory:  Rscript day_time.R
+# The input is the study's preliminary_day_time.csv (see examples/data/thesis-2024/README.md for
+# its source), every row unchanged, keeping the columns collected_at, system_name, operation_type,
+# latency_seconds, day_of_week, time_of_day and week_period (pandas to_csv, gzip with mtime 0).
 # Two-factor ANOVA on time of day (BUSINESS_HOUR / OFF_HOUR) and week period (WEEKDAY / WEEKEND),
 # without interaction (weekends have no business hours), per platform and operation; Type I
 # (anova) and Type II (car::Anova) sums of squares. The labels are the study's columns; R also
