@@ -303,7 +303,16 @@ design:
 
 @pytest.mark.slow
 @skip_unless_built()
-def test_detach_status_stop_and_resume_detached(tmp_path, platform_dir):
+def _stop_if_running(db: Path) -> None:
+    """Never leave a detached runner behind a failed test: it would outlive the platform
+    fixture and start a platform of its own."""
+    from faascope.driver.detach import runner_alive, stop_runner
+
+    if runner_alive(db):
+        stop_runner(db, 60, abandon=True)
+
+
+def test_detach_status_stop_and_resume_detached(tmp_path, platform_dir, request):
     """`run --detach` returns at once with a runner in its own session; `status` sees it, a
     second runner of the same file is refused (exit 2), `stop` ends it cleanly (SIGTERM, the
     campaign is interrupted and resumable), a SIGKILLed runner is reported as killed, and a
@@ -324,6 +333,7 @@ design:
   schedule: {{every: 1s, slots: 8}}
 """)
     db = tmp_path / "r.db"
+    request.addfinalizer(lambda: _stop_if_running(db))
     cli_run = CliRunner().invoke
     r = cli_run(cli, ["run", str(spec), "--results", str(db), "--detach"])
     assert r.exit_code == 0, r.output
