@@ -234,7 +234,7 @@ def _recorded(db: Path) -> int:
 @pytest.mark.slow
 @skip_unless_built()
 def test_a_periodic_campaign_killed_and_restarted_runs_each_slot_once_or_records_it_missed(
-        tmp_path, platform_dir):
+        tmp_path, platform_dir, request):
     """Done when (issue #18): SIGKILL at random moments (waiting, deploying, invoking), restart
     with --resume after random pauses, one of them long enough that slots are missed; in the
     end every slot ran exactly once or is recorded as missed, and no two slots ran closer than
@@ -255,6 +255,7 @@ design:
     rng = random.Random(18)
     kills = 0
     proc = _run(spec, db)
+    request.addfinalizer(lambda: proc.poll() is None and proc.kill())
     # kill it (up to) three times at a random moment after it recorded something new; the
     # first pause is longer than the grace, so slots are missed
     for pause in (2.5 * period, rng.uniform(0, 1), rng.uniform(0, 1)):
@@ -270,6 +271,7 @@ design:
         kills += 1
         time.sleep(pause)
         proc = _run(spec, db, "--resume")
+        request.addfinalizer(lambda p=proc: p.poll() is None and p.kill())
     out, _ = proc.communicate(timeout=180)
     assert proc.returncode == 0, out
     # on a busy machine a restart can take longer than the slots left: at least one kill
