@@ -14,6 +14,8 @@ COMMANDS = {
     "package": "faascope.providers.packaging:package_command",
     "plan": "faascope.designs.commands:plan_command",
     "run": "faascope.driver.commands:run_command",
+    "status": "faascope.driver.commands:status_command",
+    "stop": "faascope.driver.commands:stop_command",
     "export": "faascope.store.commands:export_command",
     "analyze": "faascope.analysis.commands:analyze_command",
     "report": "faascope.report.commands:report_command",

@@ -73,10 +73,18 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--robust/--no-robust", default=True, show_default=True,
               help="Also run log-scale, aligned-rank and Kruskal-Wallis tests.")
+@click.option("--tz", default=None, metavar="ZONE",
+              help="Derive the calendar factors hour, day_of_week, day_period, week_period and "
+                   "business_hours in this time zone (IANA name, e.g. Europe/Berlin); without "
+                   "it, calendar factors the input lacks are derived in UTC (docs/schedules.md).")
+@click.option("--time-column", default=None, metavar="COL",
+              help="Timestamp column of the calendar factors (default: started_at, occurred_at, "
+                   "collected_at … whichever the input has).")
 def analyze_command(input_path, response, factors, model, alpha, fmt, filters, latest, order_by, scenario,
                     compare, ss_type, transform, level_specs, tukey_ordered, cv_criterion, cv_threshold, cv_ratio,
-                    sep, decimal, target_rel_halfwidth, n_boot, seed, robust):
+                    sep, decimal, target_rel_halfwidth, n_boot, seed, robust, tz, time_column):
     """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results store, CSV or Parquet)."""
+    from faascope.analysis.calendar import calendar_note, with_calendar
     from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
     from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell, load_table
     from faascope.analysis.render import print_tables, to_markdown
@@ -86,6 +94,9 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
     df = load_table(input_path, sep=sep, decimal=decimal)
     notes = list(df.attrs.get("notes", []))
+    df, calendar = with_calendar(df, tz, time_column, factor_list + scenario_cols, filters)
+    if calendar is not None:
+        notes.append(calendar_note(calendar))
     df = apply_filters(df, filters, notes)
     if is_results_path(input_path):
         df, without = with_measure(df, response)
@@ -111,6 +122,8 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
         res = analyze(df, response, factor_list, **kwargs)
     res["selection"] = {"input": str(input_path), "filters": list(filters), "latest": latest,
                         "order_by": order_by, "notes": notes}
+    if calendar is not None:
+        res["calendar"] = calendar
     if fmt == "json":
         json.dump(clean_json(res), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
@@ -118,3 +131,4 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
         sys.stdout.write(to_markdown(res))
     else:
         print_tables(res)
+

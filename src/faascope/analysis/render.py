@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from faascope.analysis.calendar import calendar_note
+
 
 @dataclass
 class Section:
@@ -239,10 +241,19 @@ def decision_section(decisions: list[dict], scenario_cols: list[str], compare: s
                     "pairs follow in brackets. 'all' = over every level of that factor."], level=level)
 
 
+def calendar_sections(res: dict) -> list[Section]:
+    """How the calendar factors were derived (zone, column, definitions), when they were."""
+    if not res.get("calendar"):
+        return []
+    return [Section("Calendar factors", [], [], [calendar_note(res["calendar"])])]
+
+
 def sections(res: dict) -> list[Section]:
     if "scenarios" not in res:
-        return [Section(f"Analysis of {res['response']}", [], [], level=1)] + analysis_sections(res)
+        return ([Section(f"Analysis of {res['response']}", [], [], level=1)]
+                + calendar_sections(res) + analysis_sections(res))
     out = [Section(f"Analysis of {res['response']} per {' × '.join(res['scenario_columns'])}", [], [], level=1),
+           *calendar_sections(res),
            decision_section(res["decisions"], res["scenario_columns"], res.get("compare"))]
     for s in res["scenarios"]:
         head = ", ".join(f"{k} = {v}" for k, v in s["scenario"].items())

@@ -116,7 +116,16 @@ def plan_command(spec, fmt, replications, seed):
               f"{f' + {warm} warm-up' if warm else ''}), {est['functions']} function "
               f"configuration(s), cold starts forced: {plan.cold_mode}"
               + (f", {plan.blocks} blocks every {human_duration(plan.block_interval_s)}"
-                 if plan.blocks > 1 else ""))
+                 if plan.blocks > 1 and plan.schedule is None else ""))
+    if plan.schedule is not None:
+        sd = plan.schedule.describe()
+        con.print(f"Schedule: {sd['slots']} slot(s) "
+                  + (f"every {human_duration(sd['every_s'])}" if sd["every_s"]
+                     else f"at cron {sd['cron']!r} ({sd['tz']})")
+                  + f", {plan.design_replications} replication(s) of every cell per slot, "
+                  f"first {sd['first_due']}, last {sd['last_due']} (if started now); a late "
+                  f"slot is {'run late' if sd['late'] == 'run' else 'recorded as missed'} after "
+                  f"{human_duration(sd['grace_s'])}")
     con.print(f"Estimated duration: ≈ {human_duration(est['seconds'])} "
               "(rough model; see docs/specs.md)")
     con.print(summary_line(cost))

@@ -370,6 +370,8 @@ def estimate(plan: Plan) -> dict[str, Any]:
     configs = {tuple(sorted(c.config.items(), key=lambda kv: kv[0])) for c in plan.cells}
     total += len(configs) * (DEPLOY_S[where] + COLD_S[where])
     waits = (plan.blocks - 1) * (plan.block_interval_s or 0.0)
+    if plan.schedule is not None:  # the slots span from the first due time to the last
+        waits = plan.schedule.due[-1] - plan.schedule.due[0]
     return {
         "seconds": round(max(total, waits + total / max(plan.blocks, 1)), 3),
         "busy_seconds": round(total, 3),

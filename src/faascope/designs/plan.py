@@ -15,6 +15,10 @@ same order. With ``randomize: false`` it is replication-major (all cells once, t
 Blocking by time: with ``blocking: {blocks: B, interval: I}`` replication r belongs to block
 r mod B; every block is ordered on its own and block b starts no earlier than start + b * I.
 
+A periodic schedule (``design.schedule``, :mod:`faascope.designs.slots`) is blocking by slot:
+slot k is block k, and every cell runs ``replications`` times in each slot (so a cell has
+replications * slots in all); the driver keeps the slots' times (:mod:`faascope.driver.periodic`).
+
 Warm-ups (``warmup: w``) are w invocations of a cell, flagged as warm-ups, just before the cell's
 first measured invocation in each block. Forced cold starts: ``cold: true`` marks the first
 invocation of each cell in each block, ``cold: every`` every measured invocation.
@@ -26,6 +30,7 @@ import json
 import math
 import random
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +39,7 @@ from pydantic import BaseModel
 from faascope.specs.rules import RuleError
 from faascope.errors import BadInput
 from faascope.specs.loader import LoadedSpec
+from faascope.designs.slots import SlotPlan, slot_plan
 from faascope.specs.model import FunctionSpec
 from faascope.units import MIB, SizeError, format_size, parse_size
 
@@ -101,6 +107,10 @@ class Plan:
     blocks: int
     block_interval_s: float | None
     notes: list[str] = field(default_factory=list)
+    #: a periodic campaign's slots (each slot is a block); None otherwise
+    schedule: SlotPlan | None = None
+    #: what the design asked for: replications per slot when scheduled, else per cell
+    design_replications: int = 0
 
     @property
     def invocations(self) -> int:
@@ -159,6 +169,9 @@ class Plan:
             "spec_hash": self.spec.spec_hash,
             "notes": self.notes,
         }
+        if self.schedule is not None:
+            d["schedule"] = {**self.schedule.describe(),
+                             "replications_per_slot": self.design_replications}
         if estimate is not None:
             d["estimate"] = estimate
         return d
@@ -290,15 +303,24 @@ MAX_COMBINATIONS = 1_000_000
 MAX_INVOCATIONS = 10_000_000
 
 
-def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | None = None) -> Plan:
+def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | None = None,
+               anchor_unix: float | None = None) -> Plan:
+    """The plan of ``spec``; ``anchor_unix`` anchors a periodic schedule's slots (default: now;
+    a resumed campaign passes the anchor it recorded, so its slots stay the same)."""
     d = spec.spec.design
     reps = replications if replications is not None else d.replications
     if reps < 1:
         raise BadInput("must be at least 1", field="--replications")
+    design_reps = reps
     if seed is None:
         seed = d.seed if d.seed is not None else secrets.randbelow(2**32)
     notes: list[str] = []
     blocks = d.blocking.blocks if d.blocking else 1
+    slots = None
+    if d.schedule is not None:
+        slots = slot_plan(d.schedule, time.time() if anchor_unix is None else anchor_unix)
+        blocks = len(slots.due)
+        reps = design_reps * blocks   # replication r runs in slot r mod slots
     if blocks > reps:
         raise BadInput(f"{blocks} blocks need at least {blocks} replications (got {reps})",
                        field="design.blocking.blocks")
@@ -394,4 +416,5 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
             runs.append(PlannedRun(len(runs), c.key, r, "measure", b, force_cold=fc))
     return Plan(spec=spec, design_type=d.type, cells=cells, excluded=excluded, runs=runs, seed=seed,
                 replications=reps, warmup=w, cold_mode=cold, blocks=blocks,
-                block_interval_s=d.blocking.interval if d.blocking else None, notes=notes)
+                block_interval_s=d.blocking.interval if d.blocking else None, notes=notes,
+                schedule=slots, design_replications=design_reps)

@@ -40,6 +40,8 @@ from typing import Any, Callable, Optional, Protocol
 from faascope import __version__
 from faascope.designs.estimate import estimate
 from faascope.designs.plan import Cell, Plan, build_plan
+from faascope.designs.slots import recorded_anchor
+from faascope.driver.provenance import provenance
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, Provider
 from faascope.providers.invocation import NEVER_SENT, InvokeResult
@@ -74,6 +76,8 @@ class RunSummary:
     interrupted: bool = False
     seed: int = 0
     factors: list[str] = field(default_factory=list)
+    #: planned invocations of a periodic campaign's missed slots (never run, so not pending)
+    missed: int = 0
 
 
 class Interrupted(Exception):
@@ -205,7 +209,8 @@ class Campaign:
                 f"{existing['spec_hash'][:12]} recorded, {loaded.spec_hash[:12]} now); restore "
                 "it, use a new --results file, or pass --force to continue with the new spec "
                 "(recorded invocations are kept)", field="SPEC")
-        plan = build_plan(loaded, replications=existing["replications"], seed=existing["seed"])
+        plan = build_plan(loaded, replications=existing["replications"], seed=existing["seed"],
+                          anchor_unix=recorded_anchor(existing.get("plan_json")))
         campaign = cls(loaded, plan, ResultsStore(results), existing, results, spec_path, **kw)
         if existing["spec_hash"] != loaded.spec_hash:
             campaign.replace_plan(loaded, plan, run_rows,
@@ -228,7 +233,7 @@ class Campaign:
         store.create_campaign(
             uid=secrets.token_hex(4), name=loaded.spec.name, spec_json=loaded.canonical(),
             spec_text=spec_path.read_text(), spec_path=str(spec_path),
-            spec_hash=loaded.spec_hash, seed=plan.seed, replications=plan.replications,
+            spec_hash=loaded.spec_hash, seed=plan.seed, replications=plan.design_replications,
             plan_json=plan.to_json(estimate=estimate(plan)) if with_estimate else plan.to_json(),
             factors=factor_meta(loaded), provider=loaded.provider_kind, version=__version__,
             cells=cell_rows(plan), runs=run_rows(plan))
@@ -274,12 +279,23 @@ class Campaign:
     def pending(self) -> list[dict]:
         """The planned runs without a record, in run order; Failure when the recorded plan names
         cells the spec no longer has."""
-        pending = self.store.pending_runs(self.id)
+        pending = self._open_runs()
         missing = {r["cell_key"] for r in pending} - set(self.plan.cells_by_key)
         if missing:
             raise Failure(f"the recorded plan refers to cells the spec no longer has: "
                           f"{sorted(missing)[:3]}")
         return pending
+
+    def _open_runs(self) -> list[dict]:
+        """The planned runs without a record, less those of a periodic campaign's missed slots
+        (recorded as missed, they are never run)."""
+        pending = self.store.pending_runs(self.id)
+        missed = self.store.missed_slots(self.id) if self.plan.schedule is not None else set()
+        return [r for r in pending if r["block"] not in missed] if missed else pending
+
+    def missed_runs(self) -> int:
+        """Planned runs of missed slots that have no record."""
+        return len(self.store.pending_runs(self.id)) - len(self._open_runs())
 
     def base_function_names(self) -> dict[str, str]:
         """Each cell's function name: one function per configuration (``functions:
@@ -423,6 +439,7 @@ class Campaign:
         with self.stop:
             try:
                 self.open_provider()
+                self.record_provenance("start")
                 executor.run(self)
                 interrupted = self.stop.stop
             except (KeyboardInterrupt, Interrupted):
@@ -437,6 +454,11 @@ class Campaign:
             if isinstance(failure, BadInput):
                 raise failure
             return self._conclude(failure, interrupted)
+
+    def record_provenance(self, phase: str) -> None:
+        """A ``provenance`` event: what could explain drift between runs (machine load, CPU,
+        kernel, versions, region, price and calibration tables), at a run's start and end."""
+        self.event("provenance", provenance(phase, self.loaded, self.provider))
 
     def set_running(self) -> None:
         self.store.set_status(self.id, "running")
@@ -456,6 +478,7 @@ class Campaign:
         s = self.summary
         s.recorded = self.store.count(self.id)
         s.statuses = self.store.status_counts(self.id)
+        s.missed = self.missed_runs()
         s.complete = True
         if not getattr(self.settings, "keep_functions", False) and self.functions_left():
             try:
@@ -474,9 +497,11 @@ class Campaign:
         s = self.summary
         s.recorded = self.store.count(self.id)
         s.statuses = self.store.status_counts(self.id)
-        pending = len(self.store.pending_runs(self.id))
-        s.complete = s.recorded >= s.planned and not pending
+        pending = len(self._open_runs())
+        s.missed = self.missed_runs()
+        s.complete = s.recorded + s.missed >= s.planned and not pending
         try:
+            self.record_provenance("end")
             if s.complete:
                 self.store.set_status(self.id, "complete")
                 self.event("complete", {"records": s.recorded})

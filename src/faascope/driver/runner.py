@@ -1,7 +1,8 @@
 """``run_campaign``: what ``faascope run`` does, the one route from a spec to a results file.
 
 Load and check the spec (exit 2 before anything is written), choose the executor (bursts for a
-spec with a ``load`` section, else one invocation at a time), open the campaign (create, or
+spec with a ``load`` section, slots at their times for a ``design.schedule``, else one invocation
+at a time), open the campaign (create, or
 resume with ``--resume``) and execute it (:mod:`faascope.driver.campaign`).
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rich.console import Console
 from faascope.driver.burst_plan import check_burst_spec, expand_runs, is_burst_spec
 from faascope.driver.bursts import BurstExecutor
 from faascope.driver.campaign import Campaign, ProviderFactory, RunSummary, sequential_runs
+from faascope.driver.periodic import PeriodicExecutor
 from faascope.driver.sequential import SequentialExecutor
 from faascope.specs.loader import load_spec
 
@@ -33,7 +35,9 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
                              provider_factory=provider_factory, progress=progress,
                              console=console or Console(stderr=True))
     try:
-        executor = BurstExecutor(campaign) if bursts else SequentialExecutor()
+        executor = (BurstExecutor(campaign) if bursts
+                    else PeriodicExecutor() if campaign.plan.schedule is not None
+                    else SequentialExecutor())
         return campaign.execute(executor)
     finally:
         campaign.close()

@@ -59,7 +59,7 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
                  mapping: dict[str, str] | None = None, filters: list[str] | tuple[str, ...] = (),
                  latest: int | None = None, log_x: bool | None = None, alpha: float = 0.05,
                  formats: tuple[str, ...] = ("png", "pdf"), time_col: str | None = None, jobs: int = 1,
-                 n_boot: int = 2000, seed: int = 0) -> ReportResult:
+                 n_boot: int = 2000, seed: int = 0, tz: str | None = None) -> ReportResult:
     if not (0 < alpha < 1):
         raise BadInput(f"alpha must be between 0 and 1, got {alpha}", field="--alpha")
     bad = [f for f in formats if f not in FORMATS]
@@ -71,7 +71,7 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
     secs: dict[str, float] = {}
     t = time.perf_counter()
     data = build_data(input_path, response=response, factors=factors, scenario=scenario, mapping=mapping,
-                      filters=filters, latest=latest, time_col=time_col)
+                      filters=filters, latest=latest, time_col=time_col, tz=tz)
     secs["load"] = time.perf_counter() - t
     t = time.perf_counter()
     scenarios = build_scenarios(data, alpha=alpha, n_boot=n_boot, seed=seed)

@@ -42,8 +42,12 @@ from faascope.errors import BadInput
               help="Bootstrap resamples for CV intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
+@click.option("--tz", default=None, metavar="ZONE",
+              help="Derive the calendar factors (hour, day_of_week, day_period, week_period, "
+                   "business_hours) in this time zone; definitions in the overview "
+                   "(docs/schedules.md).")
 def report_command(input_path, out, response, factors, scenario, maps, filters, latest, time_col, log_x, alpha,
-                   formats, jobs, n_boot, seed, quiet):
+                   formats, jobs, n_boot, seed, quiet, tz):
     """Interactive HTML report, publication figures and a Markdown summary for INPUT (results store, CSV or
     Parquet)."""
     from faascope.report.build import build_report, default_jobs
@@ -62,7 +66,7 @@ def report_command(input_path, out, response, factors, scenario, maps, filters, 
     res = build_report(input_path, out, response=response, factors=split_columns(factors, "--factors"),
                        scenario=scen, mapping=parse_mapping(maps), filters=list(filters), latest=latest,
                        log_x=log_x, alpha=alpha, formats=fmts, time_col=time_col,
-                       jobs=jobs or default_jobs(), n_boot=n_boot, seed=seed)
+                       jobs=jobs or default_jobs(), n_boot=n_boot, seed=seed, tz=tz)
     if quiet:
         click.echo(str(res.html))
         return

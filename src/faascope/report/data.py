@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from faascope.analysis.calendar import calendar_note, with_calendar
 from faascope.analysis.io import (
     TIMESTAMP_CANDIDATES,
     apply_filters,
@@ -327,7 +328,7 @@ class ReportData:
 def build_data(path: str | Path, *, response: str | None = None, factors: list[str] | None = None,
                scenario: list[str] | None = None, mapping: dict[str, str] | None = None,
                filters: list[str] | tuple[str, ...] = (), latest: int | None = None,
-               time_col: str | None = None) -> ReportData:
+               time_col: str | None = None, tz: str | None = None) -> ReportData:
     df, src = load_source(path)
     mapping = dict(mapping or {})
     if mapping:
@@ -339,6 +340,10 @@ def build_data(path: str | Path, *, response: str | None = None, factors: list[s
         df = df.rename(columns=mapping)
     notes: list[str] = []
     counts = {"rows_read": len(df)}
+    # calendar factors, derived here in the zone asked for (docs/schedules.md), and said so
+    df, calendar = with_calendar(df, tz, None, list(factors or []) + list(scenario or []), filters)
+    if calendar is not None:
+        notes.append(calendar_note(calendar))
 
     # response and factors: from the options, else from the campaign's spec
     if response is None:

@@ -627,6 +627,14 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
     if b is not None and b.blocks > spec.design.replications:
         problems.append(("design.blocking.blocks", f"{b.blocks} blocks need at least {b.blocks} "
                          f"replications (design.replications is {spec.design.replications})"))
+    # a periodic schedule is the design's time structure: not with blocks, not with bursts
+    if spec.design.schedule is not None:
+        if b is not None:
+            problems.append(("design.schedule", "a schedule already spreads the design over "
+                             "time; remove design.blocking (each slot is a block)"))
+        if spec.load is not None:
+            problems.append(("design.schedule", "periodic burst campaigns are not supported; "
+                             "remove the load section or the schedule"))
     raise_errors(problems, source)
     return loaded
 

@@ -8,8 +8,11 @@ are generated from the agent's request schema (:mod:`faascope.specs.workloads`).
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal, Optional, Union
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from croniter import croniter
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from faascope.units import parse_duration, parse_memory_mb, parse_size
@@ -232,6 +235,77 @@ class BlockingSpec(Strict):
     interval: Duration = Field(..., gt=0)
 
 
+def _instant(v: Any) -> Any:
+    """An ISO 8601 date and time with its UTC offset (``2026-11-27T00:00:00Z``); one without an
+    offset is ambiguous across machines and is refused."""
+    if isinstance(v, str):
+        try:
+            v = datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"cannot read {v!r} as a date and time; write ISO 8601 with its "
+                             "offset, e.g. 2026-11-27T09:00:00+01:00 or 2026-11-27T08:00:00Z")
+    if isinstance(v, datetime) and v.tzinfo is None:
+        raise ValueError(f"{v.isoformat()} has no UTC offset; add one (Z for UTC, or +01:00)")
+    return v
+
+
+#: a date and time with its UTC offset
+Instant = Annotated[datetime, BeforeValidator(_instant)]
+
+
+class ScheduleSpec(Strict):
+    """A periodic campaign (docs/schedules.md): every cell runs once (``design.replications``
+    times) in each slot; slots are due every ``every`` seconds or at the times of a cron
+    expression, from ``start`` until ``until``, for ``duration`` or for ``slots`` slots."""
+    #: the period between slots (e.g. 1m, 2s); or give ``cron``
+    every: Optional[Duration] = Field(None, gt=0, le=366 * 86400)
+    #: a five-field cron expression (minute hour day-of-month month day-of-week), in ``tz``
+    cron: Optional[str] = None
+    #: the time zone of ``cron`` (IANA name)
+    tz: str = "UTC"
+    #: the first slot (default: the campaign's creation for ``every``; the next cron time)
+    start: Optional[Instant] = None
+    #: how long slots are due for, from the start (slots at start + k*every < start + duration)
+    duration: Optional[Duration] = Field(None, gt=0, le=3660 * 86400)
+    #: no slot is due at or after this instant
+    until: Optional[Instant] = None
+    #: at most this many slots
+    slots: Optional[int] = Field(None, ge=1, le=1_000_000)
+    #: a slot that cannot start within ``grace`` of its due time: ``miss`` records it as missed
+    #: (an event, durable); ``run`` runs it late, still one period after the slot before
+    late: Literal["miss", "run"] = "miss"
+    #: how late a slot may start and still run (default: half the shortest gap between slots)
+    grace: Optional[Duration] = Field(None, ge=0)
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and (len(v.split()) != 5 or not croniter.is_valid(v)):
+            raise ValueError(f"{v!r} is not a five-field cron expression (minute hour "
+                             "day-of-month month day-of-week, e.g. '*/15 * * * *')")
+        return v
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}; use an IANA name such as UTC or "
+                             "Europe/Berlin") from None
+        return v
+
+    @model_validator(mode="after")
+    def _shape(self) -> "ScheduleSpec":
+        if (self.every is None) == (self.cron is None):
+            raise ValueError("give exactly one of every (a period) and cron (an expression)")
+        if self.duration is None and self.until is None and self.slots is None:
+            raise ValueError("say when the schedule ends: duration, until or slots")
+        if self.start is not None and self.until is not None and self.until <= self.start:
+            raise ValueError("until must be after start")
+        return self
+
+
 class DesignSpec(Strict):
     type: Literal["full_factorial", "two_level"] = "full_factorial"
     replications: int = Field(1, ge=1, le=1_000_000)
@@ -247,6 +321,8 @@ class DesignSpec(Strict):
     #: (per block); "every": force a cold start before every measured invocation
     cold: Any = False
     blocking: Optional[BlockingSpec] = None
+    #: run the design periodically: every cell (design.replications times) in every slot
+    schedule: Optional[ScheduleSpec] = None
 
     @field_validator("cold", mode="before")
     @classmethod

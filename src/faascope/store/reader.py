@@ -261,6 +261,42 @@ class ResultsFile:
         planned = self._sql("SELECT count(*) FROM planned_runs")[0][0]
         return {"campaign": camp, "events": events, "planned": planned}
 
+    def progress(self) -> dict[str, Any]:
+        """How far the campaign is: status, planned and recorded invocations by status, and a
+        periodic campaign's slots (done, running, missed, the last one seen)."""
+        camp = self.require_campaign()
+        planned = self._sql("SELECT count(*) FROM planned_runs")[0][0]
+        statuses = {r[0]: r[1] for r in self._sql(
+            "SELECT status, count(*) FROM invocations GROUP BY status")}
+        out: dict[str, Any] = {"campaign": camp["name"], "status": camp["status"],
+                               "created_at": camp["created_at"],
+                               "completed_at": camp["completed_at"], "planned": planned,
+                               "recorded": sum(statuses.values()), "statuses": statuses}
+        if "schedule_slots" in self.names:
+            counts = {r[0]: r[1] for r in self._sql(
+                "SELECT status, count(*) FROM schedule_slots GROUP BY status")}
+            last = self._sql("SELECT max(slot) FROM schedule_slots")[0][0]
+            missed_runs = self._sql(
+                "SELECT count(*) FROM planned_runs p JOIN schedule_slots s ON s.slot = p.block "
+                "AND s.campaign_id = p.campaign_id AND s.status = 'missed' LEFT JOIN "
+                "invocations i ON i.campaign_id = p.campaign_id AND i.cell_key = p.cell_key AND "
+                "i.replication = p.replication AND i.kind = p.kind WHERE i.id IS NULL")[0][0]
+            out["slots"] = {"done": counts.get("done", 0), "running": counts.get("running", 0),
+                            "missed": counts.get("missed", 0), "missed_invocations": missed_runs,
+                            "last_slot": last}
+        else:
+            out["slots"] = {"done": 0, "running": 0, "missed": 0, "missed_invocations": 0,
+                            "last_slot": None}
+        return out
+
+    def slots(self) -> pd.DataFrame:
+        """A periodic campaign's slots (``schedule_slots``; empty for other campaigns)."""
+        if "schedule_slots" not in self.names:
+            return pd.DataFrame(columns=["campaign_id", "slot", "due_unix", "status",
+                                         "started_unix", "ended_unix", "late_s", "reason",
+                                         "detail_json"])
+        return self._frame("SELECT * FROM schedule_slots ORDER BY slot")
+
     def factor_names(self) -> list[str]:
         camp = self.campaign() or {}
         return [f["name"] for f in json.loads(camp.get("factors_json") or "[]")]

@@ -9,7 +9,11 @@ A results file is one SQLite database per campaign (``docs/specs.md``, "Results 
 - ``planned_runs``: the full run order (order index, cell, replication, kind, block, forced cold).
 - ``invocations``: one row per invocation as it completes, UNIQUE(campaign_id, cell_key,
   replication, kind), so a resumed campaign can never duplicate a record.
-- ``events``: campaign start, resume, interruption, completion, deployments.
+- ``events``: campaign start, resume, interruption, completion, deployments; a ``provenance``
+  event at the start and the end of every run of the driver (what could explain drift: machine
+  load, CPU, kernel, versions, region, architecture, price tables, calibration; see
+  :data:`PROVENANCE_EVENT`), and a ``slot_missed`` event for every slot of a periodic campaign
+  that did not run (``schedule_slots``).
 - view ``invocations_flat``: one flat row per invocation with a column per factor (what
   ``faascope analyze``, ``report`` and ``export`` read).
 
@@ -23,13 +27,19 @@ A campaign whose planned runs are bursts (a spec with a ``load`` section) adds:
 - view ``burst_invocations``: ``invocations_flat`` joined with ``burst_members``, plus the
   derived per-invocation times (wait, run, service; ``docs/concurrency.md``).
 
+A periodic campaign (``design.schedule``, docs/schedules.md) adds:
+
+- ``schedule_slots``: one row per slot that started or was missed: its due time, when it
+  started and ended, how late it started, and ``status`` (running, done, missed). A missed
+  slot's row and its ``slot_missed`` event are written in one transaction.
+
 Only :mod:`faascope.store.writer` creates or changes these; everything that reads them goes
 through :mod:`faascope.store.reader`.
 """
 from __future__ import annotations
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -46,7 +56,18 @@ HISTORY = [
                       "transfer chain times). No table changed. The reader defines the current "
                       "views in a temporary schema for every file it opens, so files of versions "
                       "1 and 2 read with the new columns too."),
+    (4, "2026-11-23", "periodic campaigns: table schedule_slots (created with a scheduled "
+                      "campaign's first slot; absent from other campaigns) and the event kinds "
+                      "slot_missed and provenance. No existing table or view changed: a file of "
+                      "versions 1 to 3 reads as before (no slots, no provenance events)."),
 ]
+
+#: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
+PROVENANCE_EVENT = "provenance"
+#: the event kind of a slot of a periodic campaign that did not run
+SLOT_MISSED_EVENT = "slot_missed"
+#: the states of a slot of a periodic campaign
+SLOT_STATES = ("running", "done", "missed")
 
 CORE_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -248,6 +269,21 @@ CREATE TABLE IF NOT EXISTS bursts (
     started_at TEXT NOT NULL,
     ended_at TEXT,
     PRIMARY KEY (campaign_id, cell_key, burst, kind, attempt)
+);
+"""
+
+SCHEDULE_TABLES = f"""
+CREATE TABLE IF NOT EXISTS schedule_slots (
+    campaign_id INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    due_unix REAL NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ({", ".join(repr(x) for x in SLOT_STATES)})),
+    started_unix REAL,
+    ended_unix REAL,
+    late_s REAL,
+    reason TEXT,
+    detail_json TEXT,
+    PRIMARY KEY (campaign_id, slot)
 );
 """
 

@@ -29,7 +29,9 @@ from faascope.store.schema import (
     CORE_TABLES,
     INVOCATION_COLUMNS,
     MEMBER_COLUMNS,
+    SCHEDULE_TABLES,
     SCHEMA_VERSION,
+    SLOT_MISSED_EVENT,
     flat_view_sql,
 )
 from faascope.store.timestamps import utc_now
@@ -404,6 +406,73 @@ class ResultsStore:
                    "campaign_id=? AND cell_key=? AND burst=? AND kind=? AND attempt=?",
                    (status, sent, recorded, first_send_ns, last_send_ns, spread,
                     json.dumps(detail), utc_now(), campaign_id, cell_key, burst, kind, attempt))])
+
+
+    # ------------------------------------------------------------------ periodic slots
+    def add_schedule_tables(self) -> None:
+        """The slots table (schema version 4), created with a scheduled campaign's first run."""
+        self.conn.executescript("BEGIN;" + SCHEDULE_TABLES + "COMMIT;")
+
+    def has_schedule_tables(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                 "name='schedule_slots'").fetchone() is not None
+
+    def slots(self, campaign_id: int) -> dict[int, dict]:
+        """The campaign's slots that started or were missed, by slot number."""
+        if not self.has_schedule_tables():
+            return {}
+        rows = self.conn.execute("SELECT * FROM schedule_slots WHERE campaign_id=? ORDER BY slot",
+                                 (campaign_id,)).fetchall()
+        return {r["slot"]: dict(r) for r in rows}
+
+    def missed_slots(self, campaign_id: int) -> set[int]:
+        if not self.has_schedule_tables():
+            return set()
+        return {r[0] for r in self.conn.execute(
+            "SELECT slot FROM schedule_slots WHERE campaign_id=? AND status='missed'",
+            (campaign_id,))}
+
+    def set_schedule(self, campaign_id: int, schedule: dict) -> None:
+        """Replace a periodic campaign's schedule in the recorded plan (its anchor moved to when
+        the first slot could run), the one place a resumed campaign reads it from."""
+        self._tx([("UPDATE campaign SET plan_json=json_set(plan_json, '$.schedule', json(?)) "
+                   "WHERE id=?", (json.dumps(schedule), campaign_id))])
+
+    def begin_slot(self, campaign_id: int, slot: int, due_unix: float,
+                   started_unix: float) -> None:
+        """A slot starts (durably, before its first invocation); a slot a killed run left
+        running starts again with its new time."""
+        self._tx([("INSERT INTO schedule_slots(campaign_id, slot, due_unix, status, "
+                   "started_unix, late_s) VALUES (?,?,?,?,?,?) ON CONFLICT(campaign_id, slot) DO "
+                   "UPDATE SET status='running', started_unix=excluded.started_unix, "
+                   "late_s=excluded.late_s",
+                   (campaign_id, slot, due_unix, "running", started_unix,
+                    started_unix - due_unix))])
+
+    def end_slot(self, campaign_id: int, slot: int, ended_unix: float) -> None:
+        self._tx([("UPDATE schedule_slots SET status='done', ended_unix=? WHERE campaign_id=? "
+                   "AND slot=?", (ended_unix, campaign_id, slot))])
+
+    def miss_slots(self, campaign_id: int, missed: list[dict]) -> None:
+        """Record slots as missed, each row with its ``slot_missed`` event, in one transaction
+        (``missed``: dicts with slot, due_unix, reason and detail)."""
+        now = utc_now()
+        stmts: list[tuple[str, tuple]] = []
+        for m in missed:
+            detail = dict(m.get("detail") or {})
+            stmts.append(("INSERT INTO schedule_slots(campaign_id, slot, due_unix, status, "
+                          "reason, detail_json) VALUES (?,?,?,?,?,?) ON CONFLICT(campaign_id, "
+                          "slot) DO UPDATE SET status='missed', reason=excluded.reason, "
+                          "detail_json=excluded.detail_json",
+                          (campaign_id, m["slot"], m["due_unix"], "missed", m["reason"],
+                           json.dumps(detail))))
+            stmts.append(("INSERT INTO events(campaign_id, at, kind, detail_json) "
+                          "VALUES (?,?,?,?)",
+                          (campaign_id, now, SLOT_MISSED_EVENT,
+                           json.dumps({"slot": m["slot"], "due": m.get("due"),
+                                       "reason": m["reason"], **detail}))))
+        if stmts:
+            self._tx(stmts)
 
 
 class RecordWriter:

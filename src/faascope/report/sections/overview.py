@@ -7,9 +7,11 @@ import json
 
 import pandas as pd
 
+from faascope.analysis.calendar import DEFINITIONS as CALENDAR_DEFINITIONS
 from faascope.report.data import factor_info, fmt_duration
 from faascope.report.items import Block, Details, KeyValues, Text, table
 from faascope.report.sections.context import Ctx
+from faascope.store.schema import PROVENANCE_EVENT, SLOT_MISSED_EVENT
 
 
 def overview_section(ctx: Ctx) -> Block:
@@ -85,6 +87,9 @@ def _store_overview(ctx: Ctx, b: Block) -> None:
         pairs.append(("stand-ins", served))
     pairs.append(("spec hash", f"`{str(camp.get('spec_hash'))[:16]}`"))
     b.items.append(KeyValues(pairs, "Campaign"))
+    prov = provenance_table(src.events)
+    if prov is not None:
+        b.items.append(prov)
 
     # design
     dz = [("design", str(plan.get("design", "–"))),
@@ -102,6 +107,18 @@ def _store_overview(ctx: Ctx, b: Block) -> None:
     rules = (spec.get("design") or {}).get("rules") or []
     if rules:
         dz.append(("compatibility rules", "; ".join(f"`{r}`" for r in rules)))
+    sched = plan.get("schedule")
+    if sched:
+        missed = sum(1 for e in src.events if e.get("kind") == SLOT_MISSED_EVENT)
+        dz.append(("schedule", (f"every {sched['every_s']:g} s" if sched.get("every_s")
+                                else f"cron `{sched.get('cron')}` ({sched.get('tz')})")
+                   + f", {sched.get('slots')} slot(s) from {sched.get('first_due')}, "
+                   f"{sched.get('replications_per_slot')} replication(s) of every cell per slot; "
+                   f"late slots {'run late' if sched.get('late') == 'run' else 'missed'} after "
+                   f"{sched.get('grace_s') or 0:g} s; {missed} slot(s) missed"))
+        dz.append(("calendar factors", "derived at analysis time in the zone given to `faascope "
+                   "analyze --tz` (from `started_at`, UTC): " + "; ".join(
+                       f"{k}: {v}" for k, v in CALENDAR_DEFINITIONS.items())))
     b.items.append(KeyValues(dz, "Design"))
     exc = plan.get("excluded") or []
     if exc:
@@ -196,3 +213,57 @@ def _standins_served(events: list[dict]) -> str:
         return ""
     return ", ".join(f"{s.get('kind')}: {s.get('server')} {s.get('version') or ''}".strip()
                      for s in detail.get("servers", []))
+
+
+def _detail(event: dict) -> dict:
+    try:
+        return json.loads(event.get("detail_json") or "{}")
+    except ValueError:
+        return {}
+
+
+def _load(d: dict | None) -> str:
+    if not d:
+        return "–"
+    return f"{d.get('load1')} / {d.get('load5')} / {d.get('load15')}"
+
+
+def provenance_table(events: list[dict]):
+    """One row per run of the driver (its ``provenance`` events, start and end): what could
+    explain drift between campaigns or between runs of one; None for files without them."""
+    runs: list[list[dict]] = []
+    for e in events:
+        if e.get("kind") != PROVENANCE_EVENT:
+            continue
+        d = _detail(e)
+        if d.get("phase") == "start":
+            runs.append([d])
+        elif runs:
+            runs[-1].append(d)
+    if not runs:
+        return None
+    rows = []
+    for run in runs:
+        start, end = run[0], (run[-1] if len(run) > 1 else {})
+        builds = start.get("builds") or {}
+        agent = next((v for k, v in sorted(builds.items()) if k.startswith("faascope-agent")), None)
+        plat = start.get("platform") or {}
+        rows.append([
+            str(start.get("at", "–")), _load(start.get("loadavg")), _load(end.get("loadavg")),
+            f"{start.get('cpu_model') or '–'} ({start.get('cpus')} CPUs)",
+            f"{start.get('system', '')} {start.get('kernel', '')}".strip() or "–",
+            f"faascope {start.get('faascope_version')}; agent `{agent or '–'}`; platform "
+            f"`{builds.get('faascope-platform') or '–'}`",
+            " ".join(str(x) for x in (start.get("provider"), start.get("region"),
+                                      start.get("architecture")) if x) or "–",
+            ", ".join(f"{t.get('table')}@{t.get('version')}" for t in start.get("price_tables") or []
+                      if t.get("table")) or "–",
+            ", ".join(f"{k} {v}" for k, v in plat.items()) if plat else "–",
+        ])
+    return table("Provenance (each run of the driver)",
+                 ["started", "load 1/5/15 min at start", "at end", "CPU", "kernel", "versions",
+                  "provider, region, architecture", "price tables", "local platform"], rows,
+                 caption="What could explain drift: the machine's load (/proc/loadavg), CPU, "
+                         "kernel, the faascope version and the SHA-256 of its Go builds, where "
+                         "it ran, the price tables in force and the local platform's profile and "
+                         "sandboxing as it reported them (a cloud platform reports none).")
