@@ -746,7 +746,6 @@ def _deployments(spec: Spec, problems: list[tuple[str, str]]) -> dict[str, Deplo
         except ValidationError as exc:
             problems.extend(format_errors(exc, ("deployments", name, "settings"),
                                           PROVIDER_SETTINGS[kind]))
-            continue
         fn: dict[str, Any] = {}
         for key, value in d.function.items():
             fname = FUNCTION_ALIASES.get(key, key)
