@@ -16,6 +16,7 @@ COMMANDS = {
     "run": "faascope.driver.commands:run_command",
     "export": "faascope.store.commands:export_command",
     "analyze": "faascope.analysis.commands:analyze_command",
+    "compare": "faascope.compare.commands:compare_command",
     "report": "faascope.report.commands:report_command",
     "tiers": "faascope.tiers.commands:tiers_command",
     "stagger": "faascope.stagger.commands:stagger_group",
