@@ -12,9 +12,11 @@ recorded order) and divided by the cell's noise — the median absolute deviatio
 campaigns, scaled by 1.4826 to estimate a normal standard deviation — so that one penalty suits
 every cell: the cost is the squared error around each segment's mean (``model="l2"``) and the
 penalty per change point is 2·ln(n) (BIC for a change of mean of unit-variance normal data:
-one mean and one location per added segment). A change point found inside a campaign is moved to
-the nearest boundary between campaigns (campaigns are what is compared; a drift within one is
-reported at the boundary where it shows); several at one boundary count once.
+one mean and one location per added segment). Campaigns are what is compared, so a segment is
+at least the smallest campaign long and the candidate positions are spaced by the greatest common
+divisor of the campaign boundaries (exactly the boundaries when the campaigns have one size); a
+change point that still falls inside a campaign is moved to the nearest boundary, and several
+at one boundary count once.
 """
 from __future__ import annotations
 
@@ -49,9 +51,14 @@ def change_points(groups: Sequence[np.ndarray]) -> list[int]:
     if len(groups) < 2 or n < 2 * MIN_SEGMENT:
         return []
     z = (y - np.median(y)) / noise_scale(groups)
-    algo = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(z.reshape(-1, 1))
-    bkps = algo.predict(pen=2 * math.log(n))[:-1]  # the last is n itself
+    # a segment is at least the smallest campaign long, and candidate change points are spaced
+    # by the greatest common divisor of the boundaries (exactly the boundaries when campaigns
+    # are of one size): a change is between campaigns, not a few outliers inside one
     bounds = np.cumsum(sizes)[:-1]  # where campaign i starts, i = 1 … k−1
+    jump = math.gcd(*map(int, bounds)) if len(bounds) else 1
+    algo = ruptures.Pelt(model="l2", min_size=max(MIN_SEGMENT, min(sizes)),
+                         jump=max(jump, 1)).fit(z.reshape(-1, 1))
+    bkps = algo.predict(pen=2 * math.log(n))[:-1]  # the last is n itself
     out = set()
     for b in bkps:
         out.add(int(np.argmin(np.abs(bounds - b))) + 1)
