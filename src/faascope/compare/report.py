@@ -114,8 +114,8 @@ def sections(res: dict) -> list[Section]:
             f"{', '.join(f'`{x}`' for x in f)}; {cmp['regressions']} regression(s), "
             f"{cmp['improvements']} improvement(s) beyond {100 * cmp['threshold']:g}% at "
             f"α = {cmp['alpha']:g}.")
-    notes = [head, f"changes relative to the base's mean (median, p99); the base's mean is in "
-                   f"the response's unit ({res['response']})"]
+    notes = [head, "Δ mean, Δ median and Δ p99 are relative to the base's mean, median and p99; "
+                   f"the base's mean is in the response's unit ({res['response']})"]
     notes += [f"{k}: {v}" for k, v in cmp["methods"].items()] + res.get("notes", [])
     notes += [f"not compared: {', '.join(s['levels'])} ({s['why']})" for s in cmp["skipped"]]
     out = [Section(f"Comparison of {res['response']}", [], [], level=1),
