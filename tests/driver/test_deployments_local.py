@@ -109,6 +109,14 @@ design: {{replications: 3, seed: 18}}
     assert set(zip(flat["deployment"], flat["provider_kind"])) == {
         ("lambda", "local"), ("gcf", "local"), ("agent-http", "http")}
 
+    # the cost per deployment, each with its own price table (the http one as it says: cloudrun)
+    from faascope.cost import cost_table
+
+    costs = cost_table(flat, by=["deployment"]).set_index("deployment")
+    assert costs["platform"].to_dict() == {"lambda": "aws_lambda", "gcf": "gcf",
+                                           "agent-http": "cloudrun"}
+    assert (costs["cost_total"] > 0).all() and (costs["n"] == 6).all()
+
     # one analysis over the deployments, and a report that compares them
     r = _ok(["analyze", str(db), "--response", "latency_seconds", "--factors",
              "deployment,io_size", "--format", "json"])
@@ -119,4 +127,4 @@ design: {{replications: 3, seed: 18}}
     summary = (rep / "summary.md").read_text()
     for dep in ("lambda", "gcf", "agent-http"):
         assert dep in summary
-    assert "deployment" in summary
+    assert "best deployment" in summary.lower()  # the decision table ranks the deployments

@@ -321,29 +321,27 @@ class Campaign:
 
     def _deployment_providers(self) -> DeploymentProviders:
         """One provider per deployment the plan's cells use; deployments of one kind and the
-        same settings share one (two local profiles: one platform, one set of stand-ins)."""
+        same settings share one (two local profiles: one platform, one set of stand-ins), made
+        for the payloads of all the cells it runs."""
+        deployments = self.loaded.deployments
+        group = {name: json.dumps([d.kind, d.settings], sort_keys=True, default=str)
+                 for name, d in deployments.items()}
+        payloads: dict[str, list[dict]] = {}
+        for c in self.plan.cells:
+            payloads.setdefault(group[c.deployment], []).append(c.payload)
         made: dict[str, Provider] = {}
-        by_settings: dict[str, Provider] = {}
         try:
-            for name, dep in self.loaded.deployments.items():
-                cells = [c for c in self.plan.cells if c.deployment == name]
-                if not cells:
-                    continue
-                key = json.dumps([dep.kind, dep.settings], sort_keys=True, default=str)
-                if key not in by_settings:
-                    payloads = [c.payload for c in self.plan.cells
-                                if c.deployment is not None and json.dumps(
-                                    [self.loaded.deployments[c.deployment].kind,
-                                     self.loaded.deployments[c.deployment].settings],
-                                    sort_keys=True, default=str) == key]
-                    by_settings[key] = open_provider(dep.kind, dep.parsed_settings(), payloads,
-                                                     self.event)
-                made[name] = by_settings[key]
+            for name, dep in deployments.items():
+                key = group[name]
+                if key in payloads and key not in made:
+                    made[key] = open_provider(dep.kind, dep.parsed_settings(), payloads[key],
+                                              self.event)
         except BaseException:
-            for p in {id(p): p for p in by_settings.values()}.values():
+            for p in made.values():
                 p.close()
             raise
-        return DeploymentProviders(made)
+        return DeploymentProviders({name: made[group[name]] for name in deployments
+                                    if group[name] in made})
 
     def deploy(self, name: str, config: FunctionConfig) -> None:
         """Deploy a function the campaign runs (once; deleted when the campaign completes)."""
