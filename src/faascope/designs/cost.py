@@ -383,6 +383,9 @@ def summary_line(cost: dict) -> str:
     both = (f"AWS Lambda {format_usd(a['aws_lambda']['total'])}, "
             f"GCF 2nd gen {format_usd(a['gcf']['total'])} for all cells")
     tables = ", ".join(f"{t['table']}@{t['version']}" for t in cost["tables"])
+    per = cost.get("per_deployment")
+    by_dep = ("; per deployment: " + ", ".join(f"{n} {format_usd(v)}" for n, v in per.items())
+              if per else "")
     if cost["total"] is None:
-        return f"Estimated cost: unknown for this provider ({both}; prices {tables})"
-    return f"Estimated cost: ≈ {format_usd(cost['total'])} ({both}; prices {tables})"
+        return f"Estimated cost: unknown for this provider ({both}; prices {tables}){by_dep}"
+    return f"Estimated cost: ≈ {format_usd(cost['total'])} ({both}; prices {tables}){by_dep}"

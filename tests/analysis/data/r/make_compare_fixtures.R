@@ -3,7 +3,8 @@
 # Run from this directory:  Rscript make_compare_fixtures.R
 # Per cell (memory x op): Welch's t.test(new, base) (difference of means, its 95% CI, t, df,
 # p-value), Holm's p.adjust over the cells, medians, CV = sd / mean, the 99th percentile
-# (quantile type 7). Full precision (jsonlite digits = NA); the file records the R version.
+# (quantile type 7). Full precision (jsonlite digits = NA); the file records the R and car versions
+# (car is not used here; every file in this directory names both, as make_fixtures.R's do).
 suppressPackageStartupMessages(library(jsonlite))
 
 base <- read.csv(file.path("..", "compare_base.csv"), stringsAsFactors = FALSE)
@@ -28,5 +29,6 @@ for (i in seq_len(nrow(cells))) {
 p_holm <- p.adjust(sapply(rows, function(r) r$p), method = "holm")
 for (i in seq_along(rows)) rows[[i]]$p_holm <- p_holm[i]
 
-write_json(list(r_version = R.version.string, cells = rows), "compare.json",
+write_json(list(r_version = R.version.string, car_version = as.character(packageVersion("car")),
+                cells = rows), "compare.json",
            digits = NA, auto_unbox = TRUE, pretty = TRUE)
