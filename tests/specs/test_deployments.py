@@ -120,3 +120,12 @@ def test_plan_cost_prices_each_deployment_by_its_own_table():
     assert {c["deployment"]: c["platform"] for c in cost["per_cell"]} == {
         "lam": "aws_lambda", "gcf": "gcf", "web": "cloudrun"}
     assert all(v is not None and v > 0 for v in cost["per_deployment"].values())
+
+
+def test_the_local_example_plans_three_deployments():
+    r = CliRunner().invoke(cli, ["plan", str(REPO / "examples/deployments-local.yaml"), "--format",
+                                 "json"])
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.output)
+    assert {c["levels"]["deployment"] for c in plan["cells"]} == {"lambda", "gcf", "agent-http"}
+    assert set(plan["cost_estimate"]["per_deployment"]) == {"lambda", "gcf", "agent-http"}
