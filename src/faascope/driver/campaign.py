@@ -246,7 +246,7 @@ class Campaign:
             spec_hash=loaded.spec_hash,
             plan_json=plan.to_json(estimate=estimate(plan)) if with_estimate else plan.to_json(),
             factors=factor_meta(loaded), cells=cell_rows(plan), runs=run_rows(plan),
-            reason=reason)
+            reason=reason, deployments=deployment_rows(loaded))
         self.loaded, self.plan = loaded, plan
         self.summary.factors = [f.name for f in loaded.factors]
 

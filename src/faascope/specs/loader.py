@@ -301,11 +301,6 @@ class LoadedSpec:
         dep = self.deployment_of(levels)
         return dep.kind if dep is not None else self.provider_kind
 
-    def cell_settings(self, levels: dict[str, Any]) -> Any:
-        """The provider settings of a cell (parsed): its deployment's, else the spec's."""
-        dep = self.deployment_of(levels)
-        return dep.parsed_settings() if dep is not None else self.spec.provider.parsed_settings()
-
     # ---- cells
     def resolve(self, levels: dict[str, Any]) -> tuple[dict, dict]:
         """The function and workload dicts of the cell with these levels (overrides applied)."""

@@ -257,7 +257,8 @@ class ResultsStore:
 
     def replace_plan(self, campaign_id: int, *, spec_json: dict, spec_text: str | None,
                      spec_hash: str, plan_json: dict, factors: list[dict], cells: list[dict],
-                     runs: list[dict], reason: str) -> None:
+                     runs: list[dict], reason: str,
+                     deployments: Optional[list[dict]] = None) -> None:
         """Forced resume with a changed spec: the recorded invocations stay, the plan is replaced."""
         cur = self.conn.cursor()
         cur.execute("BEGIN IMMEDIATE")
@@ -278,6 +279,13 @@ class ResultsStore:
                 "block, force_cold) VALUES (?,?,?,?,?,?,?)",
                 [(campaign_id, r["order"], r["cell_key"], r["replication"], r["kind"], r["block"],
                   int(r["force_cold"])) for r in runs])
+            if deployments is not None:  # the new spec's (rows of earlier ones stay: they
+                # name where recorded invocations ran)
+                cur.executemany(
+                    "INSERT OR REPLACE INTO deployments(campaign_id, name, kind, region, "
+                    "price_platform, detail_json) VALUES (?,?,?,?,?,?)",
+                    [(campaign_id, d["name"], d["kind"], d.get("region"), d.get("price_platform"),
+                      json.dumps(d.get("detail") or {}, sort_keys=True)) for d in deployments])
             cur.execute("DROP VIEW IF EXISTS invocations_flat")
             cur.execute(flat_view_sql(factors))
             cur.execute("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
