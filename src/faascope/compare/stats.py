@@ -32,7 +32,7 @@ from statsmodels.stats.multitest import multipletests
 from faascope.analysis.io import as_level_strings
 from faascope.errors import BadInput
 
-#: the columns a cell's values come from, as the analysis sees levels (text)
+#: values a cell needs in each input to be compared (Welch's test needs a variance on each side)
 MIN_PER_SIDE = 2
 
 
