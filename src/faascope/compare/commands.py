@@ -49,7 +49,10 @@ def compare_command(inputs, response, factors, threshold, alpha, higher_is_bette
                     filters, n_boot, seed, fmt):
     """Compare NEW with BASE per cell (difference of means with Welch's CI, of medians with a
     bootstrap CI, CV and p99 changes, Holm-adjusted significance); with more inputs, the first
-    is BASE, the last NEW, and every cell's timeline marks its change points (PELT)."""
+    is BASE, the last NEW, and every cell's timeline marks its change points (PELT).
+
+    Exit status: 1 when a cell regressed significantly beyond --threshold, 2 for bad input,
+    else 0."""
     from faascope.compare.report import compare_inputs, render_markdown, render_table
 
     if len(inputs) < 2:
