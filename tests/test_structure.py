@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"specs"},
     {"designs", "providers"},
     {"standins", "analysis"},
-    {"report"},
+    {"report", "compare"},
     {"driver"},
     {"stagger"},
     {"cli"},

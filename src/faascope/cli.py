@@ -18,6 +18,7 @@ COMMANDS = {
     "stop": "faascope.driver.commands:stop_command",
     "export": "faascope.store.commands:export_command",
     "analyze": "faascope.analysis.commands:analyze_command",
+    "compare": "faascope.compare.commands:compare_command",
     "report": "faascope.report.commands:report_command",
     "tiers": "faascope.tiers.commands:tiers_command",
     "stagger": "faascope.stagger.commands:stagger_group",

@@ -52,8 +52,8 @@ def _ok(args: list[str]):
 @pytest.mark.parametrize("name", sorted(LEGACY))
 def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     """Every column that version exported reads the same, in the same order; columns added
-    since (schema version 3: each kind's measures, MEASURES) come after them, and are filled
-    from the old file's responses too."""
+    since (schema version 3: each kind's measures, MEASURES; version 4: the deployment columns)
+    come after them, and are filled from the old file's responses too."""
     db = _copy(tmp_path, name, monkeypatch)
     out = tmp_path / "out.csv"
     _ok(["export", str(db), "--format", "csv", "--out", str(out)])
@@ -61,7 +61,10 @@ def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     then = pd.read_csv(DATA / f"{name}.export.csv", dtype=str, keep_default_na=False)
     assert list(now.columns[:len(then.columns)]) == list(then.columns)
     pd.testing.assert_frame_equal(now[then.columns], then)
-    assert list(now.columns[len(then.columns):]) == [m for m, _, _ in MEASURES]
+    assert list(now.columns[len(then.columns):]) == [m for m, _, _ in MEASURES] + [
+        "deployment", "provider_kind", "region", "price_platform"]
+    # a file from before deployments ran on its campaign's provider
+    assert set(now["deployment"]) == set(now["provider_kind"]) == {"local"}
     kinds = set(now["workload_kind"]) - {""}
     if kinds == {"spin"}:  # spin's compute time is its elapsed time, in the new column
         ok = now["ok"] == "1"

@@ -1,4 +1,5 @@
-"""`faascope analyze`: statistics for a results store, CSV or Parquet file."""
+"""`faascope analyze`: statistics for results stores, CSV or Parquet files (several inputs are
+one table with a ``source`` column: analysis/sources.py)."""
 from __future__ import annotations
 
 import json
@@ -27,7 +28,8 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 @click.command("analyze")
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.argument("input_paths", metavar="INPUT...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))
 @click.option("--response", required=True, help="Response column (e.g. latency_seconds).")
 @click.option("--factors", required=True, help="Factor columns, comma-separated, e.g. A,B[,C].")
 @click.option("--model", type=click.Choice(["full", "additive"]), default="full", show_default=True,
@@ -80,25 +82,27 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--time-column", default=None, metavar="COL",
               help="Timestamp column of the calendar factors (default: started_at, occurred_at, "
                    "collected_at … whichever the input has).")
-def analyze_command(input_path, response, factors, model, alpha, fmt, filters, latest, order_by, scenario,
+def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, latest, order_by, scenario,
                     compare, ss_type, transform, level_specs, tukey_ordered, cv_criterion, cv_threshold, cv_ratio,
                     sep, decimal, target_rel_halfwidth, n_boot, seed, robust, tz, time_column):
-    """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results store, CSV or Parquet)."""
+    """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results stores, CSV or Parquet
+    files; with several, the column `source` names each row's input and can be a factor)."""
     from faascope.analysis.calendar import calendar_note, with_calendar
     from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
-    from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell, load_table
+    from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell
+    from faascope.analysis.sources import load_sources
     from faascope.analysis.render import print_tables, to_markdown
     from faascope.store.reader import is_results_path, with_measure, without_measure_note
 
     factor_list = _split(factors, "--factors")
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
-    df = load_table(input_path, sep=sep, decimal=decimal)
+    df = load_sources(input_paths, factor_list + scenario_cols, sep=sep, decimal=decimal)
     notes = list(df.attrs.get("notes", []))
     df, calendar = with_calendar(df, tz, time_column, factor_list + scenario_cols, filters)
     if calendar is not None:
         notes.append(calendar_note(calendar))
     df = apply_filters(df, filters, notes)
-    if is_results_path(input_path):
+    if any(is_results_path(p) for p in input_paths):
         df, without = with_measure(df, response)
         if without:
             notes.append(without_measure_note(response, without))
@@ -120,7 +124,8 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
         res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
     else:
         res = analyze(df, response, factor_list, **kwargs)
-    res["selection"] = {"input": str(input_path), "filters": list(filters), "latest": latest,
+    res["selection"] = {"input": str(input_paths[0]) if len(input_paths) == 1
+                        else [str(p) for p in input_paths], "filters": list(filters), "latest": latest,
                         "order_by": order_by, "notes": notes}
     if calendar is not None:
         res["calendar"] = calendar

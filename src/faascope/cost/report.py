@@ -4,8 +4,9 @@
 They take a pandas DataFrame of invocations, such as the results store's ``invocations_flat`` view
 (``faascope export``), and find what they need by column name, or take it as an argument:
 
-- platform: ``platform=`` or a column ``config_profile``/``profile``/``platform`` (lambda, gcf,
-  unlimited, aws_lambda, cloudrun …); default AWS Lambda;
+- platform: ``platform=`` or, per row, the first value among the columns ``price_platform`` (the
+  price table of the invocation's deployment, docs/specs.md), ``config_profile``/``profile``/
+  ``platform`` (lambda, gcf, unlimited, aws_lambda, cloudrun …); default AWS Lambda;
 - memory: ``memory_mb=`` or a column ``config_memory_mb``/``memory_mb``/``memory``;
 - arch and ephemeral storage likewise (``config_arch``/``arch``, ``config_ephemeral_mb``/
   ``ephemeral_mb``/``ephemeral``), defaults x86_64 and 512;
@@ -24,7 +25,7 @@ from faascope.errors import BadInput
 MEMORY_COLS = ("config_memory_mb", "memory_mb", "memory")
 ARCH_COLS = ("config_arch", "arch")
 EPHEMERAL_COLS = ("config_ephemeral_mb", "ephemeral_mb", "ephemeral")
-PLATFORM_COLS = ("config_profile", "profile", "platform")
+PLATFORM_COLS = ("price_platform", "config_profile", "profile", "platform")
 DURATION_COLS = ("billed_duration_ms", "report_duration_ms", "platform_duration_ms",
                  "client_latency_seconds")
 
@@ -73,10 +74,14 @@ def invocation_costs(df, *, platform: Optional[str] = None, memory_mb: Optional[
                        field="memory_mb")
     acol = _col(df, ARCH_COLS)
     ecol = _col(df, EPHEMERAL_COLS)
-    pcol = None if platform is not None else _col(df, PLATFORM_COLS)
+    # per row: a campaign with deployments prices each by its own table (an HTTP deployment
+    # without one falls back to the profile columns)
+    pcols = [] if platform is not None else [c for c in PLATFORM_COLS if c in df.columns
+                                             and df[c].notna().any()]
     rows = []
     for idx, r in df.iterrows():
-        pl = platform if platform is not None else (r[pcol] if pcol else "aws_lambda")
+        pl = platform if platform is not None else next(
+            (r[c] for c in pcols if r[c] is not None and r[c] == r[c]), "aws_lambda")
         key = platform_key(pl if pl is not None and pl == pl else "aws_lambda")
         mem = memory_mb if memory_mb is not None else r[mcol]
         dur, billed, factor = None, False, 1.0

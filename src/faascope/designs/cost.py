@@ -10,7 +10,9 @@ instance's start-up while it serves the request). The cell is priced on the plat
 - ``gcp``: GCF 2nd gen / Cloud Run with the provider's CPU setting (the GCF tier by default);
 - ``local``: as if on the cloud each cell's sandbox profile imitates (``lambda`` and ``unlimited``
   -> AWS Lambda, ``gcf`` -> GCF 2nd gen); running locally itself costs nothing;
-- ``http``: only when ``provider.settings.price_as`` names a platform.
+- ``http``: only when ``provider.settings.price_as`` names a platform;
+- a spec with ``deployments``: each cell as its deployment's provider (above), with totals per
+  deployment (``per_deployment``).
 
 ``as_if`` prices every cell on AWS Lambda and on GCF 2nd gen as well, for comparison.
 
@@ -71,6 +73,27 @@ def cell_platform(provider_kind: str, profile: Optional[str], settings: Any) -> 
         as_ = _settings_get(settings, "price_as")
         return (as_, None) if as_ else (None, None)
     return None, None
+
+
+def deployment_rows(loaded: Any) -> list[dict]:
+    """The results file's ``deployments`` rows of a spec: each deployment's name, provider kind,
+    region and the price table that prices it (None for a local campaign whose cells' profiles
+    differ: its invocations are priced by their profile). A spec without deployments has one,
+    named after its provider kind."""
+    if not loaded.deployments:
+        kind, settings = loaded.provider_kind, loaded.spec.provider.parsed_settings()
+        price = None if kind == "local" else cell_platform(kind, None, settings)[0]
+        return [{"name": kind, "kind": kind, "region": getattr(settings, "region", None),
+                 "price_platform": price, "detail": {}}]
+    rows = []
+    for name, dep in loaded.deployments.items():
+        settings = dep.parsed_settings()
+        profile = dep.function.get("profile") or ("lambda" if dep.kind == "local" else None)
+        rows.append({"name": name, "kind": dep.kind, "region": dep.region,
+                     "price_platform": cell_platform(dep.kind, profile, settings)[0],
+                     "detail": {"function": dep.function,
+                                "description": loaded.spec.deployments[name].description}})
+    return rows
 
 
 def _vcpu(platform: str, vcpu: Optional[float], memory_mb: int) -> Optional[float]:
@@ -214,13 +237,18 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
     used_tables: set[str] = set()
     storage: dict[str, dict[str, float]] = {}
     unpriced: set[str] = set()
+    per_deployment: dict[str, Optional[float]] = {}
+    deployments = getattr(plan.spec, "deployments", None) or {}
     for c in plan.cells:
         f = c.function
         w = c.payload["workload"]
-        hops = [h + FUNCTION_OVERHEAD_S for h in hop_seconds(c, kind)]
+        dep = deployments.get(getattr(c, "deployment", None))
+        ckind = dep.kind if dep is not None else kind
+        csettings = dep.parsed_settings() if dep is not None else settings
+        hops = [h + FUNCTION_OVERHEAD_S for h in hop_seconds(c, ckind)]
         n = per_run[c.key]
         k = min(colds[c.key], n)
-        platform, vcpu = cell_platform(kind, f.profile, settings)
+        platform, vcpu = cell_platform(ckind, f.profile, csettings)
         usage = storage_usage(w, pricing)
 
         def price(pl: str, v: Optional[float]) -> tuple[InvocationCost, float, float]:
@@ -240,6 +268,8 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
         row: dict[str, Any] = {"key": c.key, "levels": c.levels, "invocations": n,
                                "cold_invocations": k, "platform": platform,
                                "memory_mb": f.memory_mb}
+        if dep is not None:
+            row["deployment"] = dep.name
         if len(hops) > 1:
             row["function_invocations"] = n * len(hops)
         if usage:
@@ -267,12 +297,20 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
             if total is not None and function_total is not None:
                 total += fn_total + st_total
                 function_total += fn_total
+        if dep is not None:
+            before = per_deployment.get(dep.name, 0.0)
+            per_deployment[dep.name] = (None if before is None or row["total"] is None
+                                        else before + row["total"])
         cells.append(row)
     if kind == "local":
         notes.append("a local run costs nothing; these are the prices of the clouds the sandbox "
                      "profiles imitate (lambda, unlimited -> AWS Lambda; gcf -> GCF 2nd gen), "
                      "storage included (S3, DynamoDB, EFS; GCS)")
-    if kind == "http" and total is None:
+    if any(v is None for v in per_deployment.values()):
+        notes.append("deployments without a price: "
+                     + ", ".join(n for n, v in per_deployment.items() if v is None)
+                     + " (an http deployment needs settings.price_as)")
+    if kind == "http" and total is None and not deployments:
         notes.append("the http provider's platform is unknown; set provider.settings.price_as "
                      "(aws_lambda, gcf or cloudrun) to price it")
     if "redis" in unpriced:
@@ -301,6 +339,8 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
                     for t, row in sorted(storage.items())},
         "as_if": {pl: {"title": PLATFORM_TITLES[pl], "total": round(v, 8)} for pl, v in as_if.items()},
         "per_cell": cells,
+        **({"per_deployment": {n: (None if v is None else round(v, 8))
+                               for n, v in per_deployment.items()}} if deployments else {}),
         "tables": pricing.provenance(sorted(used_tables)),
         "model": "per invocation: memory x billed duration (Lambda: GB = MB/1024, 1 ms; GCF/Cloud "
                  "Run: vCPU-s + GiB-s, 100 ms) + request + ephemeral storage above 512 MB; "
@@ -343,6 +383,9 @@ def summary_line(cost: dict) -> str:
     both = (f"AWS Lambda {format_usd(a['aws_lambda']['total'])}, "
             f"GCF 2nd gen {format_usd(a['gcf']['total'])} for all cells")
     tables = ", ".join(f"{t['table']}@{t['version']}" for t in cost["tables"])
+    per = cost.get("per_deployment")
+    by_dep = ("; per deployment: " + ", ".join(f"{n} {format_usd(v)}" for n, v in per.items())
+              if per else "")
     if cost["total"] is None:
-        return f"Estimated cost: unknown for this provider ({both}; prices {tables})"
-    return f"Estimated cost: ≈ {format_usd(cost['total'])} ({both}; prices {tables})"
+        return f"Estimated cost: unknown for this provider ({both}; prices {tables}){by_dep}"
+    return f"Estimated cost: ≈ {format_usd(cost['total'])} ({both}; prices {tables}){by_dep}"

@@ -353,12 +353,14 @@ def hop_seconds(cell: Cell, provider: Optional[str] = None) -> list[float]:
 
 
 def estimate(plan: Plan) -> dict[str, Any]:
-    provider = plan.spec.provider_kind
-    where = "local" if provider == "local" else "cloud"
-    per_cell = {c.key: OVERHEAD_S[where] + workload_seconds(c, provider) for c in plan.cells}
+    kinds = {c.key: plan.spec.cell_provider_kind(c.levels) for c in plan.cells}
+    sites = {k: "local" if v == "local" else "cloud" for k, v in kinds.items()}
+    per_cell = {c.key: OVERHEAD_S[sites[c.key]] + workload_seconds(c, kinds[c.key])
+                for c in plan.cells}
     total = 0.0
     cells = plan.cells_by_key
     for r in plan.runs:
+        where = sites[r.cell_key]
         ld = cells[r.cell_key].load
         if ld is not None:  # a burst: its members overlap; the schedule and pause add up
             cold = ld.get("start", "warm") != "warm"
@@ -367,8 +369,9 @@ def estimate(plan: Plan) -> dict[str, Any]:
                       + float(ld.get("pause") or 0) + (COLD_S[where] if cold else 0.0))
             continue
         total += per_cell[r.cell_key] + (COLD_S[where] if r.force_cold else 0.0)
-    configs = {tuple(sorted(c.config.items(), key=lambda kv: kv[0])) for c in plan.cells}
-    total += len(configs) * (DEPLOY_S[where] + COLD_S[where])
+    configs = {tuple(sorted(c.config.items(), key=lambda kv: kv[0])): sites[c.key]
+               for c in plan.cells}
+    total += sum(DEPLOY_S[w] + COLD_S[w] for w in configs.values())
     waits = (plan.blocks - 1) * (plan.block_interval_s or 0.0)
     if plan.schedule is not None:  # the slots span from the first due time to the last
         waits = plan.schedule.due[-1] - plan.schedule.due[0]

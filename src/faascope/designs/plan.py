@@ -57,6 +57,8 @@ class Cell:
     payload: dict
     #: the cell's load section (bursts, staggering) as a dict; None without one
     load: dict | None = None
+    #: the deployment it runs on (a spec with ``deployments``); None: the spec's provider
+    deployment: str | None = None
 
     @property
     def burst_invocations(self) -> int:
@@ -69,7 +71,10 @@ class Cell:
 
     @property
     def config(self) -> dict[str, Any]:
-        return {k: getattr(self.function, k) for k in CONFIG_FIELDS}
+        out = {k: getattr(self.function, k) for k in CONFIG_FIELDS}
+        if self.deployment is not None:  # only then: other campaigns' configs stay as they were
+            out["deployment"] = self.deployment
+        return out
 
 
 @dataclass
@@ -352,12 +357,14 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
     excluded: list[Excluded] = []
     impossible: list[tuple[dict[str, Any], tuple[str, str]]] = []
     by_profile = any(f.section == "function" and f.field == "profile" for f in spec.factors)
+    by_deployment = bool(spec.deployments)
     for combo in itertools.product(*level_lists):
         levels = dict(zip(names, combo))
         where = ", ".join(f"{k}={_show(v)}" for k, v in levels.items())
         fn, wl = spec.resolve(levels)
         load = spec.resolve_load(levels)
-        env = spec.env(fn, wl, load)
+        dep = spec.deployment_of(levels)
+        env = spec.env(fn, wl, load, deployment=dep.name if dep else None)
         broken = []
         for i, rule in enumerate(spec.rules):
             try:
@@ -369,15 +376,19 @@ def build_plan(spec: LoadedSpec, replications: int | None = None, seed: int | No
         if broken:
             excluded.append(Excluded(levels=levels, rule=broken[0], rules=broken))
             continue
-        limit = cell_limit(fn, wl, spec.provider_kind, by_profile)
+        limit = cell_limit(fn, wl, spec.cell_provider_kind(levels), by_profile)
         if limit is not None:
+            if by_deployment:  # the rule names the deployment whose limit it is
+                why, rule = limit
+                limit = (why, f"deployment != {dep.name!r} or {rule}")
             impossible.append((levels, limit))
             continue
         func, work = spec.validate_cell(fn, wl, where)
         if load is not None:
             spec.validate_load(load, where)
         cells.append(Cell(index=len(cells), key=cell_key(levels), levels=levels, function=func,
-                          workload=work, payload=spec.payload(work), load=load))
+                          workload=work, payload=spec.payload(work), load=load,
+                          deployment=dep.name if dep else None))
     if impossible:
         raise refusal(impossible)
     if not cells:

@@ -38,12 +38,14 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Protocol
 
 from faascope import __version__
+from faascope.designs.cost import deployment_rows
 from faascope.designs.estimate import estimate
 from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.designs.slots import recorded_anchor
 from faascope.driver.provenance import provenance
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, Provider
+from faascope.providers.deployments import DeploymentProviders
 from faascope.providers.invocation import NEVER_SENT, InvokeResult
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
@@ -212,6 +214,7 @@ class Campaign:
         plan = build_plan(loaded, replications=existing["replications"], seed=existing["seed"],
                           anchor_unix=recorded_anchor(existing.get("plan_json")))
         campaign = cls(loaded, plan, ResultsStore(results), existing, results, spec_path, **kw)
+        campaign.store.upgrade_schema()  # a file of an earlier version: add what this one records
         if existing["spec_hash"] != loaded.spec_hash:
             campaign.replace_plan(loaded, plan, run_rows,
                                   reason="resumed with --force after the spec changed")
@@ -236,7 +239,7 @@ class Campaign:
             spec_hash=loaded.spec_hash, seed=plan.seed, replications=plan.design_replications,
             plan_json=plan.to_json(estimate=estimate(plan)) if with_estimate else plan.to_json(),
             factors=factor_meta(loaded), provider=loaded.provider_kind, version=__version__,
-            cells=cell_rows(plan), runs=run_rows(plan))
+            cells=cell_rows(plan), runs=run_rows(plan), deployments=deployment_rows(loaded))
         return cls(loaded, plan, store, store.campaign(), results, spec_path, **kw)
 
     def replace_plan(self, loaded: LoadedSpec, plan: Plan, run_rows: RunRows, *, reason: str,
@@ -248,7 +251,7 @@ class Campaign:
             spec_hash=loaded.spec_hash,
             plan_json=plan.to_json(estimate=estimate(plan)) if with_estimate else plan.to_json(),
             factors=factor_meta(loaded), cells=cell_rows(plan), runs=run_rows(plan),
-            reason=reason)
+            reason=reason, deployments=deployment_rows(loaded))
         self.loaded, self.plan = loaded, plan
         self.summary.factors = [f.name for f in loaded.factors]
 
@@ -318,11 +321,43 @@ class Campaign:
         cleanup --campaign``)."""
         if self.provider is None:
             # a local campaign's stand-ins start here and stop when the provider closes
-            self.provider = (self.provider_factory(self.loaded) if self.provider_factory
-                             else open_provider(self.loaded.provider_kind, self.settings,
-                                                [c.payload for c in self.plan.cells], self.event))
+            if self.provider_factory:
+                self.provider = self.provider_factory(self.loaded)
+            elif self.loaded.deployments:
+                self.provider = self._deployment_providers()
+            else:
+                self.provider = open_provider(self.loaded.provider_kind, self.settings,
+                                              [c.payload for c in self.plan.cells], self.event)
+            if isinstance(self.provider, DeploymentProviders):
+                names = self.base_function_names()
+                for key, cell in self.plan.cells_by_key.items():
+                    self.provider.assign(names[key], cell.deployment)
             self.provider.bind_campaign(self.uid, self.loaded.spec.name)
         return self.provider
+
+    def _deployment_providers(self) -> DeploymentProviders:
+        """One provider per deployment the plan's cells use; deployments of one kind and the
+        same settings share one (two local profiles: one platform, one set of stand-ins), made
+        for the payloads of all the cells it runs."""
+        deployments = self.loaded.deployments
+        group = {name: json.dumps([d.kind, d.settings], sort_keys=True, default=str)
+                 for name, d in deployments.items()}
+        payloads: dict[str, list[dict]] = {}
+        for c in self.plan.cells:
+            payloads.setdefault(group[c.deployment], []).append(c.payload)
+        made: dict[str, Provider] = {}
+        try:
+            for name, dep in deployments.items():
+                key = group[name]
+                if key in payloads and key not in made:
+                    made[key] = open_provider(dep.kind, dep.parsed_settings(), payloads[key],
+                                              self.event)
+        except BaseException:
+            for p in made.values():
+                p.close()
+            raise
+        return DeploymentProviders({name: made[group[name]] for name in deployments
+                                    if group[name] in made})
 
     def deploy(self, name: str, config: FunctionConfig) -> None:
         """Deploy a function the campaign runs (once; deleted when the campaign completes)."""
@@ -334,7 +369,7 @@ class Campaign:
         self.deployed[name] = config
         self.event("deployed", {"function": name, "config": config.as_dict(),
                                 "seconds": round(time.perf_counter() - t0, 3),
-                                "provider": provider.describe()})
+                                "provider": provider.describe_function(name)})
 
     def configure(self, name: str, config: FunctionConfig) -> None:
         """Give a deployed function this configuration (in place: shared functions change
@@ -406,6 +441,7 @@ class Campaign:
             "started_at": iso_utc_from_ns(t0),
             "ended_at": iso_utc_from_ns(t1),
             "started_at_local": iso_local_from_ns(t0),
+            "deployment": cell.deployment or self.loaded.provider_kind,
         }
 
     def record(self, run: dict, cell: Cell, name: str, cfg: FunctionConfig, res: InvokeResult,

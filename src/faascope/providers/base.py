@@ -28,13 +28,18 @@ class FunctionConfig:
     profile: Optional[str] = None  # local platform only
     image_size: Optional[int] = None
     net_shape: Optional[str] = None  # local platform only (the faascope:net-shape tag)
+    #: the deployment it runs on, in a campaign comparing several (a spec's ``deployments``)
+    deployment: Optional[str] = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "FunctionConfig":
         return cls(**{k: d.get(k) for k in cls.__dataclass_fields__ if k in d})
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["deployment"] is None:
+            del d["deployment"]  # recorded configurations of one-provider campaigns unchanged
+        return d
 
     def identity(self, strategy: str = "per_config") -> tuple:
         """What must match for two cells to share a function.
@@ -49,8 +54,9 @@ class FunctionConfig:
                 self.image_size) + self._shape()
 
     def _shape(self) -> tuple:
-        # only when set, so that function names of campaigns without it stay as they were
-        return (self.net_shape,) if self.net_shape else ()
+        # only when set, so that function names of campaigns without them stay as they were
+        return ((self.net_shape,) if self.net_shape else ()) + \
+            ((("deployment", self.deployment),) if self.deployment else ())
 
 
 class Provider(abc.ABC):
@@ -82,6 +88,11 @@ class Provider(abc.ABC):
     def describe(self) -> dict:
         """What to record about the provider in the campaign (endpoint, region …)."""
         return {"kind": self.kind}
+
+    def describe_function(self, name: str) -> dict:
+        """What to record about the provider that runs ``name`` (a campaign with deployments
+        has one per deployment)."""
+        return self.describe()
 
     def async_requests(self, *, log_tail: bool = False) -> "RequestFactory":
         """The burst driver's requests for this provider: prepared ahead of time, sent by its

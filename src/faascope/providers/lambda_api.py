@@ -416,7 +416,7 @@ class LambdaAPIProvider(Provider):
                               ephemeral_mb=(cfg.get("EphemeralStorage") or {}).get("Size", 512),
                               timeout_s=cfg.get("Timeout"), arch=config.arch,
                               profile=config.profile, image_size=config.image_size,
-                              net_shape=config.net_shape)
+                              net_shape=config.net_shape, deployment=config.deployment)
         self._config[name] = have
         if have != config:
             self.update_configuration(name, config)

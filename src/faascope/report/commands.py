@@ -8,7 +8,8 @@ from faascope.errors import BadInput
 
 
 @click.command("report")
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.argument("input_paths", metavar="INPUT...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Directory for report.html, figures/ and summary.md (created if needed).")
 @click.option("--response", default=None, metavar="COL",
@@ -46,10 +47,11 @@ from faascope.errors import BadInput
               help="Derive the calendar factors (hour, day_of_week, day_period, week_period, "
                    "business_hours) in this time zone; definitions in the overview "
                    "(docs/schedules.md).")
-def report_command(input_path, out, response, factors, scenario, maps, filters, latest, time_col, log_x, alpha,
+def report_command(input_paths, out, response, factors, scenario, maps, filters, latest, time_col, log_x, alpha,
                    formats, jobs, n_boot, seed, quiet, tz):
-    """Interactive HTML report, publication figures and a Markdown summary for INPUT (results store, CSV or
-    Parquet)."""
+    """Interactive HTML report, publication figures and a Markdown summary for INPUT (results stores, CSV or
+    Parquet files; several are one table whose column `source` names each row's input and is the first factor
+    by default)."""
     from faascope.report.build import build_report, default_jobs
     from faascope.report.data import parse_mapping, split_columns
 
@@ -63,7 +65,11 @@ def report_command(input_path, out, response, factors, scenario, maps, filters, 
     if n_boot < 0:
         raise BadInput("must not be negative", field="--bootstrap")
     scen = [] if scenario is not None and scenario.strip().lower() == "none" else split_columns(scenario, "--scenario")
-    res = build_report(input_path, out, response=response, factors=split_columns(factors, "--factors"),
+    factor_list = split_columns(factors, "--factors")
+    input_path = input_paths[0]
+    if len(input_paths) > 1:
+        input_path, factor_list = _stack_inputs(input_paths, out, factor_list, scen)
+    res = build_report(input_path, out, response=response, factors=factor_list,
                        scenario=scen, mapping=parse_mapping(maps), filters=list(filters), latest=latest,
                        log_x=log_x, alpha=alpha, formats=fmts, time_col=time_col,
                        jobs=jobs or default_jobs(), n_boot=n_boot, seed=seed, tz=tz)
@@ -75,3 +81,19 @@ def report_command(input_path, out, response, factors, scenario, maps, filters, 
     if res.files:
         click.echo(f"      {len(res.files)} publication figure files in {res.out / 'figures'}")
     click.echo("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.seconds.items()), err=True)
+
+
+def _stack_inputs(paths, out, factors, scenario):
+    """Several inputs as one table, written to OUT/inputs.csv (the report's input, kept beside
+    it), and the factors: the given ones, else ``source`` and the stores' recorded factors."""
+    from pathlib import Path
+
+    from faascope.analysis.sources import SOURCE, common_factors, load_sources
+
+    if factors is None:
+        factors = [SOURCE] + [f for f in common_factors(paths) if f not in (scenario or [])]
+    df = load_sources(paths, list(factors) + list(scenario or []))
+    Path(out).mkdir(parents=True, exist_ok=True)
+    table = Path(out) / "inputs.csv"
+    df.to_csv(table, index=False)
+    return table, factors

@@ -11,6 +11,7 @@ import ast
 import copy
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Iterable
@@ -21,8 +22,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from faascope.specs.rules import Rule, RuleError
 from faascope.errors import BadInput
 from faascope.specs.model import (
+    DEPLOYMENT_NAME,
     PROVIDER_SETTINGS,
     ArrivalSpec,
+    CommonProviderSettings,
     FunctionSpec,
     LoadSpec,
     Spec,
@@ -58,6 +61,10 @@ LOAD_ALIASES: dict[str, str] = {
     "pause": "pause",
 }
 LOAD_SUBMODELS: dict[str, type[BaseModel]] = {"stagger": StaggerSpec, "arrival": ArrivalSpec}
+#: the factor whose levels are the spec's deployments (``deployments:``), and the rule name of
+#: the cell's provider kind
+DEPLOYMENT_FACTOR = "deployment"
+PROVIDER_NAME = "provider"
 # names that are bytes in rules although the spec field is in Lambda MB (MiB)
 MB_AS_BYTES = {"memory": "memory_mb", "ephemeral": "ephemeral_mb"}
 
@@ -72,7 +79,8 @@ def workload_fields() -> dict[str, list[str]]:
 
 
 def allowed_factor_names() -> list[str]:
-    return sorted(set(FUNCTION_ALIASES) | set(workload_fields()) | set(LOAD_ALIASES))
+    return sorted(set(FUNCTION_ALIASES) | set(workload_fields()) | set(LOAD_ALIASES)
+                  | {DEPLOYMENT_FACTOR})
 
 
 def load_field_model(fname: str) -> tuple[type[BaseModel], str]:
@@ -105,6 +113,8 @@ def resolve_name(name: str) -> tuple[str, str]:
             f", workload.<{'|'.join(sorted(workload_fields()))}>"
             f" or load.<{'|'.join(sorted(set(LOAD_ALIASES.values())))}>"
         )
+    if name == DEPLOYMENT_FACTOR:
+        return "deployment", DEPLOYMENT_FACTOR
     if name in FUNCTION_ALIASES:
         return "function", FUNCTION_ALIASES[name]
     if name in LOAD_ALIASES and name in workload_fields():
@@ -223,6 +233,26 @@ class Factor:
 
 
 @dataclass
+class Deployment:
+    """One level of the ``deployment`` factor: where its cells run."""
+
+    name: str
+    kind: str                 # local | aws | gcp | http
+    settings: dict[str, Any]  # the provider's settings (provider.settings merged in)
+    function: dict[str, Any]  # function fields it fixes, normalised (profile, arch …)
+
+    def parsed_settings(self) -> Any:
+        return PROVIDER_SETTINGS[self.kind].model_validate(self.settings)
+
+    @property
+    def region(self) -> str | None:
+        """The cloud region its functions run in (None on the local platform and HTTP)."""
+        if self.kind in ("aws", "gcp"):
+            return self.parsed_settings().region
+        return None
+
+
+@dataclass
 class OverrideRule:
     rule: Rule
     sets: dict[tuple[str, str], Any]
@@ -236,6 +266,8 @@ class LoadedSpec:
     rules: list[Rule]
     overrides: list[OverrideRule]
     raw: dict = field(default_factory=dict)
+    #: the spec's deployments by name (empty: every cell runs on ``provider``)
+    deployments: dict[str, Deployment] = field(default_factory=dict)
 
     # ---- identity
     def canonical(self) -> dict:
@@ -243,6 +275,8 @@ class LoadedSpec:
         d = self.spec.model_dump(mode="json")
         if d.get("load") is None:
             d.pop("load", None)  # specs without a load section keep their hash
+        if not d.get("deployments"):
+            d.pop("deployments", None)  # and so do specs without deployments
         d["design"].pop("replications", None)
         d["design"].pop("seed", None)
         d["factors"] = {f.name: f.levels for f in self.factors}
@@ -257,21 +291,34 @@ class LoadedSpec:
     def provider_kind(self) -> str:
         return self.spec.provider.kind
 
+    def deployment_of(self, levels: dict[str, Any]) -> Deployment | None:
+        """The deployment a cell runs on (None without ``deployments``)."""
+        name = levels.get(DEPLOYMENT_FACTOR)
+        return self.deployments.get(name) if self.deployments and name is not None else None
+
+    def cell_provider_kind(self, levels: dict[str, Any]) -> str:
+        """The provider kind of a cell: its deployment's, else the spec's."""
+        dep = self.deployment_of(levels)
+        return dep.kind if dep is not None else self.provider_kind
+
     # ---- cells
     def resolve(self, levels: dict[str, Any]) -> tuple[dict, dict]:
         """The function and workload dicts of the cell with these levels (overrides applied)."""
         fn = self.spec.function.model_dump()
         wl = copy.deepcopy(self.spec.workload)
         byname = {f.name: f for f in self.factors}
+        dep = self.deployment_of(levels)
+        if dep is not None:
+            fn.update(dep.function)  # what the deployment fixes (its profile, arch …)
         for name, value in levels.items():
             f = byname[name]
-            if f.section == "load":
-                continue  # see resolve_load
+            if f.section in ("load", "deployment"):
+                continue  # see resolve_load; the deployment is applied above
             (fn if f.section == "function" else wl)[f.field] = value
-        if self.provider_kind == "local" and fn.get("profile") is None:
+        if self.cell_provider_kind(levels) == "local" and fn.get("profile") is None:
             fn["profile"] = "lambda"
         if self.overrides:
-            env = self.env(fn, wl)
+            env = self.env(fn, wl, deployment=dep.name if dep else None)
             for i, ov in enumerate(self.overrides):
                 try:
                     hit = ov.rule.evaluate(env)
@@ -301,11 +348,15 @@ class LoadedSpec:
                 ld[f.field] = levels[f.name]
         return ld
 
-    def env(self, fn: dict, wl: dict, load: dict | None = None) -> dict[str, Any]:
+    def env(self, fn: dict, wl: dict, load: dict | None = None,
+            deployment: str | None = None) -> dict[str, Any]:
         """The names a rule can use for a cell. Sizes are bytes; ``memory`` and ``ephemeral`` are
         bytes too (Lambda MB x 2**20), ``memory_mb``/``ephemeral_mb`` the plain MB numbers; the
-        load names (burst_size, batch_size, delay …) when the cell has a load section."""
-        env: dict[str, Any] = {}
+        load names (burst_size, batch_size, delay …) when the cell has a load section;
+        ``deployment`` (its name) and ``provider`` (its kind: local, aws, gcp, http)."""
+        env: dict[str, Any] = {DEPLOYMENT_FACTOR: deployment}
+        env[PROVIDER_NAME] = (self.deployments[deployment].kind if deployment in self.deployments
+                              else self.provider_kind)
         if load is not None:
             for alias, path in LOAD_ALIASES.items():
                 sub, _, leaf = path.rpartition(".")
@@ -328,6 +379,8 @@ class LoadedSpec:
             if kind == "fileio" and env.get("drop") is None:
                 env["drop"] = bool(env["prepare"]) and env.get("op") == "read"
         for f in self.factors:  # the user's own factor names (aliases keep their meaning)
+            if f.section == "deployment":
+                continue
             if f.section == "load":
                 if f.name.isidentifier() and f.name not in env:
                     env[f.name] = env.get(LOAD_ALIASES.get(f.name, ""), None)
@@ -458,9 +511,13 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
             settings_model.model_validate(spec.provider.settings)
         except ValidationError as exc:
             problems += format_errors(exc, ("provider", "settings"), settings_model)
-    if spec.provider.kind != "local" and spec.function.profile is not None:
+    if spec.deployments and spec.function.profile is not None:
+        problems.append(("function.profile", "with deployments, a sandbox profile belongs to "
+                         "each local deployment (deployments.NAME.function.profile)"))
+    elif spec.provider.kind != "local" and spec.function.profile is not None:
         problems.append(("function.profile", "only the local provider has sandbox profiles "
                          f"(provider.kind is {spec.provider.kind!r})"))
+    deployments = _deployments(spec, problems)
 
     # base workload: known kind (unless a factor), known keys, valid values
     wf = workload_fields()
@@ -504,10 +561,24 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
         if not raw_levels:
             problems.append((f"factors.{name}", "needs at least one level"))
             continue
+        if section == "deployment":
+            levels = _deployment_levels(name, raw_levels, deployments, problems)
+            factors.append(Factor(name=name, section=section, field=fname, levels=levels,
+                                  raw_levels=list(raw_levels)))
+            continue
         if section == "load":
             model, fname_leaf = load_field_model(fname)
         if section == "function":
             model: type[BaseModel] = FunctionSpec
+            if fname == "profile" and spec.deployments:
+                problems.append((f"factors.{name}", "with deployments, compare profiles as "
+                                 "local deployments (deployments.NAME.function.profile)"))
+                continue
+            fixed = sorted(n for n, d in deployments.items() if fname in d.function)
+            if fixed:
+                problems.append((f"factors.{name}", f"the deployment(s) {', '.join(fixed)} fix "
+                                 f"function.{fname}; a factor cannot vary it too"))
+                continue
             if fname == "profile" and spec.provider.kind != "local":
                 problems.append((f"factors.{name}", "only the local provider has sandbox profiles "
                                  f"(provider.kind is {spec.provider.kind!r})"))
@@ -547,7 +618,16 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
         factors.append(Factor(name=name, section=section, field=fname, levels=levels,
                               raw_levels=list(raw_levels)))
 
-    loaded = LoadedSpec(spec=spec, source=source, factors=factors, rules=[], overrides=[], raw=data)
+    if deployments and not any(f.section == "deployment" for f in factors):
+        problems.append((f"factors.{DEPLOYMENT_FACTOR}", "required with deployments: list the "
+                         f"deployments to compare, e.g. {DEPLOYMENT_FACTOR}: "
+                         f"[{', '.join(deployments)}]"))
+    if deployments and (spec.load is not None or any(f.section == "load" for f in factors)):
+        problems.append(("deployments", "a spec with a load section (bursts) runs on one "
+                         "provider; compare deployments with one-at-a-time invocations, or run "
+                         "one burst campaign per deployment"))
+    loaded = LoadedSpec(spec=spec, source=source, factors=factors, rules=[], overrides=[], raw=data,
+                        deployments=deployments)
     known = _known_names(loaded, kinds)
 
     # rules
@@ -591,6 +671,10 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
             if section == "load":
                 problems.append((f"overrides[{i}].set.{key}", "an override cannot set a load "
                                  "field; make it a factor or set it in load:"))
+                continue
+            if section == "deployment":
+                problems.append((f"overrides[{i}].set.{key}", "an override cannot choose the "
+                                 "deployment; make it a factor"))
                 continue
             if (section, fname) in factor_fields:
                 problems.append((f"overrides[{i}].set.{key}", "is a factor; an override cannot change "
@@ -646,8 +730,65 @@ def _safe_resolve(name: str) -> tuple[str, str] | None:
         return None
 
 
+def _deployments(spec: Spec, problems: list[tuple[str, str]]) -> dict[str, Deployment]:
+    """The spec's deployments, each provider's settings validated as that provider's (the
+    errors name ``deployments.NAME.settings.FIELD``) and its function fields as the function's."""
+    out: dict[str, Deployment] = {}
+    common = set(CommonProviderSettings.model_fields)
+    for name, d in spec.deployments.items():
+        where = f"deployments.{name}"
+        if not isinstance(name, str) or not re.match(DEPLOYMENT_NAME, name):
+            problems.append((where, f"a deployment's name must match {DEPLOYMENT_NAME}"))
+            continue
+        kind = d.kind or spec.provider.kind
+        base = spec.provider.settings if kind == spec.provider.kind else \
+            {k: v for k, v in spec.provider.settings.items() if k in common}
+        settings = {**base, **d.settings}
+        try:
+            PROVIDER_SETTINGS[kind].model_validate(settings)
+        except ValidationError as exc:
+            problems.extend(format_errors(exc, ("deployments", name, "settings"),
+                                          PROVIDER_SETTINGS[kind]))
+        fn: dict[str, Any] = {}
+        for key, value in d.function.items():
+            fname = FUNCTION_ALIASES.get(key, key)
+            if fname not in FunctionSpec.model_fields:
+                problems.append((f"{where}.function.{key}", "unknown function field; allowed: "
+                                 f"{', '.join(FunctionSpec.model_fields)}"))
+                continue
+            if fname == "profile" and kind != "local":
+                problems.append((f"{where}.function.{key}", "only local deployments have sandbox "
+                                 f"profiles (this one is {kind!r})"))
+                continue
+            try:
+                fn[fname] = _adapter(FunctionSpec, fname).validate_python(value)
+            except ValidationError as exc:
+                problems.extend(format_errors(exc, ("deployments", name, "function", key)))
+        out[name] = Deployment(name=name, kind=kind, settings=settings, function=fn)
+    return out
+
+
+def _deployment_levels(name: str, raw_levels: list, deployments: dict[str, Deployment],
+                       problems: list[tuple[str, str]]) -> list[str]:
+    """The levels of the deployment factor: names of the spec's deployments, each once."""
+    if not deployments:
+        problems.append((f"factors.{name}", "needs a deployments: section naming each level "
+                         "(kind, settings and function fields of each deployment)"))
+        return []
+    levels: list[str] = []
+    for i, raw in enumerate(raw_levels):
+        if raw not in deployments:
+            problems.append((f"factors.{name}[{i}]", f"must be one of the deployments "
+                             f"{', '.join(deployments)} (got {raw!r})"))
+        elif raw in levels:
+            problems.append((f"factors.{name}[{i}]", f"{raw!r} repeats an earlier level"))
+        else:
+            levels.append(raw)
+    return levels
+
+
 def _known_names(loaded: LoadedSpec, kinds: list[str]) -> set[str]:
-    names = set(FUNCTION_ALIASES) | set(MB_AS_BYTES) | {"kind"}
+    names = set(FUNCTION_ALIASES) | set(MB_AS_BYTES) | {"kind", DEPLOYMENT_FACTOR, PROVIDER_NAME}
     if loaded.spec.load is not None or any(f.section == "load" for f in loaded.factors):
         names |= set(LOAD_ALIASES)
     for k in kinds:

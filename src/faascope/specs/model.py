@@ -191,6 +191,26 @@ class ProviderSpec(Strict):
         return model.model_validate(self.settings) if model else dict(self.settings)
 
 
+#: a deployment's name: a level of the ``deployment`` factor, recorded with every invocation
+DEPLOYMENT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+
+
+class DeploymentSpec(Strict):
+    """One place a campaign runs its functions: a provider (kind and settings) and the function
+    fields that deployment fixes (a local profile, an architecture). A spec with ``deployments``
+    compares them as the levels of its ``deployment`` factor (docs/specs.md)."""
+
+    #: the provider; default: ``provider.kind``
+    kind: Optional[Literal["local", "aws", "gcp", "http"]] = None
+    #: the provider's settings; with the provider's kind they are merged over
+    #: ``provider.settings``, with another kind only the common ones (function_prefix,
+    #: keep_functions, max_attempts, timeouts, pricing) are inherited
+    settings: dict[str, Any] = Field(default_factory=dict)
+    #: function fields this deployment sets (``profile`` on local deployments, ``arch`` …)
+    function: dict[str, Any] = Field(default_factory=dict)
+    description: Optional[str] = None
+
+
 # --------------------------------------------------------------------------------------------
 # function
 # --------------------------------------------------------------------------------------------
@@ -435,6 +455,9 @@ class Spec(Strict):
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
     description: Optional[str] = None
     provider: ProviderSpec
+    #: several deployments (providers, regions, profiles) compared within one campaign, as the
+    #: levels of the ``deployment`` factor; absent: every cell runs on ``provider``
+    deployments: dict[str, DeploymentSpec] = Field(default_factory=dict)
     function: FunctionSpec = Field(default_factory=FunctionSpec)
     workload: dict[str, Any]
     factors: dict[str, list[Any]] = Field(default_factory=dict)

@@ -214,7 +214,9 @@ class ResultsFile:
         if not {"campaign", "invocations"} <= self.names:
             return
         factors = json.loads((self.campaign() or {}).get("factors_json") or "[]")
-        self.conn.execute(flat_view_sql(factors).replace(
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(invocations)")}
+        with_deployments = "deployments" in self.names and "deployment" in columns
+        self.conn.execute(flat_view_sql(factors, with_deployments).replace(
             "CREATE VIEW IF NOT EXISTS invocations_flat", "CREATE TEMP VIEW invocations_flat", 1))
         self.names.add(FLAT_VIEW)
         if "burst_members" in self.names:

@@ -14,6 +14,9 @@ A results file is one SQLite database per campaign (``docs/specs.md``, "Results 
   load, CPU, kernel, versions, region, architecture, price tables, calibration; see
   :data:`PROVENANCE_EVENT`), and a ``slot_missed`` event for every slot of a periodic campaign
   that did not run (``schedule_slots``).
+- ``deployments``: where the campaign runs: one row per deployment (a spec's ``deployments``,
+  else one row named after the provider kind), with its provider kind, region and the price
+  table that prices it; ``invocations.deployment`` names each invocation's.
 - view ``invocations_flat``: one flat row per invocation with a column per factor (what
   ``faascope analyze``, ``report`` and ``export`` read).
 
@@ -39,7 +42,7 @@ through :mod:`faascope.store.reader`.
 from __future__ import annotations
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -60,6 +63,12 @@ HISTORY = [
                       "campaign's first slot; absent from other campaigns) and the event kinds "
                       "slot_missed and provenance. No existing table or view changed: a file of "
                       "versions 1 to 3 reads as before (no slots, no provenance events)."),
+    (5, "2026-11-23", "deployments: a campaign may run on several providers (a spec's "
+                      "deployments). New table deployments (name, provider kind, region, price "
+                      "table); invocations gains the column deployment; invocations_flat gains "
+                      "deployment, provider_kind, region and price_platform. Files of versions "
+                      "1-4 read with deployment = their provider kind; resuming one adds the "
+                      "column and the table (ALTER TABLE ADD COLUMN: no row changes)."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
@@ -68,6 +77,9 @@ PROVENANCE_EVENT = "provenance"
 SLOT_MISSED_EVENT = "slot_missed"
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
+
+#: what version 5 added to files of earlier versions, when a campaign in one is resumed
+DEPLOYMENT_COLUMN = "deployment"
 
 CORE_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -142,7 +154,17 @@ CREATE TABLE IF NOT EXISTS invocations (
     started_at TEXT NOT NULL,
     ended_at TEXT NOT NULL,
     started_at_local TEXT NOT NULL,
+    deployment TEXT,
     UNIQUE (campaign_id, cell_key, replication, kind)
+);
+CREATE TABLE IF NOT EXISTS deployments (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    region TEXT,
+    price_platform TEXT,
+    detail_json TEXT,
+    PRIMARY KEY (campaign_id, name)
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
@@ -222,14 +244,16 @@ FLAT_FIXED = [
     "platform_setup_ms", "platform_init_ms", "platform_duration_ms", "report_duration_ms",
     "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
     "config_ephemeral_mb", "config_arch", "config_profile",
-] + [name for name, _, _ in MEASURES]
+] + [name for name, _, _ in MEASURES] + ["deployment", "provider_kind", "region", "price_platform"]
+#: the factor whose column is the fixed ``deployment`` column (the same value)
+DEPLOYMENT_FACTOR_FIELD = "deployment.deployment"
 
 INVOCATION_COLUMNS = [
     "campaign_id", "cell_key", "levels_json", "replication", "kind", "warmup", "order_index",
     "block", "status", "function_name", "config_json", "cold_forced", "client_send_ns",
     "client_headers_ns", "client_end_ns", "client_latency_s", "client_headers_s", "attempts",
     "retries", "response_json", "function_error", "error_type", "error_message", "log_tail",
-    "request_id", "platform_json", "started_at", "ended_at", "started_at_local",
+    "request_id", "platform_json", "started_at", "ended_at", "started_at_local", "deployment",
 ]
 
 MEMBER_COLUMNS = ["campaign_id", "cell_key", "replication", "kind", "burst", "attempt", "member",
@@ -312,12 +336,16 @@ def _json_path(key: str) -> str:
     return '$."' + key.replace('"', '\\"') + '"'
 
 
-def flat_view_sql(factors: list[dict]) -> str:
+def flat_view_sql(factors: list[dict], deployments: bool = True) -> str:
     """``CREATE VIEW invocations_flat``: one flat row per invocation, a column per factor
     (named ``factor_NAME`` where NAME is one of :data:`FLAT_FIXED`) and the agent's and the
-    platform's measures pulled out of their JSON."""
+    platform's measures pulled out of their JSON. ``deployments``: the file has version 4's
+    deployments table and column (without them, a file of an earlier version, every invocation
+    ran on the campaign's provider)."""
     cols = []
     for f in factors:
+        if f.get("field") == DEPLOYMENT_FACTOR_FIELD:
+            continue  # the fixed deployment column holds its level
         name = f["name"]
         col = f"factor_{name}" if name in FLAT_FIXED else name
         path = _json_path(name)
@@ -330,6 +358,16 @@ def flat_view_sql(factors: list[dict]) -> str:
     factor_sql = (",\n    ".join(cols) + ",") if cols else ""
     r = "i.response_json"
     measure_sql = ",\n    ".join(f"{sql} AS {name}" for name, sql, _ in MEASURES)
+    if deployments:
+        deployment_sql = ("COALESCE(i.deployment, c.provider) AS deployment,\n    "
+                          "COALESCE(d.kind, c.provider) AS provider_kind,\n    "
+                          "d.region AS region,\n    d.price_platform AS price_platform")
+        deployment_join = ("\nLEFT JOIN deployments d ON d.campaign_id = i.campaign_id "
+                           "AND d.name = COALESCE(i.deployment, c.provider)")
+    else:
+        deployment_sql = ("c.provider AS deployment,\n    c.provider AS provider_kind,\n    "
+                          "NULL AS region,\n    NULL AS price_platform")
+        deployment_join = ""
     return f"""
 CREATE VIEW IF NOT EXISTS invocations_flat AS
 SELECT
@@ -387,6 +425,7 @@ SELECT
     json_extract(i.config_json, '$.ephemeral_mb') AS config_ephemeral_mb,
     json_extract(i.config_json, '$.arch') AS config_arch,
     json_extract(i.config_json, '$.profile') AS config_profile,
-    {measure_sql}
-FROM invocations i JOIN campaign c ON c.id = i.campaign_id
+    {measure_sql},
+    {deployment_sql}
+FROM invocations i JOIN campaign c ON c.id = i.campaign_id{deployment_join}
 ORDER BY i.order_index"""

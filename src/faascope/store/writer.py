@@ -27,6 +27,7 @@ from faascope.store.schema import (
     BURST_TABLES,
     BURST_VIEW,
     CORE_TABLES,
+    DEPLOYMENT_COLUMN,
     INVOCATION_COLUMNS,
     MEMBER_COLUMNS,
     SCHEDULE_TABLES,
@@ -210,8 +211,11 @@ class ResultsStore:
     def create_campaign(self, *, uid: str, name: str, spec_json: dict, spec_text: str | None,
                         spec_path: str | None, spec_hash: str, seed: int, replications: int,
                         plan_json: dict, factors: list[dict], provider: str, version: str,
-                        cells: list[dict], runs: list[dict]) -> int:
-        """Create the campaign with its cells, run order and flat view in one transaction."""
+                        cells: list[dict], runs: list[dict],
+                        deployments: Optional[list[dict]] = None) -> int:
+        """Create the campaign with its cells, run order, deployments (``{name, kind, region,
+        price_platform, detail}``; default: one named after ``provider``) and flat view in one
+        transaction."""
         self.ensure_schema()
         if self.campaign() is not None:
             raise StoreError(f"{self.path} already holds a campaign")
@@ -238,6 +242,12 @@ class ResultsStore:
                 "block, force_cold) VALUES (?,?,?,?,?,?,?)",
                 [(cid, r["order"], r["cell_key"], r["replication"], r["kind"], r["block"],
                   int(r["force_cold"])) for r in runs])
+            cur.executemany(
+                "INSERT INTO deployments(campaign_id, name, kind, region, price_platform, "
+                "detail_json) VALUES (?,?,?,?,?,?)",
+                [(cid, d["name"], d["kind"], d.get("region"), d.get("price_platform"),
+                  json.dumps(d.get("detail") or {}, sort_keys=True))
+                 for d in (deployments or [{"name": provider, "kind": provider}])])
             cur.execute(flat_view_sql(factors))
             cur.execute("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
                         (cid, now, "created", json.dumps({"invocations": len(runs), "seed": seed})))
@@ -249,7 +259,8 @@ class ResultsStore:
 
     def replace_plan(self, campaign_id: int, *, spec_json: dict, spec_text: str | None,
                      spec_hash: str, plan_json: dict, factors: list[dict], cells: list[dict],
-                     runs: list[dict], reason: str) -> None:
+                     runs: list[dict], reason: str,
+                     deployments: Optional[list[dict]] = None) -> None:
         """Forced resume with a changed spec: the recorded invocations stay, the plan is replaced."""
         cur = self.conn.cursor()
         cur.execute("BEGIN IMMEDIATE")
@@ -270,6 +281,13 @@ class ResultsStore:
                 "block, force_cold) VALUES (?,?,?,?,?,?,?)",
                 [(campaign_id, r["order"], r["cell_key"], r["replication"], r["kind"], r["block"],
                   int(r["force_cold"])) for r in runs])
+            if deployments is not None:  # the new spec's (rows of earlier ones stay: they
+                # name where recorded invocations ran)
+                cur.executemany(
+                    "INSERT OR REPLACE INTO deployments(campaign_id, name, kind, region, "
+                    "price_platform, detail_json) VALUES (?,?,?,?,?,?)",
+                    [(campaign_id, d["name"], d["kind"], d.get("region"), d.get("price_platform"),
+                      json.dumps(d.get("detail") or {}, sort_keys=True)) for d in deployments])
             cur.execute("DROP VIEW IF EXISTS invocations_flat")
             cur.execute(flat_view_sql(factors))
             cur.execute("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
@@ -278,6 +296,24 @@ class ResultsStore:
         except BaseException:
             _rollback(self.conn)
             raise
+
+    def upgrade_schema(self) -> bool:
+        """Bring a file an earlier version wrote up to this version's tables before a resumed
+        campaign writes to it (HISTORY in store/schema.py): version 4's deployments table and
+        ``invocations.deployment`` column. No row changes; True when something was added."""
+        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(invocations)")}
+        if DEPLOYMENT_COLUMN in cols:
+            return False
+        camp = self.campaign() or {}
+        factors = json.loads(camp.get("factors_json") or "[]")
+        self.conn.executescript(
+            "BEGIN;" + CORE_TABLES +
+            f"ALTER TABLE invocations ADD COLUMN {DEPLOYMENT_COLUMN} TEXT;"
+            "DROP VIEW IF EXISTS invocations_flat;" + flat_view_sql(factors) + ";COMMIT;")
+        if camp:
+            self.event(camp["id"], "schema_upgraded", {"added": ["deployments",
+                                                                 f"invocations.{DEPLOYMENT_COLUMN}"]})
+        return True
 
     def set_status(self, campaign_id: int, status: str) -> None:
         completed = utc_now() if status == "complete" else None
