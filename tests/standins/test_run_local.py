@@ -63,12 +63,16 @@ def test_object_campaign_starts_versitygw_and_stops_it(tmp_path, platform_dir):
                              "op: [put, get]")
     assert [(s["kind"], s["server"], s["version"], s["started"]) for s in ev["servers"]] == \
         [("s3", "versitygw", standins.VERSITYGW_VERSION, True)]
-    assert ev["platform"]["how"] == "running" and ev["expose"] == ev["servers"][0]["endpoint"].rsplit(":", 1)[1]
+    # functions of the platform's default profile (lambda) reach S3 through its shaper only
+    shaped = ev["shaping"]["lambda"]
+    assert ev["default_profile"] == "lambda" and shaped["table"].startswith("standins-aws@")
+    assert ev["platform"]["how"] == "running" and ev["expose"] == shaped["endpoints"]["s3"].rsplit(":", 1)[1]
     # the spec names no endpoint, bucket or keys: the function's environment did
     w = [x["workload"] for x in responses]
     assert {x["op"] for x in w} == {"put", "get"} and all(x["requests"]["ok"] == 3 for x in w)
     assert all(x["credentials_source"] == "environment" for x in w)
     assert not listening(ev["servers"][0]["endpoint"])  # stopped with the campaign
+    assert not listening(shaped["endpoints"]["s3"])
 
 
 def test_kv_redis_campaign_starts_redis_server(tmp_path, platform_dir):
@@ -128,7 +132,8 @@ def test_kv_dynamodb_put_then_get_against_moto_started_by_faascope(platform_dir)
         p = provider.invoke("standins-ddb", put)
         assert p.status == "ok" and p.response["ok"], (p.error_message, p.response)
         w = p.response["workload"]
-        assert (w["backend"], w["table"], w["endpoint"]) == ("dynamodb", standins.DEFAULT_TABLE, s["endpoint"])
+        shaped = ev["shaping"]["lambda"]["endpoints"]["dynamodb"]
+        assert (w["backend"], w["table"], w["endpoint"]) == ("dynamodb", standins.DEFAULT_TABLE, shaped)
         assert w["requests"]["ok"] == 6 and w["bytes"] == 6000 and w["credentials_source"] == "environment"
         ddb = boto3.client("dynamodb", endpoint_url=s["endpoint"], region_name="us-east-1",
                            aws_access_key_id="x", aws_secret_access_key="x")
