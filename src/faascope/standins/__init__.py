@@ -42,6 +42,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from faascope import __version__
+from faascope.binaries import shaper_binary
 from faascope.errors import BadInput, Failure
 from faascope.providers.local_platform import default_data_dir
 from faascope.standins import shaping
@@ -421,8 +423,6 @@ def start_shaper(st: StandIns, profile: str, work: Path, ports: dict[str, int] |
     """A ``faascope-shaper`` for ``profile`` in front of st's S3 and DynamoDB servers (one
     process, one port per server), recorded in ``st.shaped[profile]``; {} for an unshaped
     profile or when st has neither server."""
-    from faascope.binaries import shaper_binary
-
     sh = shaping.shaping_for(profile)
     kinds = [k for k in shaping.SHAPED_KINDS if k in st.servers]
     if sh is None or not kinds:
@@ -438,8 +438,6 @@ def start_shaper(st: StandIns, profile: str, work: Path, ports: dict[str, int] |
     proc = _spawn([str(shaper_binary()), "--config", str(conf)], log)
     for k in kinds:
         _wait_port(listen[k], proc, "faascope-shaper", log)
-    from faascope import __version__
-
     out = {}
     for k in kinds:
         backend = st.servers[k]
@@ -456,10 +454,11 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
           ports: dict[str, int] | None = None, shared_dir: Path | None = None,
           bucket: str = DEFAULT_BUCKET, tables: tuple[str, ...] = (DEFAULT_TABLE,),
           shape: tuple[str, ...] = (), s3_memory_bytes: int = S3_MEMORY_BYTES,
-          shape_ports: dict[str, int] | None = None, calibration_file: Path | None = None) -> StandIns:
+          shape_ports: dict[str, int] | None = None, calibration_file: Path | None = None,
+          memory: bool | None = None) -> StandIns:
     """Start the chosen stand-ins, with a shaper in front of S3 and DynamoDB for each profile in
-    ``shape`` that is shaped (the S3 server's objects then in memory); on any failure the ones
-    already started are stopped."""
+    ``shape`` that is shaped; the S3 server's objects in memory when ``memory`` (default: when
+    a profile is shaped). On any failure the ones already started are stopped."""
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise BadInput(f"unknown stand-in {unknown[0]!r} (one of {', '.join(KINDS)})", field="kinds")
@@ -474,7 +473,8 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
         work.mkdir(parents=True, exist_ok=True)
     try:
         if "s3" in kinds:
-            store, store_kind = memory_store(work, st, s3_memory_bytes) if shaped_profiles else (work, "disk")
+            in_memory = bool(shaped_profiles) if memory is None else memory
+            store, store_kind = memory_store(work, st, s3_memory_bytes) if in_memory else (work, "disk")
             st.servers["s3"] = start_s3(work, ports.get("s3"), bucket=bucket, data_dir=data_dir,
                                         store=store, store_kind=store_kind)
         if "redis" in kinds:
