@@ -74,7 +74,7 @@ def shaped(tmp_path_factory):
     d = tmp_path_factory.mktemp("shaped")
     f = d / "slow-prefix.yaml"
     f.write_text("extends: standins-aws\nentries:\n"
-                 "  s3_prefix_write_rate: {value: 1, unit: req/s, source: a test}\n"
+                 "  s3_prefix_write_rate: {value: 0.2, unit: req/s, source: a test}\n"
                  "  s3_prefix_write_burst: {value: 10, unit: '1', source: a test}\n")
     with standins.start(["s3", "dynamodb"], work_dir=d / "work", shape=("lambda",), calibration_file=f) as st:
         yield st
@@ -129,7 +129,7 @@ def test_dynamodb_operations_are_classed_by_their_target(shaped):
 def test_a_prefix_over_its_rate_gets_slowdown_which_boto3_retries_as_throttling(shaped):
     endpoint = shaped.shaped["lambda"]["s3"].endpoint
     once = s3_client(endpoint)
-    # the burst (10 here) passes, then at 1/s the bucket is empty: S3's own error, 503 SlowDown
+    # the burst (10 here) passes, then at 0.2/s the bucket is empty: S3's own error, 503 SlowDown
     codes = []
     for i in range(30):
         try:
@@ -170,7 +170,11 @@ def test_standins_start_shape_lambda_and_stop(tmp_path):
         assert r.exit_code == 0, r.output
         doc = json.loads(r.output)
         s3 = doc["shaped"]["lambda"]["s3"]
-        assert s3["extra"]["table"] == f"{shaping.TABLE}@{max(calibration.available()[shaping.TABLE])}"
+        assert s3["extra"]["shaping"]["table"] == f"{shaping.TABLE}@{max(calibration.available()[shaping.TABLE])}"
+        assert s3["extra"]["shaping"]["endpoints"] == {"s3": s3["endpoint"],
+                                                       "dynamodb": doc["shaped"]["lambda"]["dynamodb"]["endpoint"]}
+        # the DynamoDB table a function uses is the server's, not the calibration table
+        assert doc["shaped"]["lambda"]["dynamodb"]["extra"]["table"] == standins.DEFAULT_TABLE
         assert s3["extra"]["backend"] == doc["servers"]["s3"]["endpoint"] != s3["endpoint"]
         assert doc["servers"]["s3"]["extra"]["store"] in ("/dev/shm",) or \
             doc["servers"]["s3"]["extra"]["store"].startswith("tmpfs")

@@ -438,14 +438,14 @@ def start_shaper(st: StandIns, profile: str, work: Path, ports: dict[str, int] |
     proc = _spawn([str(shaper_binary()), "--config", str(conf)], log)
     for k in kinds:
         _wait_port(listen[k], proc, "faascope-shaper", log)
+    detail = shaping.describe(sh, table, {k: f"http://127.0.0.1:{listen[k]}" for k in kinds})
     out = {}
     for k in kinds:
         backend = st.servers[k]
         out[k] = Server(k, proc.pid, listen[k], f"http://127.0.0.1:{listen[k]}", backend.data, str(log),
                         {**backend.extra, "name": "faascope-shaper", "version": __version__,
                          "server": f"faascope-shaper {__version__} -> {backend.extra.get('server', '')}",
-                         "backend": backend.endpoint, "shaping": profile,
-                         "table": f"{table.name}@{table.version}", "role": sh.role})
+                         "backend": backend.endpoint, "shaping": detail})
     st.shaped[profile] = out
     return out
 

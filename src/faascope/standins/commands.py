@@ -70,7 +70,8 @@ def start_command(only, data_dir, work_dir, shared_dir, s3_port, redis_port, dyn
         click.echo(f"{kind:8s} {s.endpoint}" + (f"  (pid {s.pid})" if s.pid else ""))
     for profile, by in st.shaped.items():
         for kind, s in by.items():
-            click.echo(f"{kind:8s} {s.endpoint}  shaped for {profile} ({s.extra['table']}, {s.extra['role']}; "
+            click.echo(f"{kind:8s} {s.endpoint}  shaped for {profile} ({s.extra['shaping']['table']}, "
+                       f"{s.extra['shaping']['role']}; "
                        f"pid {s.pid})")
     if "s3" in st.servers:
         e = st.servers["s3"].extra

@@ -243,10 +243,7 @@ def _shape(w: Wired, profiles: list[str], saved: Optional[standins.StandIns]) ->
             w.owned.shaped[p] = standins.start_shaper(fronted, p, work)
             w.used.shaped[p] = w.owned.shaped[p]
             started = True
-        table = w.used.shaped[p][kinds[0]].extra.get("table", "")
-        w.shaping[p] = {"profile": p, "table": table, "role": sh.role, "reason": sh.reason,
-                        "started": started,
-                        "endpoints": {k: s.endpoint for k, s in w.used.shaped[p].items()},
+        w.shaping[p] = {**w.used.shaped[p][kinds[0]].extra["shaping"], "started": started,
                         "s3_store": w.used.servers["s3"].extra.get("store", "") if "s3" in w.used.servers else ""}
 
 
