@@ -110,6 +110,17 @@ def test_boto3_sees_the_calibrated_latency_through_the_shaper(shaped):
 
 
 @skip_unless_built()
+def test_a_large_object_passes_both_ways_intact(shaped):
+    """Bodies stream through the proxy (boto3 sends Expect: 100-continue for large PUTs), and
+    the S3 signature, which covers the Host header, still verifies at VersityGW."""
+    s3 = s3_client(shaped.shaped["lambda"]["s3"].endpoint)
+    body = os.urandom(3 * 1024 * 1024 + 17)
+    s3.put_object(Bucket=standins.DEFAULT_BUCKET, Key="big/object", Body=body)
+    assert s3.get_object(Bucket=standins.DEFAULT_BUCKET, Key="big/object")["Body"].read() == body
+    assert s3.head_object(Bucket=standins.DEFAULT_BUCKET, Key="big/object")["ContentLength"] == len(body)
+
+
+@skip_unless_built()
 def test_dynamodb_operations_are_classed_by_their_target(shaped):
     ddb = boto3.client("dynamodb", endpoint_url=shaped.shaped["lambda"]["dynamodb"].endpoint, **KEYS)
     t = calibration.load_table(shaping.TABLE)
