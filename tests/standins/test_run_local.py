@@ -168,3 +168,31 @@ def test_transfer_chain_reaches_the_platform_api_and_s3_without_endpoints(platfo
         provider.teardown("standins-chain")
     finally:
         provider.close()
+
+
+def test_a_shaper_left_running_by_standins_start_is_reused(platform_dir):
+    """`faascope standins start --shape lambda` for the platform's data directory: a campaign
+    of the lambda profile uses that shaper (and its server) and leaves both running."""
+    r = CliRunner().invoke(cli, ["standins", "start", "--only", "s3", "--shape", "lambda",
+                                 "--data-dir", str(platform_dir)])
+    assert r.exit_code == 0, r.output
+    try:
+        saved = standins.load(platform_dir)
+        settings = SimpleNamespace(data_dir=str(platform_dir), endpoint_url=None, max_attempts=1,
+                                   read_timeout_s=300.0, connect_timeout_s=10.0, keep_alive_s=None)
+        events = []
+        payload = {"workload": {"kind": "object", "op": "put", "object_size": 1024, "count": 2}}
+        provider = open_provider("local", settings, [payload], lambda k, d: events.append((k, d)),
+                                 profiles=["lambda", "unlimited"])
+        try:
+            ((_, ev),) = events
+            lam = ev["shaping"]["lambda"]
+            assert lam["started"] is False and lam["endpoints"]["s3"] == saved.shaped["lambda"]["s3"].endpoint
+            assert ev["shaping"]["unlimited"] is None
+            assert provider.standins_for(FunctionConfig.from_dict({"memory_mb": 128, "profile": "unlimited"}))[0][
+                "FAASCOPE_S3_ENDPOINT_URL"] == saved.servers["s3"].endpoint
+        finally:
+            provider.close()
+        assert standins.alive(saved.shaped["lambda"]["s3"]) and standins.alive(saved.servers["s3"])
+    finally:
+        standins.stop_saved(platform_dir)

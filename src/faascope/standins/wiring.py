@@ -233,7 +233,8 @@ def _shape(w: Wired, profiles: list[str], saved: Optional[standins.StandIns]) ->
             continue
         have = (saved.shaped.get(p, {}) if saved is not None else {})
         if all(k in have and have[k].extra.get("backend") == w.used.servers[k].endpoint
-               and standins.alive(have[k]) for k in kinds):
+               and isinstance(have[k].extra.get("shaping"), dict) and standins.alive(have[k])
+               for k in kinds):
             w.used.shaped[p] = {k: have[k] for k in kinds}
             started = False
         else:
