@@ -312,8 +312,10 @@ def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
     (root / bucket).mkdir(exist_ok=True)  # the posix backend: a bucket is a top-level directory
     port = port or free_port()
     log = work / "versitygw.log"
-    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--region", region, "--quiet", "posix",
-               "--sidecar", str(store / "sidecar"), str(root)]
+    # --keep-alive: without it VersityGW answers every request with "Connection: close", and
+    # each request then costs a new TCP connection (and, from a sandbox, a new relay) on the host
+    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--region", region, "--quiet", "--keep-alive",
+               "posix", "--sidecar", str(store / "sidecar"), str(root)]
     (store / "sidecar").mkdir(exist_ok=True)
     # Credentials through the environment, not argv (argv is world-readable in /proc).
     with open(log, "ab") as out:
