@@ -176,10 +176,16 @@ type bucket struct {
 	last   time.Time
 }
 
+// sweepAbove is how many prefixes a class keeps before it forgets the full ones.
+const sweepAbove = 4096
+
 // allow spends one token of prefix's bucket at now, or says the request is over the rate.
 func (b *buckets) allow(prefix string, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.m) > sweepAbove {
+		b.sweep(now)
+	}
 	k := b.m[prefix]
 	if k == nil {
 		k = &bucket{tokens: b.limit.Burst, last: now}
@@ -192,6 +198,17 @@ func (b *buckets) allow(prefix string, now time.Time) bool {
 	}
 	k.tokens--
 	return true
+}
+
+// sweep forgets the buckets that have refilled to full by now: a new bucket starts full, so
+// forgetting them changes nothing, and a campaign's many prefixes (one per function, say) do
+// not accumulate.
+func (b *buckets) sweep(now time.Time) {
+	for p, k := range b.m {
+		if k.tokens+now.Sub(k.last).Seconds()*b.limit.PerS >= b.limit.Burst {
+			delete(b.m, p)
+		}
+	}
 }
 
 func newBuckets(l *RateLimit) *buckets {

@@ -1,6 +1,7 @@
 package shaper
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -99,6 +100,24 @@ func TestBucketsRefillAtTheRate(t *testing.T) {
 	// 100/s: one token per 10 ms
 	if b.allow("p/", t0.Add(9*time.Millisecond)) || !b.allow("p/", t0.Add(20*time.Millisecond)) {
 		t.Fatal("refill is not 100 per second")
+	}
+}
+
+func TestBucketsForgetFullPrefixesButNotEmptyOnes(t *testing.T) {
+	b := newBuckets(&RateLimit{PerS: 10, Burst: 1})
+	t0 := time.Unix(0, 0)
+	if !b.allow("hot/", t0) {
+		t.Fatal("first request refused")
+	}
+	for i := 0; i <= sweepAbove; i++ {
+		b.allow(fmt.Sprintf("p%d/", i), t0.Add(-time.Hour)) // long ago: full again by t0
+	}
+	b.allow("new/", t0) // triggers the sweep
+	if len(b.m) > 3 {
+		t.Fatalf("%d prefixes kept after a sweep at the bound", len(b.m))
+	}
+	if b.allow("hot/", t0) {
+		t.Fatal("a sweep refilled an empty bucket")
 	}
 }
 
