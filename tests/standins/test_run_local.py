@@ -183,12 +183,17 @@ def test_a_shaper_left_running_by_standins_start_is_reused(platform_dir):
         events = []
         payload = {"workload": {"kind": "object", "op": "put", "object_size": 1024, "count": 2}}
         provider = open_provider("local", settings, [payload], lambda k, d: events.append((k, d)),
-                                 profiles=["lambda", "unlimited"])
+                                 profiles=["lambda", "unlimited", "gcf"])
         try:
             ((_, ev),) = events
             lam = ev["shaping"]["lambda"]
             assert lam["started"] is False and lam["endpoints"]["s3"] == saved.shaped["lambda"]["s3"].endpoint
             assert ev["shaping"]["unlimited"] is None
+            # gcf: a shaper of its own, started for the campaign, with S3's figures marked assumed
+            gcf = ev["shaping"]["gcf"]
+            assert gcf["started"] is True and gcf["role"] == "assumed" and gcf["table"] == lam["table"]
+            assert gcf["endpoints"]["s3"] != lam["endpoints"]["s3"]
+            assert ev["expose_by_profile"]["gcf"] == gcf["endpoints"]["s3"].rsplit(":", 1)[1]
             assert provider.standins_for(FunctionConfig.from_dict({"memory_mb": 128, "profile": "unlimited"}))[0][
                 "FAASCOPE_S3_ENDPOINT_URL"] == saved.servers["s3"].endpoint
         finally:
