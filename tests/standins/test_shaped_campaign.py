@@ -68,11 +68,13 @@ design: {{replications: 4, warmup: 0, seed: 16}}
     # unlimited functions talk to the server itself: far faster than the shaped ones
     assert med[("unlimited", 1)] < med[("lambda", 1)] / 2, med
     # The shaper absorbs the servers' time, not the clients': 16 functions' SDKs, relays and
-    # the servers share this machine's cores. How long an unshaped request takes with 16
-    # functions says how busy the host is; when it is a third of S3's latency or more, the
-    # clients alone would add that much, and flatness cannot be seen here (said, not hidden).
+    # the servers share this machine's cores. Unshaped, 16 functions asking back to back
+    # saturate the host, so host_ms (their time per request) is 16 requests' worth of the
+    # host; shaped, the same 16 ask once per S3 latency, i.e. for host_ms / latency of the
+    # host. Near 1, queueing on the host's cores decides, not the stand-in: flatness cannot be
+    # seen here, and the test says so with the figures instead of failing or passing.
     host_ms = med[("unlimited", 16)] / COUNT * 1000
-    if host_ms > table_ms / 3:
+    if host_ms > 0.75 * table_ms:
         pytest.skip(f"this machine is too busy to host 16 clients: an unshaped 1 KiB PUT took "
                     f"{host_ms:.1f} ms with 16 functions (load average {os.getloadavg()[0]:.0f}); "
                     f"lambda write time 1 → 16: {med[('lambda', 1)]:.2f} s → {med[('lambda', 16)]:.2f} s")
