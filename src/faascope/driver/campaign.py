@@ -327,7 +327,8 @@ class Campaign:
                 self.provider = self._deployment_providers()
             else:
                 self.provider = open_provider(self.loaded.provider_kind, self.settings,
-                                              [c.payload for c in self.plan.cells], self.event)
+                                              [c.payload for c in self.plan.cells], self.event,
+                                              profiles=[c.config.get("profile") for c in self.plan.cells])
             if isinstance(self.provider, DeploymentProviders):
                 names = self.base_function_names()
                 for key, cell in self.plan.cells_by_key.items():
@@ -343,15 +344,17 @@ class Campaign:
         group = {name: json.dumps([d.kind, d.settings], sort_keys=True, default=str)
                  for name, d in deployments.items()}
         payloads: dict[str, list[dict]] = {}
+        profiles: dict[str, list] = {}
         for c in self.plan.cells:
             payloads.setdefault(group[c.deployment], []).append(c.payload)
+            profiles.setdefault(group[c.deployment], []).append(c.config.get("profile"))
         made: dict[str, Provider] = {}
         try:
             for name, dep in deployments.items():
                 key = group[name]
                 if key in payloads and key not in made:
                     made[key] = open_provider(dep.kind, dep.parsed_settings(), payloads[key],
-                                              self.event)
+                                              self.event, profiles=profiles[key])
         except BaseException:
             for p in made.values():
                 p.close()
