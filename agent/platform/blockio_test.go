@@ -1,8 +1,10 @@
 package platform
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,4 +274,59 @@ func mountSource(dir string) string {
 		}
 	}
 	return src
+}
+
+// The shared directory stays what the host sees before and after: the image starts with the
+// directory's content, the host sees the functions' files while the platform runs, and once it
+// stops they are in the directory itself (changed and new files copied back, removed ones
+// removed), with nothing mounted over it any more.
+func TestSharedDirectoryKeepsWhatFunctionsWrote(t *testing.T) {
+	needSandboxes(t)
+	cal, _ := packagedCalibration(t)
+	shared := filepath.Join(t.TempDir(), "shared")
+	os.MkdirAll(filepath.Join(shared, "sub"), 0o1777)
+	os.WriteFile(filepath.Join(shared, "sub", "before.txt"), []byte("from the host"), 0o666)
+	os.WriteFile(filepath.Join(shared, "gone.txt"), []byte("removed by a function"), 0o666)
+	os.Chown(filepath.Join(shared, "gone.txt"), SandboxUID, SandboxUID) // the functions' identity there
+	cfg := Config{Calibration: cal, SharedDir: shared, DataDir: t.TempDir(), DefaultProfile: ProfileLambda,
+		Isolation: isolation(), SpareSandboxes: -1}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Serve(ctx, ln); close(done) }()
+	stop := func() { cancel(); <-done }
+	defer stop()
+	tp := &testPlatform{p, "http://" + ln.Addr().String(), t}
+	if p.Status().SharedBudget.Zero() {
+		t.Skip("no block I/O controller on this host")
+	}
+	if !strings.Contains(mountSource(shared), "/dev/loop") {
+		t.Fatalf("%s is not backed by the budgeted device", shared)
+	}
+	if b, err := os.ReadFile(filepath.Join(shared, "sub", "before.txt")); err != nil || string(b) != "from the host" {
+		t.Fatalf("the image lacks the directory's content: %q %v", b, err)
+	}
+	tp.createHostile("w", 256)
+	if r := tp.ask("w", map[string]any{"op": "write", "path": SharedMount + "/new.txt"}); r["err"] != "ok" {
+		t.Fatalf("write: %v", r)
+	}
+	if r := tp.ask("w", map[string]any{"op": "unlink", "path": SharedMount + "/gone.txt"}); r["err"] != "ok" {
+		t.Fatalf("unlink: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "new.txt")); err != nil {
+		t.Fatalf("the host does not see the function's file while the platform runs: %v", err)
+	}
+	stop()
+	if src := mountSource(shared); src != "" {
+		t.Fatalf("still mounted over %s after the stop: %s", shared, src)
+	}
+	for name, want := range map[string]bool{"new.txt": true, "gone.txt": false, "sub/before.txt": true, "lost+found": false} {
+		if _, err := os.Stat(filepath.Join(shared, name)); (err == nil) != want {
+			t.Errorf("after the stop %s exists=%v, want %v", name, err == nil, want)
+		}
+	}
 }
