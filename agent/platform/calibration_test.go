@@ -84,6 +84,18 @@ func TestPackagedCalibrationTables(t *testing.T) {
 	if ns, err := ParseNetShape("lambda", cal); err != nil || ns.In != net || ns.Out != net {
 		t.Errorf("ParseNetShape(lambda) = %+v, %v", ns, err)
 	}
+	// The default, "profile": each sandbox its own profile's bucket, none where a profile has none.
+	if ns, err := NetShapeFor(NetShapeProfile, ProfileLambda, cal); err != nil || ns.In != net || ns.Out != net {
+		t.Errorf("NetShapeFor(profile, lambda) = %+v, %v", ns, err)
+	}
+	for _, prof := range []string{ProfileUnlimited, "no-such-profile"} {
+		if ns, err := NetShapeFor(NetShapeProfile, prof, cal); err != nil || ns != (NetShape{}) {
+			t.Errorf("NetShapeFor(profile, %s) = %+v, %v, want no shaping", prof, ns, err)
+		}
+	}
+	if ns, err := NetShapeFor(NetShapeProfile, ProfileLambda, nil); err != nil || ns != (NetShape{}) {
+		t.Errorf("NetShapeFor(profile, lambda) without a calibration = %+v, %v, want no shaping", ns, err)
+	}
 	if b := cal.sharedBudget(ProfileLambda); b.ReadBps <= 0 || b.WriteBps <= 0 || b.ReadIOPS <= 0 || b.WriteIOPS <= 0 {
 		t.Errorf("shared budget %+v", b)
 	}

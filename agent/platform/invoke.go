@@ -353,7 +353,7 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 	if v, ok := f.Tags[TagNetShape]; ok {
 		shapeSpec = v
 	}
-	shape, err := ParseNetShape(shapeSpec, p.cfg.Calibration)
+	shape, err := NetShapeFor(shapeSpec, p.profileOf(f), p.cfg.Calibration)
 	if err != nil {
 		return nil, err
 	}

@@ -129,14 +129,30 @@ type NetShape struct {
 	In, Out Shaping
 }
 
-// ParseNetShape reads "none", "lambda", or "size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]"
+// NetShapeProfile shapes each sandbox as its profile's calibration table says (the net_* entries;
+// none for a profile without them, such as unlimited): the default, so a calibrated profile's
+// network is the cloud's without a flag.
+const NetShapeProfile = "profile"
+
+// NetShapeFor is the shaping of a sandbox of profile under spec (ParseNetShape, or "profile").
+func NetShapeFor(spec, profile string, cal *Calibration) (NetShape, error) {
+	if spec == NetShapeProfile {
+		if sh, ok := cal.netShape(profile); ok {
+			return NetShape{In: sh, Out: sh}, nil
+		}
+		return NetShape{}, nil
+	}
+	return ParseNetShape(spec, cal)
+}
+
+// ParseNetShape reads "none", "profile" (resolved per sandbox by NetShapeFor), "lambda", or "size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]"
 // (the same for both directions; prefix a key with in_ or out_ to set one direction). "lambda"
 // is Lambda's measured network behaviour, from the lambda profile's calibration table (the
 // Skyrise study's token bucket: net_* entries, calibration.go), the same in each direction since
 // Lambda's inbound and outbound are separate buckets; without a calibration it is refused.
 func ParseNetShape(s string, cal *Calibration) (NetShape, error) {
 	switch s {
-	case "", "none":
+	case "", "none", NetShapeProfile:
 		return NetShape{}, nil
 	case "lambda":
 		sh, ok := cal.netShape(ProfileLambda)

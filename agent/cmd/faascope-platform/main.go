@@ -41,7 +41,7 @@ func run() int {
 	readyFile := fs.String("ready-file", "", "write {\"endpoint\",\"pid\"} here once serving")
 	network := fs.String("network", "isolated", "isolated (a network namespace per sandbox) or host")
 	expose := fs.String("expose", "", "comma-separated host loopback ports every sandbox may reach (e.g. 9000,6379)")
-	netShape := fs.String("net-shape", "none", "default token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
+	netShape := fs.String("net-shape", "profile", "default token-bucket shaping: profile (each sandbox its profile's calibrated bucket), none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
 	token := fs.Bool("require-token", false, "require the token in $FAASCOPE_PLATFORM_TOKEN on every API call (as the AWS access key id, or a bearer token)")
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
 	s3Endpoint := fs.String("s3-endpoint", "", "S3 endpoint (http://127.0.0.1:PORT) to read Code.S3Bucket/S3Key packages from; keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID and $FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY (anonymous without)")

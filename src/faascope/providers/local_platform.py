@@ -109,7 +109,7 @@ def platform_command(data_dir: Path, listen: str, profile: str, keep_alive: str,
 def start(profile: str = "lambda", data_dir: Path | None = None, port: int | None = None,
           keep_alive: str = "5m", concurrency: int = 1000, isolation: str = "auto",
           listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
-          net_shape: str = "none", shared_dir: Path | None = None, network: str = "isolated",
+          net_shape: str = "profile", shared_dir: Path | None = None, network: str = "isolated",
           s3: dict | None = None, calibration: Path | list | None = None) -> dict:
     """Start a detached platform and wait until it serves; returns its state. ``s3`` is the S3
     server it reads code packages from (:func:`s3_source`); None = none. ``calibration``: user

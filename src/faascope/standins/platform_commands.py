@@ -50,8 +50,8 @@ def platform_group():
 @click.option("--network", type=click.Choice(["isolated", "host"]), default="isolated", show_default=True,
               help="isolated = a network namespace per sandbox reaching only exposed ports.")
 @click.option("--expose", default="", help="Host loopback ports every sandbox may reach, e.g. 9000,6379.")
-@click.option("--net-shape", default="none", show_default=True,
-              help="Token-bucket shaping: none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s].")
+@click.option("--net-shape", default="profile", show_default=True,
+              help="Token-bucket shaping: profile (each sandbox its profile's calibrated bucket: lambda's from its table, none for unlimited), none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s].")
 @click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in).")
 @click.option("--s3-endpoint", default=None,
