@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,60 +23,85 @@ import (
 // instances left every other sandbox with EMFILE.
 //
 // Uids come from [sandboxUIDBase, sandboxUIDBase+sandboxUIDCount), skipping uids and gids the
-// host's /etc/passwd and /etc/group name. A uid is held by an exclusive flock on a file under
-// uidLockDir for the sandbox's life, so platforms running side by side (one per data
-// directory) never hand out the same uid, and a crashed platform's uids come free with its
-// process. The first is 1051, Lambda's sbx_user1051.
+// host's /etc/passwd and /etc/group name. A uid is held for the sandbox's life by an exclusive
+// open-file-description lock (F_OFD_SETLK) on byte uid of one lock file, uidLockFile, so
+// platforms running side by side (one per data directory) never hand out the same uid, and a
+// crashed platform's uids come free with its process. One descriptor holds all of a platform's
+// uids: a lock file per uid cost one descriptor per sandbox, which at thousands of warm
+// instances was a fifth of the process's RLIMIT_NOFILE. OFD locks belong to the open file
+// description, not the process, so another platform's open conflicts; within this process the
+// table below says which uids are held (a second lock through the same description would
+// succeed). The first uid is 1051, Lambda's sbx_user1051.
 const (
 	sandboxUIDBase  = SandboxUID
 	sandboxUIDCount = 60000
 )
 
-// uidLockDir holds the allocation locks; /run is a tmpfs, so a reboot clears it.
-var uidLockDir = "/run/faascope/sandbox-uids"
+// uidLockFile is where the allocation locks are; /run is a tmpfs, so a reboot clears it.
+var uidLockFile = "/run/faascope/sandbox-uids.lock"
+
+// uidLocks is this process's descriptor on uidLockFile and the uids it holds.
+var uidLocks struct {
+	sync.Mutex
+	f    *os.File
+	held map[int]bool
+}
 
 // sandboxIdentity is a uid (== gid) held for one sandbox.
 type sandboxIdentity struct {
 	UID  int
-	lock *os.File
+	held bool
+}
+
+// lockRange is the OFD lock of one byte, the uid's.
+func lockRange(typ int16, uid int) *unix.Flock_t {
+	return &unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: int64(uid), Len: 1}
 }
 
 func allocateIdentity() (*sandboxIdentity, error) {
-	if err := os.MkdirAll(uidLockDir, 0o700); err != nil {
-		return nil, fmt.Errorf("uid locks: %w", err)
+	uidLocks.Lock()
+	defer uidLocks.Unlock()
+	if uidLocks.f == nil {
+		if err := os.MkdirAll(filepath.Dir(uidLockFile), 0o700); err != nil {
+			return nil, fmt.Errorf("uid locks: %w", err)
+		}
+		f, err := os.OpenFile(uidLockFile, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("uid locks: %w", err)
+		}
+		uidLocks.f, uidLocks.held = f, map[int]bool{}
 	}
 	taken := hostIDs("/etc/passwd")
 	for id := range hostIDs("/etc/group") {
 		taken[id] = true
 	}
+	fd := int(uidLocks.f.Fd())
 	for uid := sandboxUIDBase; uid < sandboxUIDBase+sandboxUIDCount; uid++ {
-		if taken[uid] {
+		if taken[uid] || uidLocks.held[uid] {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(uidLockDir, strconv.Itoa(uid)), os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			return nil, err
-		}
-		// flock belongs to the open file description: a second open in this process conflicts
-		// as one in another process does.
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			f.Close()
-			if errors.Is(err, unix.EWOULDBLOCK) {
-				continue
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, lockRange(unix.F_WRLCK, uid)); err != nil {
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+				continue // another platform's
 			}
 			return nil, fmt.Errorf("lock uid %d: %w", uid, err)
 		}
-		return &sandboxIdentity{UID: uid, lock: f}, nil
+		uidLocks.held[uid] = true
+		return &sandboxIdentity{UID: uid, held: true}, nil
 	}
 	return nil, fmt.Errorf("all %d sandbox uids from %d are in use", sandboxUIDCount, sandboxUIDBase)
 }
 
 // release frees the uid; call it once no process of the sandbox is left.
 func (id *sandboxIdentity) release() {
-	if id != nil && id.lock != nil {
-		id.lock.Close()
-		id.lock = nil
+	if id == nil || !id.held {
+		return
 	}
+	uidLocks.Lock()
+	defer uidLocks.Unlock()
+	id.held = false
+	delete(uidLocks.held, id.UID)
+	_ = unix.FcntlFlock(uidLocks.f.Fd(), unix.F_OFD_SETLK, lockRange(unix.F_UNLCK, id.UID))
 }
 
 // hostIDs reads the numeric ids (third field) of a passwd- or group-format file.

@@ -47,6 +47,7 @@ type Sandbox struct {
 	Dir    string
 	Cgroup *Cgroup
 	Cmd    *exec.Cmd
+	Pid    int // the sandbox's init (exec.Cmd's Process is released once the reaper has it)
 	// Setup is the platform's part of the cold start on the host, before the sandbox is released
 	// (code, /tmp, cgroup, namespaces); Steps splits it, and InitSteps adds the sandbox init's own
 	// steps (mounts, pivot, privileges) up to the bootstrap's exec.
@@ -222,7 +223,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	}
 	st.mark("limits")
 	if o.Network != nil {
-		if sb.Net, err = setupSandboxNet(sb.Cmd.Process.Pid, o.Network.Maps, o.Network.Shape); err != nil {
+		if sb.Net, err = setupSandboxNet(sb.Pid, o.Network.Maps, o.Network.Shape); err != nil {
 			return sb, err
 		}
 		st.mark("netns")
@@ -286,7 +287,7 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start function: %w", err)
 	}
-	sb.Cmd = cmd
+	sb.Cmd, sb.Pid = cmd, cmd.Process.Pid
 	go sb.wait()
 	// Plain mode has no init to hold the process back: the limit is restored a moment after
 	// the start (limits.go: RaiseFDLimit).
@@ -337,9 +338,13 @@ func (sb *Sandbox) Destroy() {
 		// Everything in the group, thawed after the signal so a frozen sandbox dies at once.
 		sb.Cgroup.Kill()
 	}
-	if sb.Cmd != nil && sb.Cmd.Process != nil {
-		_ = syscall.Kill(-sb.Cmd.Process.Pid, syscall.SIGKILL)
-		_ = sb.Cmd.Process.Kill()
+	if sb.Pid > 0 {
+		select {
+		case <-sb.exited: // reaped: the pid may be another process's by now
+		default:
+			_ = syscall.Kill(-sb.Pid, syscall.SIGKILL)
+			_ = syscall.Kill(sb.Pid, syscall.SIGKILL)
+		}
 		select {
 		case <-sb.exited:
 		case <-time.After(5 * time.Second):
