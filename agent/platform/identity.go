@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,10 @@ func lockRange(typ int16, uid int) *unix.Flock_t {
 }
 
 func allocateIdentity() (*sandboxIdentity, error) {
+	taken := hostIDs("/etc/passwd")
+	for id := range hostIDs("/etc/group") {
+		taken[id] = true
+	}
 	uidLocks.Lock()
 	defer uidLocks.Unlock()
 	if uidLocks.f == nil {
@@ -70,10 +75,6 @@ func allocateIdentity() (*sandboxIdentity, error) {
 			return nil, fmt.Errorf("uid locks: %w", err)
 		}
 		uidLocks.f, uidLocks.held = f, map[int]bool{}
-	}
-	taken := hostIDs("/etc/passwd")
-	for id := range hostIDs("/etc/group") {
-		taken[id] = true
 	}
 	fd := int(uidLocks.f.Fd())
 	for uid := sandboxUIDBase; uid < sandboxUIDBase+sandboxUIDCount; uid++ {
@@ -104,8 +105,18 @@ func (id *sandboxIdentity) release() {
 	_ = unix.FcntlFlock(uidLocks.f.Fd(), unix.F_OFD_SETLK, lockRange(unix.F_UNLCK, id.UID))
 }
 
-// hostIDs reads the numeric ids (third field) of a passwd- or group-format file.
+// hostIDs reads the numeric ids (third field) of a passwd- or group-format file: a new map,
+// from the last reading while the file's size and modification time are unchanged (a burst of
+// cold starts read both files once each, not once per sandbox).
 func hostIDs(path string) map[int]bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return map[int]bool{}
+	}
+	stamp := fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+	if c, ok := hostIDCache.Load(path); ok && c.(hostIDsRead).stamp == stamp {
+		return maps.Clone(c.(hostIDsRead).ids)
+	}
 	ids := map[int]bool{}
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,8 +131,16 @@ func hostIDs(path string) map[int]bool {
 			}
 		}
 	}
+	hostIDCache.Store(path, hostIDsRead{stamp, maps.Clone(ids)})
 	return ids
 }
+
+type hostIDsRead struct {
+	stamp string
+	ids   map[int]bool
+}
+
+var hostIDCache sync.Map // path → hostIDsRead
 
 // sandboxEtcFiles is all of a sandbox's /etc (paths relative to it). The host's /etc is not
 // shown: it names the host's users, services and configuration (and world-readable files such
@@ -131,12 +150,16 @@ func hostIDs(path string) map[int]bool {
 var sandboxEtcFiles = []string{"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf",
 	"localtime", "ld.so.cache", "ssl/certs/ca-certificates.crt"}
 
-// writeSandboxEtc fills dir with the sandbox's /etc for the given uid and hostname.
 // hostsFile is a sandbox's /etc/hosts: its hostname is loopback.
 func hostsFile(hostname string) string {
 	return "127.0.0.1\tlocalhost " + hostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 }
 
+// writeSandboxEtc fills dir (<sandboxes>/<id>/etc) with the sandbox's /etc for the given uid and
+// hostname. What is the same in every sandbox (the name service and resolver configuration, the
+// loader's cache, the CA bundle: ~300 KB) is written once per platform, in sharedEtcDir beside
+// the sandboxes, and hard-linked here: the whole /etc is bound read-only, so no sandbox can
+// change a shared file, and a burst of cold starts no longer copies it for each.
 func writeSandboxEtc(dir string, uid int, hostname string) error {
 	user := "sbx_user" + strconv.Itoa(SandboxUID) // Lambda's name, whatever the number
 	files := map[string]string{
@@ -144,28 +167,81 @@ func writeSandboxEtc(dir string, uid int, hostname string) error {
 			"nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n", user, uid, uid),
 		"group": fmt.Sprintf("root:x:0:\n%s:x:%d:\nnobody:x:65534:\n", user, uid),
 		"hosts": hostsFile(hostname),
-		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n" +
-			"networks: files\nprotocols: files\nservices: files\n",
 	}
-	// The host's resolver settings matter only with --network host (an isolated sandbox has no
-	// route to a name server), but they are what a process there would need.
-	resolv, err := os.ReadFile("/etc/resolv.conf")
-	if err != nil {
-		resolv = nil
-	}
-	files["resolv.conf"] = string(resolv)
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{"ld.so.cache", "ssl/certs/ca-certificates.crt"} {
-		if err := copyFile("/etc/"+name, filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+	shared, err := sharedEtc(filepath.Join(filepath.Dir(filepath.Dir(dir)), sharedEtcDir))
+	if err != nil {
+		return err
+	}
+	for _, name := range sharedEtcFiles {
+		src, dst := filepath.Join(shared, name), filepath.Join(dir, name)
+		if _, err := os.Lstat(src); os.IsNotExist(err) {
+			continue // the host has none (no CA bundle)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
+		}
+		if err := os.Link(src, dst); err != nil {
+			if err := copyFile(src, dst); err != nil { // another file system
+				return err
+			}
 		}
 	}
 	// Lambda runs in UTC; /usr/share/zoneinfo comes with the read-only /usr.
 	return os.Symlink("/usr/share/zoneinfo/Etc/UTC", filepath.Join(dir, "localtime"))
+}
+
+// sharedEtcDir is the directory, beside the sandboxes' own, of the /etc files all share.
+const sharedEtcDir = ".etc-shared"
+
+// sharedEtcFiles are those files (paths relative to /etc).
+var sharedEtcFiles = []string{"nsswitch.conf", "resolv.conf", "ld.so.cache", "ssl/certs/ca-certificates.crt"}
+
+var sharedEtcMu sync.Mutex
+
+// sharedEtc makes dir with the shared /etc files unless it is there (a platform removes its
+// sandboxes' directory, and with it this one, when it starts).
+func sharedEtc(dir string) (string, error) {
+	sharedEtcMu.Lock()
+	defer sharedEtcMu.Unlock()
+	if _, err := os.Stat(filepath.Join(dir, "nsswitch.conf")); err == nil {
+		return dir, nil
+	}
+	err := func() (err error) {
+		tmp := dir + ".tmp"
+		os.RemoveAll(tmp)
+		if err = os.MkdirAll(tmp, 0o755); err != nil {
+			return err
+		}
+		files := map[string]string{
+			"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n" +
+				"networks: files\nprotocols: files\nservices: files\n",
+		}
+		// The host's resolver settings matter only with --network host (an isolated sandbox has
+		// no route to a name server), but they are what a process there would need.
+		resolv, err := os.ReadFile("/etc/resolv.conf")
+		if err != nil {
+			resolv = nil
+		}
+		files["resolv.conf"] = string(resolv)
+		for name, content := range files {
+			if err = os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o644); err != nil {
+				return err
+			}
+		}
+		for _, name := range []string{"ld.so.cache", "ssl/certs/ca-certificates.crt"} {
+			if err := copyFile("/etc/"+name, filepath.Join(tmp, name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		os.RemoveAll(dir)
+		return os.Rename(tmp, dir)
+	}()
+	return dir, err
 }
 
 func copyFile(src, dst string) error {
