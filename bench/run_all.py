@@ -125,8 +125,11 @@ def rows_scale(d: dict) -> list[dict]:
         ok = s.get("burst_ok", 0)
         out.append(row(f"warm burst of {s['n']} on the platform ({d['profile']}, {d['network']}): time to last reply, s",
                        s.get("burst_burst_s"), None, None, "all ok", ok == s["n"]))
-        out.append(row(f"  memory per warm instance at {s['instances']} (process tree RSS / cgroup usage), MB",
-                       s["tree_mb_per_instance"], s["cgroup_mb_per_instance"], None, "measured", None))
+        out.append(row(f"  memory per warm instance at {s['instances']} (process tree PSS / cgroup usage), MB",
+                       s.get("pss_mb_per_instance", s["tree_mb_per_instance"]), s["cgroup_mb_per_instance"],
+                       None, "measured", None))
+        out.append(row(f"  platform descriptors / tasks per warm instance at {s['instances']}",
+                       s["fds_per_instance"], s["tasks_per_instance"], None, "measured", None))
     fl = d.get("first_limit") or {}
     out.append(row(f"first limit: {fl.get('detail', '?')[:90]}", fl.get("at_n"), None, None, "5,000 warm", None))
     return out
