@@ -366,6 +366,8 @@ def main() -> None:
     ap.add_argument("--warm-spin", type=int, default=500_000,
                     help="spin iterations of a warm-up member (~2 ms here): it holds its instance while "
                          "the burst's later members arrive, so they start new ones instead of reusing it")
+    ap.add_argument("--warm-min-gain", type=float, default=0.01,
+                    help="stop warming once a round adds fewer than this fraction of N new instances")
     ap.add_argument("--client", default="h2c", choices=("h2c", "asyncio"),
                     help="h2c: the Go dispatcher over HTTP/2 cleartext; asyncio: HTTP/1.1, a connection per member")
     ap.add_argument("--pid-max", type=int, default=0,
@@ -449,8 +451,14 @@ def main() -> None:
             for _ in range(a.warm_rounds):
                 if len(instances) >= n:
                     break
+                before = len(instances)
                 w = burst(endpoint, min(n, len(instances) + a.warm_step), body=warm_body, client=a.client)
                 instances |= w["instances"]
+                if len(instances) < n and len(instances) - before < a.warm_min_gain * n:
+                    # the last few: members find warm instances free again before they arrive
+                    # (the arrival spread of N is seconds); the timed burst starts the rest cold
+                    row["warm_stopped"] = f"a round added {len(instances) - before} instances"
+                    break
                 for k, v in w["errors"].items():
                     errors[k] = errors.get(k, 0) + v
                 if w["errors"]:
