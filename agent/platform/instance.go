@@ -182,12 +182,19 @@ func (in *Instance) deliver(wt *nextWaiter, inv *invocation) bool {
 		h.Set("Lambda-Runtime-Client-Context", inv.ClientContext)
 	}
 	h.Set("Content-Type", "application/json")
+	// With its length declared the event is complete once flushed: one write(2), and the
+	// runtime need not wait for a chunked body's last chunk, which net/http writes only when
+	// the /next handler's goroutine returns (after a wake-up).
+	h.Set("Content-Length", strconv.Itoa(len(inv.Payload)))
+	// Delivered is when the event goes to the kernel (as the dispatcher's send_ns): read after
+	// the write, it was late whenever the runtime, woken by it, took this CPU first.
+	at := time.Now()
 	wt.w.Write(inv.Payload)
 	if f, ok := wt.w.(http.Flusher); ok {
 		f.Flush()
 	}
 	in.mu.Lock()
-	inv.delivered = time.Now()
+	inv.delivered = at
 	in.mu.Unlock()
 	return true
 }
