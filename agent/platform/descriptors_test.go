@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +161,37 @@ func TestControlAPIServesHTTP1AndH2C(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// Sandbox set-ups beyond the bound wait their turn, and say so in their steps ("queue"), so a
+// burst of cold starts cannot pile up OS threads blocked in the kernel.
+func TestSandboxSetupsBeyondTheBoundQueue(t *testing.T) {
+	needSandboxes(t)
+	saved := sandboxSetups
+	sandboxSetups = make(chan struct{}, 1)
+	defer func() { sandboxSetups = saved }()
+	tp := startPlatform(t, Config{DefaultProfile: ProfileUnlimited, SpareSandboxes: -1})
+	tp.create("q", nil)
+	sandboxSetups <- struct{}{} // the one slot is taken: the next set-up must wait for it
+	go func() { time.Sleep(300 * time.Millisecond); <-sandboxSetups }()
+	resp, r, body := tp.invoke("q", `{"workload":{"kind":"noop"}}`)
+	if !r.OK || !r.Cold {
+		t.Fatalf("invoke: %s", body)
+	}
+	steps := resp.Header.Get("X-Faascope-Setup-Steps")
+	var queued float64
+	for _, kv := range strings.Split(steps, ",") {
+		if v, ok := strings.CutPrefix(kv, "queue="); ok {
+			queued, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if queued < 250 {
+		t.Fatalf("a set-up waiting ~300 ms for the only slot reported queue=%v ms: %q", queued, steps)
+	}
+	// with the slot free, no queue step
+	resp, _, _ = tp.invoke("q", `{"workload":{"kind":"spin","iterations":1}}`)
+	if resp.Header.Get("X-Faascope-Cold") == "true" && strings.Contains(resp.Header.Get("X-Faascope-Setup-Steps"), "queue=") {
+		t.Fatalf("a set-up with a free slot queued: %q", resp.Header.Get("X-Faascope-Setup-Steps"))
 	}
 }

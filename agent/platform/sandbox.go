@@ -65,6 +65,17 @@ type Sandbox struct {
 	spare     *spare           // the process, cgroup and uid made ahead (spares.go)
 }
 
+// maxSandboxSetups bounds the sandbox set-ups running at once. Each blocks OS threads in the
+// kernel (cgroup writes and renames, clone with five namespace flags, mounts of /tmp images),
+// and Go makes a thread for every goroutine blocked in a system call and keeps it: 400 cold
+// starts at once left the platform with ~800 threads, and Go ends the process beyond 10,000
+// (runtime/debug.SetMaxThreads), which a burst of thousands of cold starts could reach. The
+// kernel serialises most of that work anyway (cgroup v1's locks), so a bound costs no
+// throughput on this scale.
+const maxSandboxSetups = 64
+
+var sandboxSetups = make(chan struct{}, maxSandboxSetups)
+
 // Step is one measured step of a cold start's set-up.
 type Step struct {
 	Name string
@@ -155,6 +166,15 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	t0 := time.Now()
 	st := &stepTimer{last: t0}
 	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate, Started: t0}
+	// At most maxSandboxSetups set-ups at once; the others wait their turn (the step "queue",
+	// reported only when there was a wait).
+	select {
+	case sandboxSetups <- struct{}{}:
+	default:
+		sandboxSetups <- struct{}{}
+		st.mark("queue")
+	}
+	defer func() { <-sandboxSetups }()
 	defer func() {
 		if err != nil {
 			sb.Destroy()
