@@ -195,3 +195,35 @@ func TestSandboxSetupsBeyondTheBoundQueue(t *testing.T) {
 		t.Fatalf("a set-up with a free slot queued: %q", resp.Header.Get("X-Faascope-Setup-Steps"))
 	}
 }
+
+// A uid an older platform holds with its per-uid flock file (before the single lock file) is
+// skipped, so the two versions side by side never share one.
+func TestSandboxUIDsSkipUIDsAnOlderPlatformHolds(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for /run/faascope")
+	}
+	saved := legacyUIDLockDir
+	legacyUIDLockDir = t.TempDir()
+	defer func() { legacyUIDLockDir = saved }()
+	probe, err := allocateIdentity() // the uid this platform would hand out next
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.release()
+	f, err := os.OpenFile(filepath.Join(legacyUIDLockDir, strconv.Itoa(probe.UID)), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	got, err := allocateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.release()
+	if got.UID == probe.UID {
+		t.Fatalf("uid %d is held by an older platform's flock and was handed out", got.UID)
+	}
+}

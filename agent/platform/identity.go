@@ -87,10 +87,32 @@ func allocateIdentity() (*sandboxIdentity, error) {
 			}
 			return nil, fmt.Errorf("lock uid %d: %w", uid, err)
 		}
+		if legacyUIDHeld(uid) {
+			_ = unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, lockRange(unix.F_UNLCK, uid))
+			continue
+		}
 		uidLocks.held[uid] = true
 		return &sandboxIdentity{UID: uid, held: true}, nil
 	}
 	return nil, fmt.Errorf("all %d sandbox uids from %d are in use", sandboxUIDCount, sandboxUIDBase)
+}
+
+// legacyUIDLockDir is where platforms before the single lock file held their uids, one flocked
+// file each: a uid one of them still holds (a platform of the previous version running beside
+// this one) is skipped. The check opens the file only while looking.
+var legacyUIDLockDir = "/run/faascope/sandbox-uids"
+
+func legacyUIDHeld(uid int) bool {
+	f, err := os.OpenFile(filepath.Join(legacyUIDLockDir, strconv.Itoa(uid)), os.O_RDWR, 0)
+	if err != nil {
+		return false // none: never held by an older platform
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
 }
 
 // release frees the uid; call it once no process of the sandbox is left.
