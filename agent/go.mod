@@ -1,6 +1,6 @@
 module github.com/faascope/faascope/agent
 
-go 1.22
+go 1.24
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.39.2

@@ -8,7 +8,7 @@ its JSON under bench/out/run_all/; this script reads them back and prints one ro
 (the goals are issue #20's and the benches' own). A bench that fails or times out gets a row
 saying so, and the rest still run. Writes bench/out/run_all.json with the rows and the commands.
 
-    python bench/run_all.py [--quick | --full] [--only fileio,overhead,...] [--timeout 900]
+    python bench/run_all.py [--quick | --full] [--only fileio,overhead,...] [--timeout 900] [--port-base 9375]
 """
 from __future__ import annotations
 
@@ -23,21 +23,23 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out" / "run_all"
 
-# name -> (script, extra arguments); ports stay within 9375-9379
+# name -> (script, extra arguments); "{port+N}" is --port-base + N (the benches use base..base+4)
 BENCHES = {
-    "fileio": ("fileio_engines.py", ["--port", "9375"]),
-    "overhead": ("platform_overhead.py", ["--port", "9376"]),
+    "fileio": ("fileio_engines.py", ["--port", "{port+0}"]),
+    "overhead": ("platform_overhead.py", ["--port", "{port+1}"]),  # and the baseline's, the next
     "dispatch": ("dispatch_spread.py", []),
-    "scale": ("scale.py", ["--port", "9377"]),
+    "scale": ("scale.py", ["--port", "{port+3}"]),
     "analysis": ("analysis_scale.py", []),
     "report": ("report_scale.py", []),
     "soak": ("soak.py", []),
-    "soak_hostile": ("soak_hostile.py", ["--port", "9378"]),
+    "soak_hostile": ("soak_hostile.py", ["--port", "{port+4}"]),
 }
+PORT_BASE = 9375
 
 
-def run(name: str, quick: bool, timeout: float) -> dict:
+def run(name: str, quick: bool, timeout: float, port_base: int = PORT_BASE) -> dict:
     script, extra = BENCHES[name]
+    extra = [str(port_base + int(x[len("{port+"):-1])) if x.startswith("{port+") else x for x in extra]
     out = OUT / f"{name}.json"
     out.unlink(missing_ok=True)
     cmd = [sys.executable, str(BENCH / script), *(["--quick"] if quick else []), *extra, "--out", str(out)]
@@ -125,8 +127,11 @@ def rows_scale(d: dict) -> list[dict]:
         ok = s.get("burst_ok", 0)
         out.append(row(f"warm burst of {s['n']} on the platform ({d['profile']}, {d['network']}): time to last reply, s",
                        s.get("burst_burst_s"), None, None, "all ok", ok == s["n"]))
-        out.append(row(f"  memory per warm instance at {s['instances']} (process tree RSS / cgroup usage), MB",
-                       s["tree_mb_per_instance"], s["cgroup_mb_per_instance"], None, "measured", None))
+        out.append(row(f"  memory per warm instance at {s['instances']} (process tree PSS / cgroup usage), MB",
+                       s.get("pss_mb_per_instance", s["tree_mb_per_instance"]), s["cgroup_mb_per_instance"],
+                       None, "measured", None))
+        out.append(row(f"  platform descriptors / tasks per warm instance at {s['instances']}",
+                       s["fds_per_instance"], s["tasks_per_instance"], None, "measured", None))
     fl = d.get("first_limit") or {}
     out.append(row(f"first limit: {fl.get('detail', '?')[:90]}", fl.get("at_n"), None, None, "5,000 warm", None))
     return out
@@ -178,13 +183,15 @@ def main() -> None:
     g.add_argument("--full", action="store_true", help="every bench with its own defaults (hours)")
     ap.add_argument("--only", help="comma-separated subset of " + ",".join(BENCHES))
     ap.add_argument("--timeout", type=float, default=900, help="per bench, seconds")
+    ap.add_argument("--port-base", type=int, default=PORT_BASE,
+                    help="the benches' platforms listen on this port and the four after it")
     a = ap.parse_args()
     quick = not a.full
     names = [n for n in BENCHES if not a.only or n in a.only.split(",")]
     OUT.mkdir(parents=True, exist_ok=True)
     results, rows = [], []
     for name in names:
-        r = run(name, quick, a.timeout)
+        r = run(name, quick, a.timeout, a.port_base)
         results.append({k: v for k, v in r.items() if k != "data"})
         if r["data"] is None:
             rows.append(row(f"{name}: {r['status']} (no results)", None, None, None, "runs", False))

@@ -10,28 +10,40 @@ each step the bench records:
 - the instances: the sum of their memory cgroups' usage (memory.usage_in_bytes: the function's
   processes, their page cache and kernel memory) and the resident memory of their processes;
   per instance = (platform tree now - the platform idle) / instances;
+- the memory per instance three ways: the process tree's RSS (counts the agent binary's shared
+  pages once per process), its PSS (shares them out) and the drop of MemAvailable since the
+  platform was idle (the machine's view, other tenants' changes included);
 - the machine: MemAvailable, tasks (processes + threads) vs kernel.pid_max, open files vs
   fs.file-max, the user's namespaces vs user.max_*_namespaces, loopback sockets, free disk
   under the data directory (each instance unpacks its code: the bytes per instance);
 - the first limit hit: an error from the platform or the client (which call, which errno), or
   the projection that the next step would not fit (memory, disk, tasks), which stops the bench.
 
-The client is this file's own: asyncio streams speaking HTTP/1.1 to the Lambda Invoke path, one
-connection per member (the dispatcher's internals are not used). Prints one row per step and
-writes bench/out/scale.json (or --out).
+The client (``--client``): ``h2c`` (default) is the Go dispatcher (agent/cmd/faascope-dispatch)
+sending every member as a stream of a few HTTP/2 cleartext connections (1000 streams each,
+opened ahead), so the platform holds a few client sockets instead of one per member;
+``asyncio`` is this file's own HTTP/1.1 client, one connection per member (every one a
+descriptor of the platform's too). The warm-up grows the instances by at most ``--warm-step``
+cold starts per burst, so a step's cold starts fit the init timeout on two cores, and its members
+spin ~2 ms (``--warm-spin``) so that each holds its instance while the others arrive.
+``--pid-max N`` raises kernel.pid_max for the run (root) and restores it at the end. Prints one
+row per step and writes bench/out/scale.json (or --out).
 
     python bench/scale.py [--steps 100,500,1000,2000,3000,5000] [--profile unlimited]
-                          [--network isolated] [--port 9372] [--data-dir /var/tmp/pio-scale] [--quick]
+                          [--network isolated] [--client h2c|asyncio] [--pid-max 65536]
+                          [--port 9372] [--data-dir /var/tmp/pio-scale] [--quick]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import http.client
 import json
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +53,8 @@ OUT = Path(__file__).resolve().parent / "out"
 FN = "scale-fn"
 NOOP = json.dumps({"workload": {"kind": "noop"}}).encode()
 MIB = 1 << 20
+MEMINFO_KEYS = ("MemAvailable", "AnonPages", "Shmem", "Cached", "Slab", "SUnreclaim", "KernelStack", "PageTables",
+                "Percpu")
 
 
 # --------------------------------------------------------------------------- the client
@@ -111,7 +125,75 @@ async def _burst(host: str, port: int, n: int, body: bytes, connect_parallel: in
             "latency_max_ms": lat[-1] * 1e3 if lat else None, "errors": errors}
 
 
-def burst(endpoint: str, n: int, body: bytes = NOOP, connect_parallel: int = 256) -> dict:
+def burst_h2c(endpoint: str, n: int, body: bytes = NOOP, streams: int = 1000) -> dict:
+    """One burst of n members through the Go dispatcher over h2c (see the module's docstring)."""
+    from faascope.binaries import dispatch_binary
+
+    addr = endpoint.removeprefix("http://")
+    path = f"/2015-03-31/functions/{FN}/invocations"
+    lines = [json.dumps({"config": {"total": n, "lead_ns": 300_000_000, "h2c": True, "h2c_streams": streams,
+                                    "connect_timeout_ns": 30_000_000_000, "read_timeout_ns": 600_000_000_000}})]
+    b64 = base64.b64encode(body).decode()
+    warm = {"method": "GET", "target": "/faascope/health"}
+    for k in range(n):
+        lines.append(json.dumps({"k": k, "offset_ns": 0, "scheme": "http", "addr": addr, "host": addr,
+                                 "method": "POST", "target": path, "body": b64, "warm": warm,
+                                 "headers": [["Content-Type", "application/json"]]}))
+    lines += [json.dumps({"go": True}), json.dumps({"end": True})]
+    proc = subprocess.run([str(dispatch_binary())], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=1800)
+    ready, done, res = {}, {}, []
+    for line in proc.stdout.splitlines():
+        m = json.loads(line)
+        if "ready" in m:
+            ready = m["ready"]
+        elif "done" in m:
+            done = m["done"]
+        elif "k" in m:
+            res.append(m)
+    if proc.returncode != 0 or not ready:
+        raise RuntimeError(f"faascope-dispatch exited {proc.returncode}: {proc.stderr[-2000:]}")
+    out: list[dict] = []
+    for r in res:
+        hdr = {k.lower(): v for k, v in r.get("headers") or []}
+        status = r.get("status", 0)
+        o = {"ok": r["transport"] == "replied" and status == 200, "instance": hdr.get("x-faascope-instance-id"),
+             "cold": hdr.get("x-faascope-cold") == "true", "send_ns": r.get("send_ns")}
+        data = base64.b64decode(r.get("body") or "")
+        if r["transport"] != "replied":
+            o["error"] = f"{r['transport']}: {(r.get('error') or {}).get('type')}: {(r.get('error') or {}).get('message', '')[:120]}"
+        elif status != 200:
+            o["error"] = f"HTTP {status}: {data[:200].decode(errors='replace')}"
+        else:
+            o["end_ns"], o["latency_s"] = r["end_ns"], (r["end_ns"] - r["send_ns"]) / 1e9
+            try:
+                o["received_ns"] = json.loads(data)["timings"]["received_ns"]
+            except (ValueError, KeyError, TypeError):
+                pass
+        out.append(o)
+    errors: dict[str, int] = {}
+    for r in out:
+        if not r["ok"]:
+            errors[r["error"][:160]] = errors.get(r["error"][:160], 0) + 1
+    lat = sorted(r["latency_s"] for r in out if r.get("ok"))
+    sends = [r["send_ns"] for r in out if r.get("send_ns")]
+    recv = [r["received_ns"] for r in out if "received_ns" in r]
+    ends = [r["end_ns"] for r in out if "end_ns" in r]
+    start = ready.get("start_ns") or (min(sends) if sends else 0)
+    return {"n": n, "ok": sum(r["ok"] for r in out), "cold": sum(r.get("cold", False) for r in out),
+            "instances": {r["instance"] for r in out if r.get("instance")},
+            "connect_s": ready.get("connect_s"), "client_connections": ready.get("connected"),
+            "burst_s": (max(ends) - start) / 1e9 if ends else None,
+            "send_spread_ms": (max(sends) - min(sends)) / 1e6 if sends else None,
+            "arrival_spread_ms": (max(recv) - min(recv)) / 1e6 if recv else None,
+            "latency_p50_ms": lat[len(lat) // 2] * 1e3 if lat else None,
+            "latency_max_ms": lat[-1] * 1e3 if lat else None, "errors": errors,
+            "client_max_rss_kb": done.get("max_rss_kb")}
+
+
+def burst(endpoint: str, n: int, body: bytes = NOOP, connect_parallel: int = 256, client: str = "asyncio") -> dict:
+    if client == "h2c":
+        return burst_h2c(endpoint, n, body)
     host, port = endpoint.removeprefix("http://").rsplit(":", 1)
     return asyncio.run(_burst(host, int(port), n, body, connect_parallel))
 
@@ -130,8 +212,20 @@ def proc_status(pid: int) -> dict:
     return out
 
 
+def pss_kb(pid: int) -> int:
+    """Proportional set size: shared pages (the agent binary's, mapped by every instance) divided
+    among the processes that map them."""
+    try:
+        for line in open(f"/proc/{pid}/smaps_rollup"):
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def tree(pid: int) -> dict:
-    """Resident kB and thread count of pid and all its descendants."""
+    """Resident and proportional kB and thread count of pid and all its descendants."""
     children: dict[int, list[int]] = {}
     for p in os.listdir("/proc"):
         if p.isdigit():
@@ -140,7 +234,7 @@ def tree(pid: int) -> dict:
             except OSError:
                 continue
             children.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(p))
-    rss = procs = threads = 0
+    rss = pss = procs = threads = 0
     todo = [pid]
     while todo:
         q = todo.pop()
@@ -155,10 +249,11 @@ def tree(pid: int) -> dict:
         except OSError:
             continue
         rss += s.get("VmRSS", 0)
+        pss += pss_kb(q)
         threads += s.get("Threads", 0)
         procs += 1
         todo.extend(children.get(q, []))
-    return {"rss_kb": rss, "processes": procs, "threads": threads}
+    return {"rss_kb": rss, "pss_kb": pss, "processes": procs, "threads": threads}
 
 
 def cgroup_usage(parent: str) -> tuple[int, int]:
@@ -265,7 +360,18 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, help="the platform's data directory (default: new under /var/tmp)")
     ap.add_argument("--reserve-mb", type=float, default=2048, help="memory left to the machine's other work")
     ap.add_argument("--reserve-disk-gb", type=float, default=10, help="disk left free under the data directory")
-    ap.add_argument("--warm-rounds", type=int, default=6, help="warm-up bursts per step at most")
+    ap.add_argument("--warm-rounds", type=int, default=30, help="warm-up bursts per step at most")
+    ap.add_argument("--warm-step", type=int, default=500,
+                    help="new instances a warm-up burst asks for at most (its cold starts run at once)")
+    ap.add_argument("--warm-spin", type=int, default=500_000,
+                    help="spin iterations of a warm-up member (~2 ms here): it holds its instance while "
+                         "the burst's later members arrive, so they start new ones instead of reusing it")
+    ap.add_argument("--warm-min-gain", type=float, default=0.01,
+                    help="stop warming once a round adds fewer than this fraction of N new instances")
+    ap.add_argument("--client", default="h2c", choices=("h2c", "asyncio"),
+                    help="h2c: the Go dispatcher over HTTP/2 cleartext; asyncio: HTTP/1.1, a connection per member")
+    ap.add_argument("--pid-max", type=int, default=0,
+                    help="raise kernel.pid_max to this for the run (root; restored at the end)")
     ap.add_argument("--quick", action="store_true", help="steps 20,100")
     ap.add_argument("--out", type=Path, default=OUT / "scale.json")
     a = ap.parse_args()
@@ -273,6 +379,15 @@ def main() -> None:
 
     from faascope.providers import local_platform
 
+    warm_body = json.dumps({"workload": {"kind": "spin", "iterations": a.warm_spin}}).encode() if a.warm_spin else NOOP
+    pid_max_was = None
+    if a.pid_max:
+        pid_max_was = int(Path("/proc/sys/kernel/pid_max").read_text())
+        if a.pid_max > pid_max_was:
+            Path("/proc/sys/kernel/pid_max").write_text(str(a.pid_max))
+            print(f"kernel.pid_max {pid_max_was} -> {a.pid_max} for this run", flush=True)
+        else:
+            pid_max_was = None
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the client's own sockets
     data = a.data_dir or Path(tempfile.mkdtemp(prefix="pio-scale-", dir="/var/tmp"))
@@ -283,6 +398,7 @@ def main() -> None:
     result = {"command": "python bench/scale.py " + " ".join(sys.argv[1:]), "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "profile": a.profile, "network": a.network, "memory_mb": a.memory, "isolation": st["isolation"],
               "cpus": os.cpu_count(), "mem_total_mb": meminfo()["MemTotal"] / 1024, "client_nofile": hard,
+              "client": a.client, "pid_max_raised_from": pid_max_was,
               "steps": [], "first_limit": None}
     rows = result["steps"]
     try:
@@ -295,21 +411,25 @@ def main() -> None:
         idle = proc_status(pid)
         base_tree = tree(pid)
         disk0 = shutil.disk_usage(data).free
+        mem0 = meminfo()
+        avail0 = mem0["MemAvailable"]
         result["platform_idle"] = {"rss_mb": idle["VmRSS"] / 1024, "fds": idle["fds"], "threads": idle["Threads"],
                                    "nofile_soft": idle["nofile_soft"], "tree_rss_mb_1_instance": base_tree["rss_kb"] / 1024}
         instances: set = set(first["instances"])
         print(f"platform {endpoint} pid {pid} ({a.profile}, network {a.network}, {st['isolation']}): "
               f"idle RSS {idle['VmRSS'] / 1024:.1f} MB, {idle['fds']} fds, RLIMIT_NOFILE {idle['nofile_soft']}", flush=True)
-        print(f"{'N':>6} {'inst':>6} {'warm s':>7} {'burst ok':>9} {'cold':>5} {'burst s':>8} {'arr ms':>8} "
-              f"{'plat RSS':>9} {'MB/inst':>8} {'cg MB/inst':>10} {'plat fds':>9} {'fds/inst':>8} {'thr':>6} "
-              f"{'tasks':>6} {'avail MB':>9} {'disk GB':>8}", flush=True)
+        print(f"{'N':>6} {'inst':>6} {'warm s':>7} {'burst ok':>9} {'cold':>5} {'burst s':>8} {'send ms':>8} {'arr ms':>8} "
+              f"{'plat RSS':>9} {'RSS/inst':>8} {'PSS/inst':>8} {'cg MB/inst':>10} {'plat fds':>9} {'fds/inst':>8} {'thr':>6} "
+              f"{'tasks':>6} {'t/inst':>6} {'avail MB':>9} {'disk GB':>8}", flush=True)
         for n in steps:
             row: dict = {"n": n}
             m = machine(data)
             if rows:
                 prev = rows[-1]
                 more = n - prev["instances"]
-                need_mb = more * prev["tree_mb_per_instance"]
+                # what an instance costs the machine: its unshared memory (PSS shares the agent
+                # binary's pages out), or the measured drop of MemAvailable if that is more
+                need_mb = more * max(prev["pss_mb_per_instance"], prev["mem_available_drop_mb_per_instance"])
                 need_disk = more * prev["disk_mb_per_instance"] / 1024
                 need_tasks = more * prev["tasks_per_instance"]
                 why = None
@@ -331,8 +451,14 @@ def main() -> None:
             for _ in range(a.warm_rounds):
                 if len(instances) >= n:
                     break
-                w = burst(endpoint, n)
+                before = len(instances)
+                w = burst(endpoint, min(n, len(instances) + a.warm_step), body=warm_body, client=a.client)
                 instances |= w["instances"]
+                if len(instances) < n and len(instances) - before < a.warm_min_gain * n:
+                    # the last few: members find warm instances free again before they arrive
+                    # (the arrival spread of N is seconds); the timed burst starts the rest cold
+                    row["warm_stopped"] = f"a round added {len(instances) - before} instances"
+                    break
                 for k, v in w["errors"].items():
                     errors[k] = errors.get(k, 0) + v
                 if w["errors"]:
@@ -341,7 +467,7 @@ def main() -> None:
             row["instances"] = len(instances)
             if errors:
                 row["warm_errors"] = errors
-            b = burst(endpoint, n) if not errors else {"ok": 0, "errors": {}}
+            b = burst(endpoint, n, client=a.client) if not errors else {"ok": 0, "errors": {}}
             row.update({f"burst_{k}": v for k, v in b.items() if k not in ("instances", "n")})
             instances |= b.get("instances", set())
             for k, v in b["errors"].items():
@@ -358,6 +484,12 @@ def main() -> None:
                 "fds_per_instance": (p["fds"] - idle["fds"]) / ninst,
                 "tree_rss_mb": t["rss_kb"] / 1024, "tree_processes": t["processes"], "tree_threads": t["threads"],
                 "tree_mb_per_instance": (t["rss_kb"] - idle["VmRSS"]) / 1024 / ninst,
+                "tree_pss_mb": t["pss_kb"] / 1024, "pss_mb_per_instance": (t["pss_kb"] - idle["VmRSS"]) / 1024 / ninst,
+                "mem_available_drop_mb_per_instance": (avail0 - meminfo()["MemAvailable"]) / 1024 / ninst,
+                # where the machine's memory went, per instance (kB): the kernel's own (slab:
+                # namespaces, sockets, cgroups; thread stacks; page tables) beside the processes'
+                "meminfo_kb_per_instance": {k: (v - mem0.get(k, 0)) / ninst for k, v in meminfo().items()
+                                            if k in MEMINFO_KEYS},
                 "cgroups": cg_count, "cgroup_mb_per_instance": cg_bytes / MIB / max(cg_count, 1),
                 "tasks_per_instance": t["threads"] / ninst,
                 "disk_mb_per_instance": (disk0 - m["disk_free_gb"] * 1e9) / MIB / ninst,
@@ -365,9 +497,11 @@ def main() -> None:
             })
             rows.append(row)
             print(f"{n:>6} {len(instances):>6} {row['warm_s']:>7.1f} {b['ok']:>5}/{n:<4}"
-                  f"{b.get('cold', 0):>5} {fmt(b.get('burst_s') or 0):>8} {fmt(b.get('arrival_spread_ms') or 0):>8} "
-                  f"{row['platform_rss_mb']:>9.1f} {row['tree_mb_per_instance']:>8.2f} {row['cgroup_mb_per_instance']:>10.2f} "
-                  f"{p['fds']:>9} {row['fds_per_instance']:>8.2f} {p['Threads']:>6} {m['tasks']:>6} "
+                  f"{b.get('cold', 0):>5} {fmt(b.get('burst_s') or 0):>8} {fmt(b.get('send_spread_ms') or 0):>8} "
+                  f"{fmt(b.get('arrival_spread_ms') or 0):>8} "
+                  f"{row['platform_rss_mb']:>9.1f} {row['tree_mb_per_instance']:>8.2f} {row['pss_mb_per_instance']:>8.2f} "
+                  f"{row['cgroup_mb_per_instance']:>10.2f} "
+                  f"{p['fds']:>9} {row['fds_per_instance']:>8.2f} {p['Threads']:>6} {m['tasks']:>6} {row['tasks_per_instance']:>6.2f} "
                   f"{m['mem_available_mb']:>9.0f} {m['disk_free_gb']:>8.1f}", flush=True)
             if errors:
                 top = max(errors, key=errors.get)
@@ -378,7 +512,10 @@ def main() -> None:
                 result["first_limit"] = {"at_n": n, "kind": "incomplete burst", "detail": f"{b['ok']}/{n} ok"}
                 break
     finally:
-        local_platform.stop(data, wait_s=120)
+        local_platform.stop(data, wait_s=300)
+        if pid_max_was is not None:
+            Path("/proc/sys/kernel/pid_max").write_text(str(pid_max_was))
+            print(f"kernel.pid_max restored to {pid_max_was}", flush=True)
         if not a.data_dir:
             shutil.rmtree(data, ignore_errors=True)
     if result["first_limit"] is None:

@@ -145,7 +145,9 @@ func (s *codeStore) acquire(name string, build func(dir string) (string, error))
 			}
 			continue
 		}
-		if name != "" && s.complete(name) {
+		// An entry a running sandbox holds is complete and cannot be collected: no need to read
+		// its ".ok" from disk under the store's lock (a burst's cold starts queued behind it).
+		if name != "" && (s.refs[name] > 0 || s.complete(name)) {
 			s.refs[name]++
 			s.mu.Unlock()
 			return &codeRef{store: s, Name: name, Dir: filepath.Join(s.dir, name)}, nil

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,64 +24,121 @@ import (
 // instances left every other sandbox with EMFILE.
 //
 // Uids come from [sandboxUIDBase, sandboxUIDBase+sandboxUIDCount), skipping uids and gids the
-// host's /etc/passwd and /etc/group name. A uid is held by an exclusive flock on a file under
-// uidLockDir for the sandbox's life, so platforms running side by side (one per data
-// directory) never hand out the same uid, and a crashed platform's uids come free with its
-// process. The first is 1051, Lambda's sbx_user1051.
+// host's /etc/passwd and /etc/group name. A uid is held for the sandbox's life by an exclusive
+// open-file-description lock (F_OFD_SETLK) on byte uid of one lock file, uidLockFile, so
+// platforms running side by side (one per data directory) never hand out the same uid, and a
+// crashed platform's uids come free with its process. One descriptor holds all of a platform's
+// uids: a lock file per uid cost one descriptor per sandbox, which at thousands of warm
+// instances was a fifth of the process's RLIMIT_NOFILE. OFD locks belong to the open file
+// description, not the process, so another platform's open conflicts; within this process the
+// table below says which uids are held (a second lock through the same description would
+// succeed). The first uid is 1051, Lambda's sbx_user1051.
 const (
 	sandboxUIDBase  = SandboxUID
 	sandboxUIDCount = 60000
 )
 
-// uidLockDir holds the allocation locks; /run is a tmpfs, so a reboot clears it.
-var uidLockDir = "/run/faascope/sandbox-uids"
+// uidLockFile is where the allocation locks are; /run is a tmpfs, so a reboot clears it.
+var uidLockFile = "/run/faascope/sandbox-uids.lock"
+
+// uidLocks is this process's descriptor on uidLockFile and the uids it holds.
+var uidLocks struct {
+	sync.Mutex
+	f    *os.File
+	held map[int]bool
+}
 
 // sandboxIdentity is a uid (== gid) held for one sandbox.
 type sandboxIdentity struct {
 	UID  int
-	lock *os.File
+	held bool
+}
+
+// lockRange is the OFD lock of one byte, the uid's.
+func lockRange(typ int16, uid int) *unix.Flock_t {
+	return &unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: int64(uid), Len: 1}
 }
 
 func allocateIdentity() (*sandboxIdentity, error) {
-	if err := os.MkdirAll(uidLockDir, 0o700); err != nil {
-		return nil, fmt.Errorf("uid locks: %w", err)
-	}
 	taken := hostIDs("/etc/passwd")
 	for id := range hostIDs("/etc/group") {
 		taken[id] = true
 	}
+	uidLocks.Lock()
+	defer uidLocks.Unlock()
+	if uidLocks.f == nil {
+		if err := os.MkdirAll(filepath.Dir(uidLockFile), 0o700); err != nil {
+			return nil, fmt.Errorf("uid locks: %w", err)
+		}
+		f, err := os.OpenFile(uidLockFile, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("uid locks: %w", err)
+		}
+		uidLocks.f, uidLocks.held = f, map[int]bool{}
+	}
+	fd := int(uidLocks.f.Fd())
 	for uid := sandboxUIDBase; uid < sandboxUIDBase+sandboxUIDCount; uid++ {
-		if taken[uid] {
+		if taken[uid] || uidLocks.held[uid] {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(uidLockDir, strconv.Itoa(uid)), os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			return nil, err
-		}
-		// flock belongs to the open file description: a second open in this process conflicts
-		// as one in another process does.
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			f.Close()
-			if errors.Is(err, unix.EWOULDBLOCK) {
-				continue
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, lockRange(unix.F_WRLCK, uid)); err != nil {
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+				continue // another platform's
 			}
 			return nil, fmt.Errorf("lock uid %d: %w", uid, err)
 		}
-		return &sandboxIdentity{UID: uid, lock: f}, nil
+		if legacyUIDHeld(uid) {
+			_ = unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, lockRange(unix.F_UNLCK, uid))
+			continue
+		}
+		uidLocks.held[uid] = true
+		return &sandboxIdentity{UID: uid, held: true}, nil
 	}
 	return nil, fmt.Errorf("all %d sandbox uids from %d are in use", sandboxUIDCount, sandboxUIDBase)
 }
 
-// release frees the uid; call it once no process of the sandbox is left.
-func (id *sandboxIdentity) release() {
-	if id != nil && id.lock != nil {
-		id.lock.Close()
-		id.lock = nil
+// legacyUIDLockDir is where platforms before the single lock file held their uids, one flocked
+// file each: a uid one of them still holds (a platform of the previous version running beside
+// this one) is skipped. The check opens the file only while looking.
+var legacyUIDLockDir = "/run/faascope/sandbox-uids"
+
+func legacyUIDHeld(uid int) bool {
+	f, err := os.OpenFile(filepath.Join(legacyUIDLockDir, strconv.Itoa(uid)), os.O_RDWR, 0)
+	if err != nil {
+		return false // none: never held by an older platform
 	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
 }
 
-// hostIDs reads the numeric ids (third field) of a passwd- or group-format file.
+// release frees the uid; call it once no process of the sandbox is left.
+func (id *sandboxIdentity) release() {
+	if id == nil || !id.held {
+		return
+	}
+	uidLocks.Lock()
+	defer uidLocks.Unlock()
+	id.held = false
+	delete(uidLocks.held, id.UID)
+	_ = unix.FcntlFlock(uidLocks.f.Fd(), unix.F_OFD_SETLK, lockRange(unix.F_UNLCK, id.UID))
+}
+
+// hostIDs reads the numeric ids (third field) of a passwd- or group-format file: a new map,
+// from the last reading while the file's size and modification time are unchanged (a burst of
+// cold starts read both files once each, not once per sandbox).
 func hostIDs(path string) map[int]bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return map[int]bool{}
+	}
+	stamp := fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+	if c, ok := hostIDCache.Load(path); ok && c.(hostIDsRead).stamp == stamp {
+		return maps.Clone(c.(hostIDsRead).ids)
+	}
 	ids := map[int]bool{}
 	f, err := os.Open(path)
 	if err != nil {
@@ -94,8 +153,16 @@ func hostIDs(path string) map[int]bool {
 			}
 		}
 	}
+	hostIDCache.Store(path, hostIDsRead{stamp, maps.Clone(ids)})
 	return ids
 }
+
+type hostIDsRead struct {
+	stamp string
+	ids   map[int]bool
+}
+
+var hostIDCache sync.Map // path → hostIDsRead
 
 // sandboxEtcFiles is all of a sandbox's /etc (paths relative to it). The host's /etc is not
 // shown: it names the host's users, services and configuration (and world-readable files such
@@ -105,12 +172,16 @@ func hostIDs(path string) map[int]bool {
 var sandboxEtcFiles = []string{"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf",
 	"localtime", "ld.so.cache", "ssl/certs/ca-certificates.crt"}
 
-// writeSandboxEtc fills dir with the sandbox's /etc for the given uid and hostname.
 // hostsFile is a sandbox's /etc/hosts: its hostname is loopback.
 func hostsFile(hostname string) string {
 	return "127.0.0.1\tlocalhost " + hostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 }
 
+// writeSandboxEtc fills dir (<sandboxes>/<id>/etc) with the sandbox's /etc for the given uid and
+// hostname. What is the same in every sandbox (the name service and resolver configuration, the
+// loader's cache, the CA bundle: ~300 KB) is written once per platform, in sharedEtcDir beside
+// the sandboxes, and hard-linked here: the whole /etc is bound read-only, so no sandbox can
+// change a shared file, and a burst of cold starts no longer copies it for each.
 func writeSandboxEtc(dir string, uid int, hostname string) error {
 	user := "sbx_user" + strconv.Itoa(SandboxUID) // Lambda's name, whatever the number
 	files := map[string]string{
@@ -118,28 +189,81 @@ func writeSandboxEtc(dir string, uid int, hostname string) error {
 			"nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n", user, uid, uid),
 		"group": fmt.Sprintf("root:x:0:\n%s:x:%d:\nnobody:x:65534:\n", user, uid),
 		"hosts": hostsFile(hostname),
-		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n" +
-			"networks: files\nprotocols: files\nservices: files\n",
 	}
-	// The host's resolver settings matter only with --network host (an isolated sandbox has no
-	// route to a name server), but they are what a process there would need.
-	resolv, err := os.ReadFile("/etc/resolv.conf")
-	if err != nil {
-		resolv = nil
-	}
-	files["resolv.conf"] = string(resolv)
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{"ld.so.cache", "ssl/certs/ca-certificates.crt"} {
-		if err := copyFile("/etc/"+name, filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+	shared, err := sharedEtc(filepath.Join(filepath.Dir(filepath.Dir(dir)), sharedEtcDir))
+	if err != nil {
+		return err
+	}
+	for _, name := range sharedEtcFiles {
+		src, dst := filepath.Join(shared, name), filepath.Join(dir, name)
+		if _, err := os.Lstat(src); os.IsNotExist(err) {
+			continue // the host has none (no CA bundle)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
+		}
+		if err := os.Link(src, dst); err != nil {
+			if err := copyFile(src, dst); err != nil { // another file system
+				return err
+			}
 		}
 	}
 	// Lambda runs in UTC; /usr/share/zoneinfo comes with the read-only /usr.
 	return os.Symlink("/usr/share/zoneinfo/Etc/UTC", filepath.Join(dir, "localtime"))
+}
+
+// sharedEtcDir is the directory, beside the sandboxes' own, of the /etc files all share.
+const sharedEtcDir = ".etc-shared"
+
+// sharedEtcFiles are those files (paths relative to /etc).
+var sharedEtcFiles = []string{"nsswitch.conf", "resolv.conf", "ld.so.cache", "ssl/certs/ca-certificates.crt"}
+
+var sharedEtcMu sync.Mutex
+
+// sharedEtc makes dir with the shared /etc files unless it is there (a platform removes its
+// sandboxes' directory, and with it this one, when it starts).
+func sharedEtc(dir string) (string, error) {
+	sharedEtcMu.Lock()
+	defer sharedEtcMu.Unlock()
+	if _, err := os.Stat(filepath.Join(dir, "nsswitch.conf")); err == nil {
+		return dir, nil
+	}
+	err := func() (err error) {
+		tmp := dir + ".tmp"
+		os.RemoveAll(tmp)
+		if err = os.MkdirAll(tmp, 0o755); err != nil {
+			return err
+		}
+		files := map[string]string{
+			"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n" +
+				"networks: files\nprotocols: files\nservices: files\n",
+		}
+		// The host's resolver settings matter only with --network host (an isolated sandbox has
+		// no route to a name server), but they are what a process there would need.
+		resolv, err := os.ReadFile("/etc/resolv.conf")
+		if err != nil {
+			resolv = nil
+		}
+		files["resolv.conf"] = string(resolv)
+		for name, content := range files {
+			if err = os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o644); err != nil {
+				return err
+			}
+		}
+		for _, name := range []string{"ld.so.cache", "ssl/certs/ca-certificates.crt"} {
+			if err := copyFile("/etc/"+name, filepath.Join(tmp, name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		os.RemoveAll(dir)
+		return os.Rename(tmp, dir)
+	}()
+	return dir, err
 }
 
 func copyFile(src, dst string) error {

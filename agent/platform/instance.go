@@ -67,7 +67,7 @@ type Instance struct {
 	Logs       *logBuffer
 	ready      chan struct{} // closed at the first /next
 	initErr    chan []byte   // body of /runtime/init/error
-	next       chan *invocation
+	waiters    chan *nextWaiter // a /next waiting for an invocation (unbuffered: a rendezvous)
 	listener   net.Listener
 	server     *http.Server
 	mu         sync.Mutex
@@ -89,7 +89,7 @@ func newInstance(id, function string, version int, onHost bool) (*Instance, erro
 	in := &Instance{
 		ID: id, Function: function, Version: version, Created: time.Now(),
 		Logs: newLogBuffer(64 * 1024), ready: make(chan struct{}), initErr: make(chan []byte, 1),
-		next: make(chan *invocation),
+		waiters: make(chan *nextWaiter),
 	}
 	// No ReadTimeout: it would cancel a /next long-polling for the next invocation. Bodies get
 	// their deadline in their handlers (limits.go).
@@ -144,23 +144,36 @@ func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
 		in.readyAt = time.Now()
 		close(in.ready)
 	})
-	var inv *invocation
+	// The invoking goroutine takes this /next and writes the event to it itself (deliver): no
+	// hand-off to this goroutine between the invocation's arrival and its write. This handler
+	// only keeps the ResponseWriter alive until that write is done.
+	wt := &nextWaiter{w: w, r: r, done: make(chan struct{})}
 	select {
-	case inv = <-in.next:
+	case in.waiters <- wt:
+		<-wt.done
 	case <-r.Context().Done():
-		return
 	}
+}
+
+// nextWaiter is a /next waiting for an invocation; done is closed once deliver is through with it.
+type nextWaiter struct {
+	w    http.ResponseWriter
+	r    *http.Request
+	done chan struct{}
+}
+
+// deliver writes inv as the answer to the waiting /next, from the invoking goroutine. False: the
+// runtime hung up (it is exiting) as the invocation arrived, and never saw it.
+func (in *Instance) deliver(wt *nextWaiter, inv *invocation) bool {
+	defer close(wt.done)
 	in.mu.Lock()
 	in.current = inv
 	in.mu.Unlock()
-	if r.Context().Err() != nil {
-		// The runtime hung up (it is exiting) as the invocation arrived: it never saw it.
-		if in.take(inv.RequestID) != nil {
-			inv.done <- result{Undelivered: true, Killed: true}
-		}
-		return
+	if wt.r.Context().Err() != nil {
+		in.take(inv.RequestID)
+		return false
 	}
-	h := w.Header()
+	h := wt.w.Header()
 	h.Set("Lambda-Runtime-Aws-Request-Id", inv.RequestID)
 	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.Deadline.UnixMilli(), 10))
 	h.Set("Lambda-Runtime-Invoked-Function-Arn", inv.InvokedArn)
@@ -169,13 +182,21 @@ func (in *Instance) handleNext(w http.ResponseWriter, r *http.Request) {
 		h.Set("Lambda-Runtime-Client-Context", inv.ClientContext)
 	}
 	h.Set("Content-Type", "application/json")
-	w.Write(inv.Payload)
-	if f, ok := w.(http.Flusher); ok {
+	// With its length declared the event is complete once flushed: one write(2), and the
+	// runtime need not wait for a chunked body's last chunk, which net/http writes only when
+	// the /next handler's goroutine returns (after a wake-up).
+	h.Set("Content-Length", strconv.Itoa(len(inv.Payload)))
+	// Delivered is when the event goes to the kernel (as the dispatcher's send_ns): read after
+	// the write, it was late whenever the runtime, woken by it, took this CPU first.
+	at := time.Now()
+	wt.w.Write(inv.Payload)
+	if f, ok := wt.w.(http.Flusher); ok {
 		f.Flush()
 	}
 	in.mu.Lock()
-	inv.delivered = time.Now()
+	inv.delivered = at
 	in.mu.Unlock()
+	return true
 }
 
 // newTraceID is an X-Ray trace header as Lambda's Runtime API gives it in
@@ -380,18 +401,21 @@ func (e *initError) Error() string { return string(e.payload) }
 func (in *Instance) run(inv *invocation) result {
 	in.freezer.handOver(in.Sandbox)
 	inv.thawed = time.Now()
+	timer := time.NewTimer(time.Until(inv.Deadline)) // one timer for both waits
+	defer timer.Stop()
 	select {
-	case in.next <- inv:
+	case wt := <-in.waiters:
+		if !in.deliver(wt, inv) {
+			return result{Undelivered: true, Killed: true}
+		}
 	case <-in.Sandbox.Exited():
 		// The runtime never took the invocation (it exited after its last answer, as
 		// aws-lambda-go does after a panic): the caller may retry it on a fresh instance.
 		return result{Payload: lambdaError("Runtime.ExitError", "Runtime exited before the invocation: "+exitText(in.Sandbox)),
 			FuncError: "Unhandled", Killed: true, Undelivered: true}
-	case <-time.After(time.Until(inv.Deadline)):
+	case <-timer.C:
 		return in.timedOut(inv)
 	}
-	timer := time.NewTimer(time.Until(inv.Deadline))
-	defer timer.Stop()
 	select {
 	case r := <-inv.done:
 		return r

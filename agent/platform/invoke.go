@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -258,7 +257,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		}
 		in.Modelled = d
 	}
-	logFile, _ := os.OpenFile(filepath.Join(p.logDir, cfg.FunctionName+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, closeLog := p.logFiles.open(filepath.Join(p.logDir, cfg.FunctionName+".log"))
 	var out io.Writer = in.Logs
 	if logFile != nil {
 		out = io.MultiWriter(in.Logs, logFile)
@@ -283,18 +282,14 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 	in.Sandbox = sb
 	if err != nil {
 		in.close()
-		if logFile != nil {
-			logFile.Close()
-		}
+		closeLog()
 		var ee *entrypointError
 		if errors.As(err, &ee) {
 			return nil, &initError{payload: lambdaError("Runtime.InvalidEntrypoint", "RequestId: "+requestID+" Error: "+ee.msg)}
 		}
 		return nil, &initError{payload: lambdaError("Runtime.SandboxError", err.Error())}
 	}
-	if logFile != nil {
-		go func() { <-sb.Exited(); logFile.Close() }()
-	}
+	go func() { <-sb.Exited(); closeLog() }()
 	p.mu.Lock()
 	p.instances[id] = in
 	p.mu.Unlock()

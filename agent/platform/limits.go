@@ -74,6 +74,9 @@ var (
 	runtimeAPIBodyTimeout = 60 * time.Second
 	// controlAPIIdleTimeout closes the control API's idle keep-alive connections.
 	controlAPIIdleTimeout = 2 * time.Minute
+	// controlAPIStreamsPerConn is how many requests one HTTP/2 (h2c) connection to the control
+	// API may have in flight (serve.go); a client needing more opens another connection.
+	controlAPIStreamsPerConn = 1000
 )
 
 // connLimitListener admits at most cap(sem) connections at a time. Unlike

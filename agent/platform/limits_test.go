@@ -134,7 +134,7 @@ func instanceOf(t *testing.T, p *Platform, function string) *Instance {
 // sandbox's own network namespace, or the host-side address when it shares the host's network.
 func runtimeAPITarget(in *Instance) (netns, addr string) {
 	if in.Sandbox != nil && in.Sandbox.Net != nil {
-		return fmt.Sprintf("/proc/%d/ns/net", in.Sandbox.Cmd.Process.Pid), "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
+		return fmt.Sprintf("/proc/%d/ns/net", in.Sandbox.Pid), "127.0.0.1:" + strconv.Itoa(RuntimeAPIPort)
 	}
 	return "", in.RuntimeAPIAddr()
 }
@@ -147,7 +147,7 @@ func runtimeAPIDialer(in *Instance) func() (net.Conn, error) {
 		if netns == "" {
 			return net.Dial("tcp", addr)
 		}
-		nerr := inNetns(in.Sandbox.Cmd.Process.Pid, func() error {
+		nerr := inNetns(in.Sandbox.Pid, func() error {
 			c, err = net.Dial("tcp", addr)
 			return nil
 		})

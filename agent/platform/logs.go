@@ -2,6 +2,7 @@ package platform
 
 import (
 	"bytes"
+	"os"
 	"sync"
 )
 
@@ -43,4 +44,48 @@ func (l *logBuffer) Since(mark int64) []byte {
 		n = int64(len(l.buf))
 	}
 	return bytes.Clone(l.buf[int64(len(l.buf))-n:])
+}
+
+// functionLogs shares one append-only descriptor per log file among the instances writing to it
+// (a function's instances all write <logs>/<function>.log): one per instance was a descriptor
+// per warm sandbox. Each copy of a sandbox's output is one write(2) with O_APPEND, as before.
+type functionLogs struct {
+	mu    sync.Mutex
+	files map[string]*sharedLog
+}
+
+type sharedLog struct {
+	f    *os.File
+	refs int
+}
+
+// open returns the file at path for appending, opened once for all its holders, and the func
+// that lets go of it (the last one closes it). A file that cannot be opened is (nil, no-op).
+func (l *functionLogs) open(path string) (*os.File, func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.files[path]
+	if s == nil {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, func() {}
+		}
+		if l.files == nil {
+			l.files = map[string]*sharedLog{}
+		}
+		s = &sharedLog{f: f}
+		l.files[path] = s
+	}
+	s.refs++
+	var once sync.Once
+	return s.f, func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if s.refs--; s.refs == 0 {
+				s.f.Close()
+				delete(l.files, path)
+			}
+		})
+	}
 }

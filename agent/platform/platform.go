@@ -62,6 +62,7 @@ type Platform struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	logDir    string
+	logFiles  functionLogs // one descriptor per function's log file, shared by its instances
 
 	// Concurrency pools (concurrency.go): invocations in flight in the unreserved pool and per
 	// function with a reservation, and the sum of all reservations; guarded by mu.
@@ -319,8 +320,8 @@ func (p *Platform) Instances() []InstanceInfo {
 	for _, in := range p.instances {
 		info := InstanceInfo{ID: in.ID, Function: in.Function, Busy: in.busy, Created: in.Created,
 			LastUsed: in.lastUsed, Invokes: in.invokes}
-		if in.Sandbox != nil && in.Sandbox.Cmd != nil && in.Sandbox.Cmd.Process != nil {
-			info.Pid = in.Sandbox.Cmd.Process.Pid
+		if in.Sandbox != nil && in.Sandbox.Pid > 0 {
+			info.Pid = in.Sandbox.Pid
 		}
 		out = append(out, info)
 	}

@@ -50,6 +50,7 @@ type Sandbox struct {
 	Dir    string
 	Cgroup *Cgroup
 	Cmd    *exec.Cmd
+	Pid    int // the sandbox's init (exec.Cmd's Process is released once the reaper has it)
 	// Setup is the platform's part of the cold start on the host, before the sandbox is released
 	// (code, /tmp, cgroup, namespaces); Steps splits it, and InitSteps adds the sandbox init's own
 	// steps (mounts, pivot, privileges) up to the bootstrap's exec.
@@ -66,6 +67,17 @@ type Sandbox struct {
 	tmpImage  *tmpImage        // the prepared /tmp image (tmppool.go), if any
 	spare     *spare           // the process, cgroup and uid made ahead (spares.go)
 }
+
+// maxSandboxSetups bounds the sandbox set-ups running at once. Each blocks OS threads in the
+// kernel (cgroup writes and renames, clone with five namespace flags, mounts of /tmp images),
+// and Go makes a thread for every goroutine blocked in a system call and keeps it: 400 cold
+// starts at once left the platform with ~800 threads, and Go ends the process beyond 10,000
+// (runtime/debug.SetMaxThreads), which a burst of thousands of cold starts could reach. The
+// kernel serialises most of that work anyway (cgroup v1's locks), so a bound costs no
+// throughput on this scale.
+const maxSandboxSetups = 64
+
+var sandboxSetups = make(chan struct{}, maxSandboxSetups)
 
 // Step is one measured step of a cold start's set-up.
 type Step struct {
@@ -157,6 +169,15 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	t0 := time.Now()
 	st := &stepTimer{last: t0}
 	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate, Started: t0}
+	// At most maxSandboxSetups set-ups at once; the others wait their turn (the step "queue",
+	// reported only when there was a wait).
+	select {
+	case sandboxSetups <- struct{}{}:
+	default:
+		sandboxSetups <- struct{}{}
+		st.mark("queue")
+	}
+	defer func() { <-sandboxSetups }()
 	defer func() {
 		if err != nil {
 			sb.Destroy()
@@ -226,7 +247,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	}
 	st.mark("limits")
 	if o.Network != nil {
-		if sb.Net, err = setupSandboxNet(sb.Cmd.Process.Pid, o.Network.Maps, o.Network.Shape); err != nil {
+		if sb.Net, err = setupSandboxNet(sb.Pid, o.Network.Maps, o.Network.Shape); err != nil {
 			return sb, err
 		}
 		st.mark("netns")
@@ -290,7 +311,7 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start function: %w", err)
 	}
-	sb.Cmd = cmd
+	sb.Cmd, sb.Pid = cmd, cmd.Process.Pid
 	go sb.wait()
 	// Plain mode has no init to hold the process back: the limit is restored a moment after
 	// the start (limits.go: RaiseFDLimit).
@@ -341,9 +362,13 @@ func (sb *Sandbox) Destroy() {
 		// Everything in the group, thawed after the signal so a frozen sandbox dies at once.
 		sb.Cgroup.Kill()
 	}
-	if sb.Cmd != nil && sb.Cmd.Process != nil {
-		_ = syscall.Kill(-sb.Cmd.Process.Pid, syscall.SIGKILL)
-		_ = sb.Cmd.Process.Kill()
+	if sb.Pid > 0 {
+		select {
+		case <-sb.exited: // reaped: the pid may be another process's by now
+		default:
+			_ = syscall.Kill(-sb.Pid, syscall.SIGKILL)
+			_ = syscall.Kill(sb.Pid, syscall.SIGKILL)
+		}
 		select {
 		case <-sb.exited:
 		case <-time.After(5 * time.Second):

@@ -15,6 +15,15 @@ func (p *Platform) Serve(ctx context.Context, ln net.Listener) error {
 	// Bodies have their own deadlines (limits.go); no ReadTimeout, which would also cut a
 	// synchronous Invoke waiting for its function (up to 900 s).
 	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: controlAPIIdleTimeout}
+	// HTTP/1.1 for boto3 and the AWS CLI, and HTTP/2 without TLS (h2c, prior knowledge: RFC 9113
+	// §3.3) on the same port for a client that multiplexes: a burst of thousands of concurrent
+	// invocations then needs a few connections, not one each (every connection is a descriptor
+	// of the platform's, whose RLIMIT_NOFILE also holds every warm instance's). The server tells
+	// one from the other by the HTTP/2 connection preface.
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: controlAPIStreamsPerConn}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -46,6 +46,7 @@ type spare struct {
 	identity    *sandboxIdentity
 	cgroup      *Cgroup
 	cmd         *exec.Cmd
+	pid         int // the init's; its exit is collected by the reaper (reaper.go)
 	gate        *os.File // the spec goes here; closing it without one ends the init
 	reportFD    int
 	sharedIDMap bool
@@ -139,19 +140,23 @@ func spawnSpare(o spareOptions, st *stepTimer) (sp *spare, err error) {
 	go readInitReport(repR, sp.report)
 	sp.outR = outR
 	go func() { sp.copyOutput(); outR.Close(); close(sp.outDone) }()
-	go func() {
-		sp.exitErr = cmd.Wait()
-		<-sp.outDone // the output is complete when the sandbox counts as ended, as exec's own pipes
-		close(sp.exited)
-	}()
+	// The pid recorded before the reaper releases the process (Destroy signals the group by it).
+	sp.pid = cmd.Process.Pid
+	watchExit(cmd.Process, func(err error) { // reaper.go: no thread or pidfd per sandbox
+		go func() {
+			sp.exitErr = err
+			<-sp.outDone // the output is complete when the sandbox counts as ended, as exec's own pipes
+			close(sp.exited)
+		}()
+	})
 	st.mark("clone_exec")
 	// The platform raised its own descriptor limit (limits.go: RaiseFDLimit); functions keep
 	// the one it started with.
-	if err = restoreSandboxFDLimit(cmd.Process.Pid); err != nil {
+	if err = restoreSandboxFDLimit(sp.pid); err != nil {
 		return sp, fmt.Errorf("sandbox RLIMIT_NOFILE: %w", err)
 	}
 	// Before the init is released, so no work of the function escapes the limits.
-	if err = sp.cgroup.Add(cmd.Process.Pid); err != nil {
+	if err = sp.cgroup.Add(sp.pid); err != nil {
 		return sp, err
 	}
 	st.mark("cgroup_add")
@@ -207,8 +212,8 @@ func (sp *spare) destroy() {
 	if sp.cgroup != nil {
 		sp.cgroup.Kill()
 	}
-	if sp.cmd != nil && sp.cmd.Process != nil {
-		_ = syscall.Kill(-sp.cmd.Process.Pid, syscall.SIGKILL)
+	if sp.pid != 0 && sp.alive() { // a reaped pid may be another process's by now
+		_ = syscall.Kill(-sp.pid, syscall.SIGKILL)
 		select {
 		case <-sp.exited:
 		case <-time.After(5 * time.Second):
@@ -228,7 +233,7 @@ func (sp *spare) destroy() {
 // adopt makes the spare's process, cgroup and uid the sandbox's (Destroy ends them).
 func (sb *Sandbox) adopt(sp *spare) {
 	sb.spare = sp
-	sb.Cmd, sb.Cgroup, sb.identity = sp.cmd, sp.cgroup, sp.identity
+	sb.Cmd, sb.Pid, sb.Cgroup, sb.identity = sp.cmd, sp.pid, sp.cgroup, sp.identity
 	sb.exited, sb.initSteps = sp.exited, sp.report
 }
 

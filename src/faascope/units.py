@@ -107,6 +107,16 @@ def format_size(n: int) -> str:
     return f"{n}B"
 
 
+def format_duration(seconds: float) -> str:
+    """``seconds`` to 3 significant digits in the unit that suits it: µs below a millisecond, ms
+    below a second, else s (``0.000861`` → ``861 µs``, ``0.0314`` → ``31.4 ms``)."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
 def memory_mb_to_bytes(mb: int) -> int:
     """Lambda's "MB" (memory and ephemeral storage) is MiB: 128 MB = 134,217,728 bytes."""
     return int(mb) * MIB

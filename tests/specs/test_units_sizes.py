@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from faascope.units import (SizeError, format_size, memory_mb_to_bytes, parse_duration,
+from faascope.units import (SizeError, format_duration, format_size, memory_mb_to_bytes, parse_duration,
                             parse_memory_mb, parse_size)
 
 
@@ -64,3 +64,11 @@ def test_durations(text, seconds):
 def test_bad_duration():
     with pytest.raises(ValueError, match="duration"):
         parse_duration("soon")
+
+
+@pytest.mark.parametrize("seconds,text", [
+    (0.000000861, "0.861 µs"), (0.000861, "861 µs"), (0.000999, "999 µs"), (0.001, "1 ms"),
+    (0.0314, "31.4 ms"), (0.9994, "999 ms"), (1.0, "1 s"), (2.5, "2.5 s"), (125.0, "125 s"),
+])
+def test_format_duration_scales_to_the_unit_that_suits(seconds, text):
+    assert format_duration(seconds) == text

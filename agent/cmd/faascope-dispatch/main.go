@@ -73,6 +73,13 @@ type config struct {
 	// when not one pre-opened connection succeeded and every failure was a refusal or a timeout,
 	// send nothing (the driver reports the endpoint unreachable)
 	AbortIfUnreachable bool `json:"abort_if_unreachable"`
+	// send the http (not https) members as streams of a few HTTP/2 connections without TLS (h2c,
+	// prior knowledge), H2CStreams members per connection (default 1000), instead of one
+	// HTTP/1.1 connection each: a burst of thousands then costs the server a few descriptors,
+	// not one per member (the local platform serves h2c). The send is then the request's
+	// hand-over to Go's HTTP/2 transport, which writes its frames under the connection's lock.
+	H2C        bool `json:"h2c"`
+	H2CStreams int  `json:"h2c_streams"`
 }
 
 type request struct {
@@ -175,6 +182,7 @@ type dispatcher struct {
 	tlsCfg  *tls.Config
 	resolve sync.Map // addr -> *addrs
 	dialSem chan struct{}
+	h2c     []*http.Client // with config h2c: one connection each, member k uses h2c[k % len]
 
 	// send windows: while one is open (around a group of instants), replies are read and timed
 	// as they come but not reported, so the driver's work on them (and this process's JSON) does
@@ -414,6 +422,10 @@ type flushed chan struct{}
 func (d *dispatcher) run(m *member) {
 	defer d.resolveMember(m.req.K)
 	res := &result{K: m.req.K, ScheduledNs: m.at.UnixNano()}
+	if d.h2cFor(m.req) {
+		d.runH2C(m, res)
+		return
+	}
 	if m.pre {
 		// connect ahead of the instant (members due later than connect_ahead after the start)
 		if m.connected == nil {
@@ -705,7 +717,7 @@ func run(stdin io.Reader, stdout io.Writer) int {
 	errs := map[string]int{}
 	var errMu sync.Mutex
 	for _, m := range members {
-		if !m.pre || time.Duration(m.req.OffsetNs) >= time.Duration(d.cfg.ConnectAheadNs) {
+		if !m.pre || time.Duration(m.req.OffsetNs) >= time.Duration(d.cfg.ConnectAheadNs) || d.h2cFor(m.req) {
 			continue
 		}
 		m.connected = make(chan struct{})
@@ -728,6 +740,11 @@ func run(stdin io.Reader, stdout io.Writer) int {
 		}(m)
 	}
 	wg.Wait()
+	if d.cfg.H2C {
+		c, f := d.openH2C(initial, errs)
+		connected.Add(c)
+		failed.Add(f)
+	}
 	connectS := time.Since(t0).Seconds()
 	ready := map[string]any{"connected": connected.Load(), "connect_failed": failed.Load(),
 		"connect_errors": errs, "connect_s": connectS, "fds": fdCount(), "members": len(members)}
@@ -839,4 +856,161 @@ func run(stdin io.Reader, stdout io.Writer) int {
 	close(d.out)
 	<-writerDone
 	return 0
+}
+
+// h2cFor says whether r goes as an HTTP/2 stream (config h2c, an http URL).
+func (d *dispatcher) h2cFor(r *request) bool { return d.cfg.H2C && r.Scheme != "https" }
+
+// openH2C makes the h2c clients, one connection each, enough for the members at
+// H2CStreams per connection, and opens every connection ahead with a warm-up request (the
+// first h2c member's Warm; without one the connections open at the first send). It returns
+// how many connections opened and failed.
+func (d *dispatcher) openH2C(initial []*request, errs map[string]int) (opened, failedN int64) {
+	per := d.cfg.H2CStreams
+	if per <= 0 {
+		per = 1000
+	}
+	var first *request
+	n := 0
+	for _, r := range initial {
+		if d.h2cFor(r) {
+			if first == nil {
+				first = r
+			}
+			n++
+		}
+	}
+	if total := d.cfg.Total; total > n {
+		n = total
+	}
+	conns := (n + per - 1) / per
+	if conns < 1 {
+		conns = 1
+	}
+	for i := 0; i < conns; i++ {
+		p := new(http.Protocols)
+		p.SetUnencryptedHTTP2(true)
+		tr := &http.Transport{Protocols: p, DisableCompression: true, MaxIdleConnsPerHost: 1,
+			HTTP2: &http.HTTP2Config{MaxConcurrentStreams: per}}
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			a, err := d.address(addr)
+			if err != nil {
+				return nil, err
+			}
+			dl := net.Dialer{Timeout: time.Duration(d.cfg.ConnectTimeoutNs)}
+			return dl.DialContext(ctx, "tcp", a)
+		}
+		d.h2c = append(d.h2c, &http.Client{Transport: tr, Timeout: time.Duration(d.cfg.ReadTimeoutNs)})
+	}
+	if first == nil || first.Warm == nil {
+		return 0, 0
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, c := range d.h2c {
+		wg.Add(1)
+		go func(c *http.Client) {
+			defer wg.Done()
+			resp, err := c.Do(h2cRequest(first.Warm, first))
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 500 {
+					err = fmt.Errorf("the warm-up request got %s", resp.Status)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failedN++
+				errs[connectError(err).Type]++
+			} else {
+				opened++
+			}
+		}(c)
+	}
+	wg.Wait()
+	return opened, failedN
+}
+
+// h2cRequest is r as a request for Go's HTTP client (addressing as member's when r is a warm-up).
+func h2cRequest(r, member *request) *http.Request {
+	addr, host := r.Addr, r.Host
+	if addr == "" {
+		addr, host = member.Addr, member.Host
+	}
+	method := r.Method
+	if method == "" {
+		method = "POST"
+	}
+	req, _ := http.NewRequest(method, "http://"+addr+r.Target, bytes.NewReader(r.Body))
+	if req == nil {
+		req, _ = http.NewRequest(method, "http://"+addr+"/", nil)
+	}
+	req.Host = host
+	for _, h := range r.Headers {
+		switch strings.ToLower(h[0]) {
+		case "host":
+			req.Host = h[1]
+		case "content-length", "connection", "transfer-encoding":
+		default:
+			req.Header.Add(h[0], h[1])
+		}
+	}
+	return req
+}
+
+// runH2C sends one member as a stream of its h2c connection at its instant and reads its reply.
+func (d *dispatcher) runH2C(m *member, res *result) {
+	if wait := time.Until(m.at); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-d.stopCh:
+			t.Stop()
+			d.markUnsent(m)
+			return
+		}
+	}
+	if d.isStopped() {
+		d.markUnsent(m)
+		return
+	}
+	c := d.h2c[m.req.K%len(d.h2c)]
+	req := h2cRequest(m.req, m.req)
+	res.Connection = "h2c"
+	res.SendNs = time.Now().UnixNano()
+	d.sent.Add(1)
+	resp, err := c.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" { // no connection: nothing was written
+			res.Transport, res.SendNs = "never_sent", 0
+			res.Error = connectError(err)
+			res.EndNs = time.Now().UnixNano()
+			d.sent.Add(-1)
+			d.emit(res)
+			return
+		}
+		d.readFailed(res, err)
+		return
+	}
+	res.HeadersNs = time.Now().UnixNano()
+	res.FirstByteNs = res.HeadersNs
+	res.Status = resp.StatusCode
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			res.Headers = append(res.Headers, [2]string{k, v})
+		}
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		d.readFailed(res, err)
+		return
+	}
+	res.EndNs = time.Now().UnixNano()
+	res.Body = body
+	res.Transport = "replied"
+	d.emit(res)
 }

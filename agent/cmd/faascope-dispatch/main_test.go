@@ -346,3 +346,52 @@ func TestWireIsOneRequestWithHostAndLength(t *testing.T) {
 		t.Fatalf("%v %+v", err, parsed)
 	}
 }
+
+// With h2c, http members go as streams of ceil(members/h2c_streams) HTTP/2 connections opened
+// ahead (one warm-up each), every member replied with its own body, and the server sees HTTP/2.
+func TestH2CMultiplexesMembersOverFewConnections(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]bool{}
+	protos := map[int]int{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		protos[r.ProtoMajor]++
+		mu.Unlock()
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo-Target", r.URL.Path)
+		w.Write(b)
+	}))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	const n = 50
+	var reqs []request
+	for k := 0; k < n; k++ {
+		reqs = append(reqs, request{K: k, Scheme: "http", Addr: addr, Host: addr, Method: "POST",
+			Target: fmt.Sprintf("/m/%d", k), Headers: [][2]string{{"Content-Type", "application/json"}},
+			Body: []byte(fmt.Sprintf(`{"k":%d}`, k)),
+			Warm: &request{Method: "GET", Target: "/warm"}})
+	}
+	o := dispatch(t, config{LeadNs: int64(50 * time.Millisecond), H2C: true, H2CStreams: 20}, reqs, nil)
+	if got := o.ready["connected"]; got != float64(3) {
+		t.Fatalf("connections opened ahead: %v, want ceil(50/20) = 3 (ready %v)", got, o.ready)
+	}
+	for k := 0; k < n; k++ {
+		r := o.results[k]
+		if r.Transport != "replied" || r.Status != 200 || string(r.Body) != fmt.Sprintf(`{"k":%d}`, k) || r.SendNs == 0 {
+			t.Fatalf("member %d: %+v", k, r)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if protos[1] != 0 || protos[2] != n+3 {
+		t.Fatalf("requests by HTTP major version: %v, want all %d on HTTP/2", protos, n+3)
+	}
+	if len(conns) != 3 {
+		t.Fatalf("the server saw %d connections, want 3", len(conns))
+	}
+}
