@@ -30,6 +30,31 @@ def g4(v) -> str:
     return f"{v:.4g}"
 
 
+#: time units from large to small: a value is shown in the largest unit it reaches
+TIME_UNITS = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+
+
+def seconds_unit(v: float) -> tuple[float, str]:
+    """(scale, unit) of the largest time unit ``v`` seconds reaches (ns below that)."""
+    a = abs(v) if v is not None and math.isfinite(v) else 0.0
+    for scale, unit in TIME_UNITS:
+        if a >= scale:
+            return scale, unit
+    return TIME_UNITS[-1]
+
+
+def fmt_seconds(v, half=None) -> str:
+    """Seconds auto-scaled to s/ms/µs/ns with 3 significant digits, with ``± half`` in the
+    same unit when given: ``36.4 µs ± 2.1``."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    scale, unit = seconds_unit(v)
+    text = f"{v / scale:.3g} {unit}"
+    if half is not None and isinstance(half, (int, float)) and math.isfinite(half):
+        text += f" ± {half / scale:.2g}"
+    return text
+
+
 def fmt_p(p) -> str:
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "–"

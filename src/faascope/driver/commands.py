@@ -22,7 +22,26 @@ from faascope.store.reader import is_burst_results
 @click.option("--force", is_flag=True, default=False,
               help="With --resume: continue although the spec changed (records are kept).")
 @click.option("--no-progress", is_flag=True, default=False, help="No progress bar.")
-def run_command(spec, results, resume, replications, seed, force, no_progress):
+@click.option("--add-replications", type=click.IntRange(min=1), default=None,
+              help="Top up the campaign in the results file: N more replications per cell, "
+                   "randomised among themselves; earlier records are kept.")
+@click.option("--target-ci", default=None, metavar="R",
+              help="Adaptive replication: run rounds until every cell's 95%% CI half-width is "
+                   "at most R of its estimate (e.g. 5%%) or a budget is spent (docs/specs.md).")
+@click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
+              default="auto", show_default=True,
+              help="With --target-ci: the statistic (auto: the mean, the median when CV > 0.5).")
+@click.option("--target-response", default="latency_seconds", show_default=True,
+              help="With --target-ci: the measure whose CI is checked.")
+@click.option("--budget-time", default=None, metavar="DURATION",
+              help="With --target-ci: stop starting rounds after this long (e.g. 90s, 20m, 2h).")
+@click.option("--budget-invocations", type=click.IntRange(min=1), default=None,
+              help="With --target-ci: at most this many invocations in this run.")
+@click.option("--budget-dollars", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="With --target-ci: at most this many USD (faascope's cost model) in this run.")
+def run_command(spec, results, resume, replications, seed, force, no_progress, add_replications,
+                target_ci, target_stat, target_response, budget_time, budget_invocations,
+                budget_dollars):
     """Run the campaign SPEC describes, recording every invocation in a results file.
 
     Ctrl-C stops after the invocation in flight (twice: abandons it); --resume continues.
@@ -31,12 +50,36 @@ def run_command(spec, results, resume, replications, seed, force, no_progress):
 
     from faascope.driver.runner import run_campaign
 
+    from faascope.driver.adaptive import AdaptiveRounds, Budget
+    from faascope.driver.report_lines import adaptive_table, failed_cells_message, parse_duration
+
     out = Console()
+    adaptive = None
+    budgets = (budget_time, budget_invocations, budget_dollars)
+    if target_ci is None and any(b is not None for b in budgets):
+        from faascope.errors import BadInput
+        raise BadInput("budgets bound adaptive replication; give --target-ci too",
+                       field="--target-ci")
+    if target_ci is not None:
+        from faascope.designs.precision import parse_target
+        adaptive = AdaptiveRounds(parse_target(target_ci), stat=target_stat,
+                                  response=target_response,
+                                  budget=Budget(seconds=parse_duration(budget_time)
+                                                if budget_time else None,
+                                                invocations=budget_invocations,
+                                                dollars=budget_dollars))
     s = run_campaign(spec, results, resume=resume, replications=replications, seed=seed,
-                     force=force, progress=not no_progress)
+                     force=force, progress=not no_progress,
+                     add_replications=add_replications or 0, adaptive=adaptive)
     statuses = ", ".join(f"{v} {k}" for k, v in sorted(s.statuses.items())) or "none"
     out.print(f"campaign complete: {s.recorded} of {s.planned} invocations recorded in "
               f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed})")
+    if adaptive is not None:
+        out.print(adaptive_table(adaptive))
+    failed = failed_cells_message(s.results)
+    if failed:
+        out.print(failed, soft_wrap=True)
+        raise SystemExit(1)
     if is_burst_results(s.results):
         out.print(f"next: faascope report {s.results} --out reports/{Path(s.results).stem} "
                   "(bursts, co-residency and staggering; docs/concurrency.md)", soft_wrap=True)
