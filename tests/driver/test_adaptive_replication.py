@@ -206,3 +206,24 @@ def test_run_cli_refuses_budgets_without_a_target_and_topups_without_a_campaign(
                                  "--add-replications", "3"])
     assert r.exit_code == 2 and "--add-replications" in r.output
     assert not has_campaign(tmp_path / "x.db")
+
+
+def test_plan_pilot_says_how_many_replications_each_cell_needs_with_in_process_fake_provider(
+        tmp_path):
+    spec = write_spec(tmp_path, reps=6, warmup=0)
+    db = tmp_path / "r.db"
+    run_campaign(spec, db, provider_factory=fake, progress=False)
+    r = CliRunner().invoke(cli, ["plan", "--pilot", str(db), "--target-ci", "10%",
+                                 "--target-stat", "mean", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    got = {c["cell"]: c for c in json.loads(r.output)["cells"]}
+    for key, v in measured_latencies(db).items():
+        v = np.asarray(v)
+        s, m = v.std(ddof=1), v.mean()
+        n = 2
+        while stats.t.ppf(0.975, n - 1) * s / (math.sqrt(n) * m) > 0.10:
+            n += 1
+        assert got[key]["needed"] == max(n, 6) and got[key]["n"] == 6, key
+    r = CliRunner().invoke(cli, ["plan", "--pilot", str(db), "--target-ci", "10%"],
+                           terminal_width=100)
+    assert r.exit_code == 0 and "--target-ci 10%" in r.output

@@ -51,14 +51,23 @@ def level_formatter(factor, kinds: list[str]) -> Callable[[Any], str]:
 
 
 @click.command("plan")
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=click.Path(dir_okay=False), required=False)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")
 @click.option("--replications", type=click.IntRange(min=1), default=None,
               help="Override the spec's design.replications.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None,
               help="Seed of the randomised run order (default: the spec's, else a random one).")
-def plan_command(spec, fmt, replications, seed):
+@click.option("--pilot", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="A results file: say how many replications each of its cells needs for "
+                   "--target-ci, from the pilot's variance (SPEC is then optional).")
+@click.option("--target-ci", default="5%", show_default=True, metavar="R",
+              help="With --pilot: the 95%% CI half-width to reach, relative to the estimate.")
+@click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
+              default="auto", show_default=True, help="With --pilot: the statistic.")
+@click.option("--response", default="latency_seconds", show_default=True,
+              help="With --pilot: the measure.")
+def plan_command(spec, fmt, replications, seed, pilot, target_ci, target_stat, response):
     """Show what `faascope run SPEC` would do: cells, exclusions, invocations and duration.
 
     Levels are shown normalised: sizes in bytes (JSON) or exact units (table), memory in
@@ -66,8 +75,15 @@ def plan_command(spec, fmt, replications, seed):
     """
     from faascope.designs.estimate import estimate, human_duration
     from faascope.designs.plan import build_plan
+    from faascope.errors import BadInput
     from faascope.specs.loader import load_spec
 
+    if pilot is not None:
+        from faascope.designs.pilot import pilot_command_output
+        pilot_command_output(pilot, target_ci, target_stat, response, fmt, spec)
+        return
+    if spec is None:
+        raise BadInput("give a SPEC (or --pilot RESULTS)", field="SPEC")
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)
     est = estimate(plan)
