@@ -334,6 +334,7 @@ class Campaign:
                              else open_provider(self.loaded.provider_kind, self.settings,
                                                 [c.payload for c in self.plan.cells], self.event))
             self.provider.bind_campaign(self.uid, self.loaded.spec.name)
+            self.say(f"endpoint: {endpoint_of(self.provider.describe())}")
         return self.provider
 
     def deploy(self, name: str, config: FunctionConfig) -> None:
@@ -533,6 +534,18 @@ class Campaign:
             raise Failure(f"interrupted: {s.recorded} of {s.planned} invocations are recorded in "
                           f"{self.results}; continue with: {self.resume_hint}")
         return s
+
+
+def endpoint_of(described: dict) -> str:
+    """Where a provider sends its requests, from its ``describe()``: the Lambda API's endpoint
+    URL (or the provider's region for AWS's own), or the HTTP endpoints' redacted URLs."""
+    if described.get("endpoint_url"):
+        return str(described["endpoint_url"])
+    urls = [e.get("url") for e in described.get("endpoints") or [] if e.get("url")]
+    if urls:
+        return ", ".join(urls[:3]) + (f" (+{len(urls) - 3} more)" if len(urls) > 3 else "")
+    where = [f"{k} {described[k]}" for k in ("region", "project", "service") if described.get(k)]
+    return f"{described.get('kind', 'provider')} ({', '.join(where) or 'default endpoint'})"
 
 
 def _existing_campaign(results: Path) -> Optional[dict]:

@@ -1,0 +1,61 @@
+"""What `faascope run` and `export` tell the user: the endpoint, cells that never succeeded (exit
+1), adaptive precision at the end, export to standard output. The provider is the FAKE in-process
+one (tests/driver/driver_fakes.py) put under the real command."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import faascope.driver.runner as runner
+from driver_fakes import InProcessFakeProvider
+from faascope.cli import cli
+from test_driver_fake import write_spec
+
+
+@pytest.fixture
+def fake_provider(monkeypatch):
+    made = {}
+
+    def use(**kw):
+        real = runner.run_campaign
+
+        def run_campaign(*a, **k):
+            return real(*a, provider_factory=lambda _: InProcessFakeProvider(**kw), **k)
+        monkeypatch.setattr(runner, "run_campaign", run_campaign)
+        return made
+    return use
+
+
+def test_run_exits_1_naming_the_cells_none_of_whose_invocations_succeeded_with_in_process_fake_provider(
+        tmp_path, fake_provider):
+    fake_provider(fail_every=1)
+    spec = write_spec(tmp_path, reps=2, warmup=0)
+    r = CliRunner().invoke(cli, ["run", str(spec), "--results", str(tmp_path / "r.db"),
+                                 "--no-progress"], terminal_width=200)
+    assert r.exit_code == 1, r.output
+    assert "10 cell(s) had no successful invocation" in r.output
+    assert "0 of 2 invocations succeeded (Runtime.ExitError)" in r.output
+
+
+def test_run_prints_the_endpoint_and_the_adaptive_outcome_with_in_process_fake_provider(
+        tmp_path, fake_provider):
+    fake_provider()
+    spec = write_spec(tmp_path, reps=3, warmup=0)
+    db = tmp_path / "r.db"
+    r = CliRunner().invoke(cli, ["run", str(spec), "--results", str(db), "--no-progress",
+                                 "--target-ci", "20%", "--budget-invocations", "400"],
+                           terminal_width=200)
+    assert r.exit_code == 0, r.output
+    assert "endpoint: fake" in r.output
+    assert "target: 95% CI half-width ≤ 20.0%" in r.output and "stopped: target met" in r.output
+    # export to standard output, CSV and Parquet, the same rows
+    out = CliRunner().invoke(cli, ["export", str(db), "--format", "csv", "--out", "-"])
+    assert out.exit_code == 0
+    csv = pd.read_csv(io.StringIO(out.stdout))
+    pq = CliRunner().invoke(cli, ["export", str(db), "--format", "parquet", "--out", "-"])
+    par = pd.read_parquet(io.BytesIO(pq.stdout_bytes))
+    assert len(csv) == len(par) > 30 and list(csv.columns) == list(par.columns)
+    assert not list(tmp_path.glob("-*"))  # no file called "-"
