@@ -4,6 +4,7 @@ one (tests/driver/driver_fakes.py) put under the real command."""
 from __future__ import annotations
 
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -59,3 +60,56 @@ def test_run_prints_the_endpoint_and_the_adaptive_outcome_with_in_process_fake_p
     par = pd.read_parquet(io.BytesIO(pq.stdout_bytes))
     assert len(csv) == len(par) > 30 and list(csv.columns) == list(par.columns)
     assert not list(tmp_path.glob("-*"))  # no file called "-"
+
+
+class FailsBigFiles(InProcessFakeProvider):
+    """Fails every invocation that writes 16 KiB, as a full /tmp would (NoSpace)."""
+
+    def invoke(self, name, payload):
+        if payload["workload"].get("file_size") == 16384:
+            from faascope.providers.invocation import InvokeResult
+            import json as _json
+            import time as _time
+            body = _json.dumps({"ok": False, "error": {"type": "NoSpace", "message": "no space"},
+                                "cold": False}).encode()
+            from faascope.providers.invocation import classify
+            t = _time.time_ns()
+            return InvokeResult(**classify(body, None), send_ns=t, headers_ns=t, end_ns=t,
+                                attempts=1, retries=0, request_id="x")
+        return super().invoke(name, payload)
+
+
+def test_analyze_names_the_cells_whose_invocations_all_failed_and_why_with_in_process_fake_provider(
+        tmp_path):
+    spec = write_spec(tmp_path, reps=3, warmup=0)
+    db = tmp_path / "r.db"
+    runner.run_campaign(spec, db, provider_factory=lambda _: FailsBigFiles(), progress=False)
+    r = CliRunner().invoke(cli, ["analyze", str(db), "--response", "latency_seconds",
+                                 "--factors", "memory,file_size", "--filter", "op=write"],
+                           env={"COLUMNS": "200"})
+    # the other cells are analysed; the failed ones are named with why they are missing
+    assert r.exit_code == 0, r.output
+    assert "memory=128, file_size=16384: 0 of 3 invocations succeeded (NoSpace)" in r.output
+    assert "memory=256, file_size=16384: 0 of 3 invocations succeeded (NoSpace)" in r.output
+    r = CliRunner().invoke(cli, ["analyze", str(db), "--response", "latency_seconds",
+                                 "--factors", "memory", "--filter", "file_size=16384"])
+    assert r.exit_code == 2 and "0 of 6 invocations succeeded (NoSpace)" in r.output
+    assert "check --filter" not in r.output
+
+
+def test_analyze_fits_100_columns_with_auto_scaled_units_and_wide_shows_every_column_with_in_process_fake_provider(
+        tmp_path):
+    spec = write_spec(tmp_path, reps=4, warmup=0)
+    db = tmp_path / "r.db"
+    runner.run_campaign(spec, db, provider_factory=lambda _: InProcessFakeProvider(), progress=False)
+    args = ["analyze", str(db), "--response", "latency_seconds", "--factors", "memory,file_size",
+            "--filter", "op=write"]
+    r = CliRunner().invoke(cli, args, env={"COLUMNS": "240"})
+    assert r.exit_code == 0, r.output
+    assert max(len(line) for line in r.output.splitlines()) <= 100
+    # the fake answers in about 2 ms: means shown in ms with their CI half-width, no 2.1e-03
+    assert re.search(r"\d ms ± \d", r.output) and "e-03" not in r.output.split("ANOVA")[0]
+    assert "--format wide" in r.output
+    wide = CliRunner().invoke(cli, args + ["--format", "wide"], env={"COLUMNS": "240"})
+    assert wide.exit_code == 0 and "p99" in wide.output
+    assert max(len(line) for line in wide.output.splitlines()) > 100

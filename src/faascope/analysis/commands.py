@@ -34,7 +34,7 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
               help="full: all interactions; additive: main effects only.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level; CIs are at 1-alpha.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+@click.option("--format", "fmt", type=click.Choice(["table", "wide", "json", "markdown"]), default="table",
               show_default=True)
 @click.option("--filter", "filters", multiple=True, metavar="COL=VALUE",
               help="Keep matching rows (repeatable; also COL!=V, COL<V, COL<=V, COL>V, COL>=V; "
@@ -86,7 +86,10 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
     df = load_table(input_path, sep=sep, decimal=decimal)
     notes = list(df.attrs.get("notes", []))
-    df = apply_filters(df, filters, notes)
+    try:
+        df = apply_filters(df, filters, notes)
+    except BadInput as exc:
+        raise _why_empty(input_path, filters, [], exc) from None
     if is_results_path(input_path):
         df, without = with_measure(df, response)
         if without:
@@ -105,10 +108,17 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
                   tukey_ordered=tukey_ordered, robust=robust, compare=compare, cv_threshold_pp=cv_threshold,
                   cv_criterion=cv_criterion, cv_ratio=cv_ratio,
                   target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
-    if scenario_cols:
-        res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
-    else:
-        res = analyze(df, response, factor_list, **kwargs)
+    if is_results_path(input_path):
+        from faascope.analysis.io import failed_cells
+        notes += [f"{line}: left out" for line in
+                  failed_cells(input_path, filters, scenario_cols + factor_list)]
+    try:
+        if scenario_cols:
+            res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
+        else:
+            res = analyze(df, response, factor_list, **kwargs)
+    except BadInput as exc:
+        raise _why_empty(input_path, filters, scenario_cols + factor_list, exc) from None
     res["selection"] = {"input": str(input_path), "filters": list(filters), "latest": latest,
                         "order_by": order_by, "notes": notes}
     if fmt == "json":
@@ -117,4 +127,20 @@ def analyze_command(input_path, response, factors, model, alpha, fmt, filters, l
     elif fmt == "markdown":
         sys.stdout.write(to_markdown(res))
     else:
-        print_tables(res)
+        print_tables(res, wide=fmt == "wide")
+
+
+def _why_empty(input_path, filters, columns: list[str], exc: BadInput) -> BadInput:
+    """A refusal of a results store's data, explained by the invocations that failed when that
+    is why rows are missing ("0 of 6 invocations succeeded (NoSpace)"); else ``exc``."""
+    from faascope.analysis.io import failed_cells
+    from faascope.store.reader import is_results_path
+
+    if not is_results_path(input_path):
+        return exc
+    failed = failed_cells(input_path, filters, columns)
+    if not failed:
+        return exc
+    if failed[0].startswith("0 of"):  # nothing selected succeeded: that is the whole story
+        return BadInput(failed[0], field="INPUT")
+    return BadInput("\n".join(failed) + f"\n{exc.message}", field=exc.field)
