@@ -21,6 +21,7 @@ COMMANDS = {
     "stagger": "faascope.stagger.commands:stagger_group",
     "cleanup": "faascope.providers.cleanup:cleanup_command",
     "standins": "faascope.standins.commands:standins_group",
+    "tune": "faascope.tune.commands:tune_command",
 }
 
 
