@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,6 +15,8 @@ import faascope.driver.runner as runner
 from driver_fakes import InProcessFakeProvider
 from faascope.cli import cli
 from test_driver_fake import write_spec
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -113,3 +116,41 @@ def test_analyze_fits_100_columns_with_auto_scaled_units_and_wide_shows_every_co
     wide = CliRunner().invoke(cli, args + ["--format", "wide"], env={"COLUMNS": "240"})
     assert wide.exit_code == 0 and "p99" in wide.output
     assert max(len(line) for line in wide.output.splitlines()) > 100
+
+
+def test_the_eta_is_weighted_by_the_plans_per_cell_estimates(monkeypatch):
+    """Small-file runs done first leave the 1 GB runs: the ETA scales the model's seconds for
+    what is left by this machine's pace, far above a count-based ETA."""
+    import faascope.driver.progress as progress
+    from faascope.designs.plan import build_plan
+    from faascope.specs.loader import load_spec
+
+    plan = build_plan(load_spec(ROOT / "examples" / "thesis-local-fileio.yaml"), replications=2)
+    pending = [r.as_dict() for r in plan.runs]
+    for r in pending:
+        r["order_index"] = r.pop("order")
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    eta = progress.WeightedETA(plan, pending)
+    per = eta.per_cell
+    assert eta.remaining == pytest.approx(sum(per[r["cell_key"]] + (eta.cold if r["force_cold"]
+                                                                    else 0) for r in pending))
+    small = [r for r in pending if per[r["cell_key"]] < 0.05]
+    big = [r for r in pending if per[r["cell_key"]] >= 0.05]
+    assert small and big
+    for r in small:
+        eta.advance(r)
+    clock[0] += 10.0                      # the small runs took 10 s here
+    count_based = 10.0 * len(big) / len(small)
+    assert eta.seconds() > 5 * count_based
+
+
+def test_the_progress_line_names_the_current_cell_with_in_process_fake_provider(tmp_path):
+    from rich.console import Console
+
+    buf = io.StringIO()
+    spec = write_spec(tmp_path, reps=2, warmup=0)
+    runner.run_campaign(spec, tmp_path / "r.db", provider_factory=lambda _: InProcessFakeProvider(),
+                        console=Console(file=buf, force_terminal=True, width=200))
+    text = buf.getvalue()
+    assert "fake-campaign · memory=" in text and "ETA" in text
