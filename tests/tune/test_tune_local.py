@@ -156,3 +156,34 @@ def test_tune_refuses_bad_input_naming_the_option(tmp_path):
     r = CliRunner().invoke(cli, ["tune", "--function", "f", "--payload", "{not json",
                                  "--endpoint-url", "http://127.0.0.1:1"])
     assert r.exit_code == 2 and "--payload" in r.output
+
+
+def test_tune_a_workload_spec_runs_a_campaign_and_answers_from_its_store(tmp_path, monkeypatch,
+                                                                        platform):
+    """The spec path: /tmp writes in 1 MiB chunks at two sizes, run by the campaign driver with
+    adaptive replication on the warm invocations; the answer and its store agree."""
+    endpoint, _ = platform
+    spec = tmp_path / "writes.yaml"
+    spec.write_text(f"""
+name: tmp-writes
+provider: {{kind: local, settings: {{endpoint_url: "{endpoint}"}}}}
+function: {{memory_mb: 512, ephemeral_mb: 1024}}
+workload: {{kind: fileio, op: write, file_size: 4MiB, io_size: 1MiB}}
+design: {{replications: 3, seed: 1}}
+""")
+    db = tmp_path / "t.db"
+    out = tune(["--spec", str(spec), "--memory", "256,1024", "--warm", "3", "--target-ci",
+                "50%", "--budget-invocations", "60", "--results", str(db)])
+    assert out["results"] == str(db)
+    import sqlite3
+    with sqlite3.connect(db) as c:
+        rows = c.execute("SELECT json_extract(config_json, '$.memory_mb'), cold_forced, status "
+                         "FROM invocations WHERE kind = 'measure'").fetchall()
+    assert {m for m, _, _ in rows} == {256, 1024}
+    assert all(s == "ok" for _, _, s in rows)
+    # each cell's first run is forced cold; the answer counts the others as warm
+    sizes = {s["memory_mb"]: s for s in out["sizes"]}
+    for m in (256, 1024):
+        warm = sum(1 for mm, cold, _ in rows if mm == m and not cold)
+        assert sizes[m]["n_warm"] == warm and sizes[m]["n_cold"] >= 1
+    assert (tmp_path / "t.yaml").exists()  # the derived spec, next to its store

@@ -80,8 +80,10 @@ class AdaptiveRounds:
     """The ``rounds`` callback of :meth:`Campaign.execute`: True when it appended a round."""
 
     def __init__(self, target: float, *, stat: str = "auto", response: str = "latency_seconds",
-                 budget: Optional[Budget] = None, alpha: float = 0.05):
+                 budget: Optional[Budget] = None, alpha: float = 0.05, warm_only: bool = False):
         self.target, self.stat, self.response, self.alpha = target, stat, response, alpha
+        #: judge only the invocations that were not forced cold (``faascope tune --spec``)
+        self.warm_only = warm_only
         self.budget = budget or Budget()
         self.t0 = time.monotonic()
         self.baseline_id: Optional[int] = None
@@ -124,6 +126,8 @@ class AdaptiveRounds:
         self.start(campaign)
         df = self._frame(campaign)
         measured = df[df["warmup"].fillna(0).astype(int) == 0]
+        if self.warm_only:
+            measured = measured[measured["cold_forced"].fillna(0).astype(int) == 0]
         out = self.outcome
         out.precision, out.failing = {}, []
         wanted: dict[str, int] = {}

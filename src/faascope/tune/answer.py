@@ -27,7 +27,8 @@ from faascope.cost.report import pareto_front
 def per_size(samples: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(samples)
     rows = []
-    for m, g in df.groupby("memory_mb", sort=True):
+    several_arches = df["arch"].nunique() > 1
+    for (m, arch), g in df.groupby(["memory_mb", "arch"], sort=True):
         warm = g[(g["start"] == "warm") & (g["ok"] == 1)]
         cold = g[(g["start"] == "cold") & (g["ok"] == 1)]
         lat = warm["latency_seconds"].astype(float).to_numpy()
@@ -36,7 +37,8 @@ def per_size(samples: list[dict]) -> pd.DataFrame:
         cmean, clo, chi, _ = mean_ci(cost)
         init = pd.to_numeric(cold["init_duration_ms"], errors="coerce").dropna()
         rows.append({
-            "memory_mb": int(m), "arch": g["arch"].iloc[0], "n_warm": n,
+            "memory_mb": int(m), "arch": arch, "n_warm": n,
+            "size": f"{int(m)} MB" + (f" {arch}" if several_arches else ""),
             "failed": int((g["ok"] == 0).sum()), "attempts": len(g),
             "latency_mean": mean, "latency_half": None if lo is None else (hi - lo) / 2,
             "latency_median": float(np.median(lat)) if n else math.nan,
@@ -55,8 +57,8 @@ def per_size(samples: list[dict]) -> pd.DataFrame:
     return table
 
 
-def ties(table: pd.DataFrame, best: int, values: str, alpha: float = 0.05) -> list[tuple[int, float]]:
-    """(memory, p) of the sizes whose mean of ``values`` Welch's t-test cannot tell from the
+def ties(table: pd.DataFrame, best: int, values: str, alpha: float = 0.05) -> list[tuple[str, float]]:
+    """(size label, p) of the sizes whose mean of ``values`` Welch's t-test cannot tell from the
     best's."""
     b = table.loc[best, values]
     out = []
@@ -67,9 +69,9 @@ def ties(table: pd.DataFrame, best: int, values: str, alpha: float = 0.05) -> li
             warnings.simplefilter("ignore", RuntimeWarning)
             p = float(stats.ttest_ind(b, r[values], equal_var=False).pvalue)
         if not (p < alpha) and math.isfinite(p):
-            out.append((int(r["memory_mb"]), p))
+            out.append((r["size"], p))
         elif not math.isfinite(p):  # both constant and equal
-            out.append((int(r["memory_mb"]), 1.0))
+            out.append((r["size"], 1.0))
     return out
 
 

@@ -44,6 +44,11 @@ def _urls(pairs: tuple[str, ...]) -> dict[int, str]:
 @click.command("tune")
 @click.option("--function", "function", default=None,
               help="A deployed function's name (local platform) or name/ARN (--provider aws).")
+@click.option("--spec", "spec", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="Instead of --function: a workload spec; its memory factor becomes --memory "
+                   "and it runs as a campaign (the spec's provider).")
+@click.option("--arch", "arches", default=None,
+              help="With --spec: architectures to compare too, e.g. x86_64,arm64.")
 @click.option("--url", "urls", multiple=True, metavar="MB=URL",
               help="Instead of --function: the same function deployed over HTTP at each size "
                    "(repeatable).")
@@ -74,7 +79,7 @@ def _urls(pairs: tuple[str, ...]) -> dict[int, str]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the size order.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def tune_command(function, urls, provider, endpoint_url, region, data_dir, cost_platform, memory,
+def tune_command(function, spec, arches, urls, provider, endpoint_url, region, data_dir, cost_platform, memory,
                  payload, target_ci, target_stat, first_warm, no_cold, max_rounds,
                  budget_invocations, budget_time, budget_dollars, results, seed, fmt):
     """Find the cheapest, fastest and balanced memory size of a deployed function, replicating
@@ -89,9 +94,9 @@ def tune_command(function, urls, provider, endpoint_url, region, data_dir, cost_
     from faascope.tune.targets import HTTPTarget, LambdaTarget, lambda_client, local_client, \
         read_payload
 
-    if bool(function) == bool(urls):
-        raise BadInput("give --function NAME (or ARN), or --url MB=URL for each size",
-                       field="--function")
+    if sum(map(bool, (function, urls, spec))) != 1:
+        raise BadInput("give one of --function NAME (or ARN), --spec SPEC, or --url MB=URL for "
+                       "each size", field="--function")
     settings = SweepSettings(
         memories=_memories(memory), target=parse_target(target_ci), stat=target_stat,
         first_warm=first_warm, cold=not no_cold, max_rounds=max_rounds,
@@ -102,8 +107,17 @@ def tune_command(function, urls, provider, endpoint_url, region, data_dir, cost_
         # Power Tuning's default is 10 invocations a size; a noisy size could otherwise ask
         # for hundreds: at most DEFAULT_PER_SIZE a size unless a budget says otherwise
         settings.budget_invocations = DEFAULT_PER_SIZE * len(settings.memories)
-    body = read_payload(payload)
     err = Console(stderr=True)
+    if spec:
+        res, table, path, what = _tune_spec(spec, arches, settings, results, err)
+        if fmt == "json":
+            from faascope.tune.render import as_json
+            json.dump(as_json(table, res, settings, path), sys.stdout, indent=2, default=str)
+            sys.stdout.write("\n")
+            return
+        render(Console(), table, res, settings, what, path)
+        return
+    body = read_payload(payload)
     if urls:
         target = HTTPTarget(_urls(urls), cost_platform)
         settings.memories = sorted(target.urls)
@@ -135,3 +149,58 @@ def tune_command(function, urls, provider, endpoint_url, region, data_dir, cost_
         sys.stdout.write("\n")
         return
     render(Console(), table, res, settings, target.describe(), path)
+
+
+def _tune_spec(spec, arches, settings, results, err):
+    """Run the spec as a tuning campaign and read the answer's samples from its store."""
+    from faascope.driver.adaptive import AdaptiveRounds, Budget
+    from faascope.driver.runner import run_campaign
+    from faascope.specs.loader import load_spec
+    from faascope.tune.answer import per_size
+    from faascope.tune.spec_path import samples_from_store, tuning_spec
+    from faascope.tune.sweep import SweepResult
+
+    text = tuning_spec(Path(spec), settings.memories,
+                       [a.strip() for a in arches.split(",")] if arches else None)
+    name = Path(spec).stem
+    db = Path(results or f"results/tune-{name}.db")
+    if db.suffix not in (".db", ".sqlite", ".sqlite3"):
+        raise BadInput("with --spec the results are a results store: name it .db",
+                       field="--results")
+    derived = db.with_suffix(".yaml")
+    derived.parent.mkdir(parents=True, exist_ok=True)
+    derived.write_text(text)
+    loaded = load_spec(derived)
+    others = [f.name for f in loaded.factors if f.name not in ("memory", "arch")
+              and len(f.levels) > 1]
+    if others:
+        raise BadInput(f"tune compares memory sizes (and arch) of one workload; the spec also "
+                       f"varies {', '.join(others)}: fix those, or use faascope run --target-ci "
+                       "and faascope report", field="--spec")
+    adaptive = AdaptiveRounds(settings.target, stat=settings.stat, warm_only=True,
+                              budget=Budget(seconds=settings.budget_seconds,
+                                            invocations=settings.budget_invocations,
+                                            dollars=settings.budget_dollars))
+    s = run_campaign(derived, db, adaptive=adaptive, console=err,
+                     replications=settings.first_warm + 1 if not db.exists() else None)
+    samples, platform = samples_from_store(db)
+    res = SweepResult(samples=samples, precision={}, rounds=adaptive.outcome.rounds,
+                      stopped_by=adaptive.outcome.stopped_by, dollars=0.0)
+    for key, p in adaptive.outcome.precision.items():
+        cell = loaded_cell_memory(key)
+        if cell is not None:
+            res.precision[cell] = p
+    err.print(f"campaign: {s.recorded} invocations in {db} (derived spec {derived})")
+    return res, per_size(samples), db, f"spec {spec} ({platform})"
+
+
+def loaded_cell_memory(cell_key: str):
+    """The memory level of a cell key such as ``memory=512|arch="x86_64"``."""
+    for part in cell_key.split("|"):
+        k, _, v = part.partition("=")
+        if k == "memory":
+            try:
+                return int(v)
+            except ValueError:
+                return None
+    return None

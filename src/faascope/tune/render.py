@@ -27,9 +27,9 @@ def sentences(table) -> list[str]:
         cost = dollars_per_million(r["cost_per_million"],
                                    r["cost_half"] * 1e6 if r["cost_half"] is not None else None)
         lat = fmt_seconds(r["latency_mean"], r["latency_half"])
-        text = f"{what}: {r['memory_mb']} MB — {lat} warm mean, {cost} per 1M invocations"
+        text = f"{what}: {r['size']} — {lat} warm mean, {cost} per 1M invocations"
         if c["ties"]:
-            text += "; tied with " + ", ".join(f"{m} MB (p = {p:.2f})" for m, p in c["ties"])
+            text += "; tied with " + ", ".join(f"{m} (p = {p:.2f})" for m, p in c["ties"])
             text += f" (Welch t-test of the {'cost' if key == 'cost' else 'latency'}, α = 0.05)"
         out.append(text)
     return out
@@ -46,12 +46,12 @@ def render(con, table, res, settings, what: str, path) -> None:
         con.print("  " + s)
     t = Table(title="cost and speed per memory size (* = Pareto front: nothing is both cheaper "
                     "and faster)", title_justify="left", show_edge=False)
-    for h in ("MB", "warm n", "warm mean ± 95% CI", "median", "p95", "cold", "per 1M ± CI",
+    for h in ("size", "warm n", "warm mean ± 95% CI", "median", "p95", "cold", "per 1M ± CI",
               "front", "failed"):
         t.add_column(h, justify="right")
     for _, r in table.iterrows():
         prec = res.precision.get(r["memory_mb"])
-        t.add_row(str(r["memory_mb"]), str(r["n_warm"]) + ("" if prec is None or prec.met
+        t.add_row(r["size"], str(r["n_warm"]) + ("" if prec is None or prec.met
                                                             else " (not met)"),
                   fmt_seconds(r["latency_mean"], r["latency_half"]),
                   fmt_seconds(r["latency_median"]), fmt_seconds(r["latency_p95"]),
@@ -60,14 +60,20 @@ def render(con, table, res, settings, what: str, path) -> None:
                                       if r["cost_half"] is not None else None),
                   "*" if r.get("pareto") else "", str(r["failed"]))
     con.print(t)
-    con.print(f"evidence: every invocation in {path}; e.g. faascope analyze {path} "
-              "--response latency_seconds --factors memory_mb --filter start=warm --filter ok=1", soft_wrap=True)
+    if str(path).endswith(".db"):
+        hint = f"faascope report {path} --out reports/{path.stem}"
+    else:
+        hint = (f"faascope analyze {path} --response latency_seconds --factors memory_mb "
+                "--filter start=warm --filter ok=1")
+    con.print(f"evidence: every invocation in {path}; e.g. {hint}", soft_wrap=True)
 
 
 def as_json(table, res, settings, path) -> dict:
     ch = choices(table)
     pick = {k: (None if v is None else {"memory_mb": int(table.loc[v["row"], "memory_mb"]),
-                                        "ties": [{"memory_mb": m, "p": p} for m, p in v["ties"]]})
+                                        "arch": table.loc[v["row"], "arch"],
+                                        "size": table.loc[v["row"], "size"],
+                                        "ties": [{"size": m, "p": p} for m, p in v["ties"]]})
             for k, v in ch.items()}
     return {"choices": pick, "sizes": public(table), "rounds": res.rounds,
             "stopped_by": res.stopped_by, "invocations": len(res.samples),
