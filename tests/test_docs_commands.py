@@ -36,6 +36,12 @@ LEFT_OUT = {
     "faascope package --out fn.zip": "as above (the zip the walk-through deploys)",
     "aws lambda create-function": "as above",
     "aws lambda invoke": "as above",
+    "faascope tune --function": "needs a deployed function (and for the ARN an AWS account); "
+                                "tests/tune/test_tune_local.py tunes a user's own function, the "
+                                "agent and the ARN path on the local platform",
+    "faascope tune --url": "needs HTTP deployments of one function at two sizes",
+    "faascope tune --spec my-workload.yaml": "names the reader's own spec; tests/tune runs the "
+                                             "spec path",
     "faascope report theirs.parquet": "illustrates someone else's file, which the repository "
                                       "does not ship",
 }
