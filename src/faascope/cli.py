@@ -12,7 +12,7 @@ from faascope import __version__
 COMMANDS = {
     "platform": "faascope.standins.platform_commands:platform_group",
     "package": "faascope.providers.packaging:package_command",
-    "plan": "faascope.designs.commands:plan_command",
+    "plan": "faascope.driver.plan_commands:plan_command",
     "run": "faascope.driver.commands:run_command",
     "export": "faascope.store.commands:export_command",
     "analyze": "faascope.analysis.commands:analyze_command",

@@ -18,7 +18,7 @@ from scipy import stats
 from driver_fakes import InProcessFakeProvider
 from faascope.analysis.cells import median_ci_ranks
 from faascope.cli import cli
-from faascope.designs.precision import (cell_precision, min_n_for, parse_target,
+from faascope.analysis.precision import (cell_precision, min_n_for, parse_target,
                                         quantile_ci_ranks)
 from faascope.designs.topup import round_seed
 from faascope.driver.adaptive import AdaptiveRounds, Budget

@@ -58,16 +58,7 @@ def level_formatter(factor, kinds: list[str]) -> Callable[[Any], str]:
               help="Override the spec's design.replications.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None,
               help="Seed of the randomised run order (default: the spec's, else a random one).")
-@click.option("--pilot", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="A results file: say how many replications each of its cells needs for "
-                   "--target-ci, from the pilot's variance (SPEC is then optional).")
-@click.option("--target-ci", default="5%", show_default=True, metavar="R",
-              help="With --pilot: the 95%% CI half-width to reach, relative to the estimate.")
-@click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
-              default="auto", show_default=True, help="With --pilot: the statistic.")
-@click.option("--response", default="latency_seconds", show_default=True,
-              help="With --pilot: the measure.")
-def plan_command(spec, fmt, replications, seed, pilot, target_ci, target_stat, response):
+def plan_command(spec, fmt, replications, seed):
     """Show what `faascope run SPEC` would do: cells, exclusions, invocations and duration.
 
     Levels are shown normalised: sizes in bytes (JSON) or exact units (table), memory in
@@ -78,11 +69,7 @@ def plan_command(spec, fmt, replications, seed, pilot, target_ci, target_stat, r
     from faascope.errors import BadInput
     from faascope.specs.loader import load_spec
 
-    if pilot is not None:
-        from faascope.designs.pilot import pilot_command_output
-        pilot_command_output(pilot, target_ci, target_stat, response, fmt, spec)
-        return
-    if spec is None:
+    if spec is None:  # optional for `plan --pilot RESULTS` (faascope.driver.plan_commands)
         raise BadInput("give a SPEC (or --pilot RESULTS)", field="SPEC")
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)

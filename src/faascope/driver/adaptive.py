@@ -2,7 +2,7 @@
 narrow as asked or a budget is spent.
 
 After the planned runs (and after each round), every cell's successful measurements of the
-response (``latency_seconds`` unless told) are checked with :func:`faascope.designs.precision.
+response (``latency_seconds`` unless told) are checked with :func:`faascope.analysis.precision.
 cell_precision` (the statistic, the CI method and the sample-size formula are documented there).
 Cells that meet the target get nothing more; each other cell gets the replications its estimate
 asks for, at least 2 and at most twice what it has per round (a small pilot's variance is a poor
@@ -23,14 +23,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional
 
-from faascope.designs.precision import CellPrecision, cell_precision
+from faascope.analysis.precision import CellPrecision, cell_precision
 from faascope.designs.topup import round_runs, round_seed
+from faascope.cost.pricing import pricing_for
+from faascope.cost.report import invocation_costs
 from faascope.errors import BadInput
+from faascope.store.reader import ResultsFile
 
-if TYPE_CHECKING:  # the campaign imports nothing from here
-    from faascope.driver.campaign import Campaign
+#: a :class:`faascope.driver.campaign.Campaign` (which imports this module: not imported here)
+Campaign = Any
 
 MAX_ROUNDS = 20
 
@@ -55,7 +58,7 @@ class AdaptiveOutcome:
     failing: list[str] = field(default_factory=list)
 
 
-def add_round(campaign: "Campaign", additions: dict[str, int], reason: str) -> int:
+def add_round(campaign: Campaign, additions: dict[str, int], reason: str) -> int:
     """Append a round to the campaign (one transaction); the number of runs it added."""
     additions = {k: int(v) for k, v in additions.items() if int(v) > 0}
     if not additions:
@@ -90,9 +93,7 @@ class AdaptiveRounds:
         self.outcome = AdaptiveOutcome()
 
     # -------------------------------------------------------------- reading the campaign
-    def _frame(self, campaign: "Campaign"):
-        from faascope.store.reader import ResultsFile
-
+    def _frame(self, campaign: Campaign):
         with ResultsFile(campaign.results) as rf:
             df = rf.flat(include_warmups=True)
         if self.response not in df.columns:
@@ -100,18 +101,15 @@ class AdaptiveRounds:
                            field="--target-response")
         return df
 
-    def start(self, campaign: "Campaign") -> None:
+    def start(self, campaign: Campaign) -> None:
         if self.baseline_id is None:
             row = campaign.store.conn.execute(
                 "SELECT COALESCE(max(id), 0) FROM invocations WHERE campaign_id=?",
                 (campaign.id,)).fetchone()
             self.baseline_id = int(row[0])
 
-    def _dollars(self, campaign: "Campaign", df) -> tuple[float, dict[str, float]]:
+    def _dollars(self, campaign: Campaign, df) -> tuple[float, dict[str, float]]:
         """This command's spend so far, and each cell's mean cost per invocation (all records)."""
-        from faascope.cost.pricing import pricing_for
-        from faascope.cost.report import invocation_costs
-
         try:
             costs = invocation_costs(df, pricing=pricing_for(campaign.settings))["cost"]
         except BadInput:
@@ -122,7 +120,7 @@ class AdaptiveRounds:
         return spent, {k: float(v) for k, v in per_cell.items() if v == v}
 
     # -------------------------------------------------------------- the decision
-    def __call__(self, campaign: "Campaign") -> bool:
+    def __call__(self, campaign: Campaign) -> bool:
         self.start(campaign)
         df = self._frame(campaign)
         measured = df[df["warmup"].fillna(0).astype(int) == 0]
@@ -160,7 +158,7 @@ class AdaptiveRounds:
                      f"{len(scaled)} cell(s) not yet at ±{self.target:.1%}")
         return add_round(campaign, scaled, reason=f"target CI ±{self.target:.1%}") > 0
 
-    def _fit(self, campaign: "Campaign", wanted: dict[str, int], spent: float,
+    def _fit(self, campaign: Campaign, wanted: dict[str, int], spent: float,
              cost_per: dict[str, float]) -> dict[str, int]:
         """``wanted`` scaled down to what the budgets leave ({} and ``stopped_by`` when
         nothing fits)."""

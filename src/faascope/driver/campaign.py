@@ -39,6 +39,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from faascope import __version__
 from faascope.designs.estimate import estimate
+from faascope.driver.adaptive import add_round
 from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.errors import BadInput, Failure
 from faascope.providers.base import FunctionConfig, Provider
@@ -231,8 +232,6 @@ class Campaign:
         if any(c.load is not None for c in self.plan.cells):
             raise BadInput("a burst campaign cannot be topped up yet; start a new --results "
                            "file with more replications", field="--add-replications")
-        from faascope.driver.adaptive import add_round
-
         have: dict[str, int] = {}
         for r in self.planned():
             if r["kind"] == "measure":

@@ -61,7 +61,7 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, a
         raise BadInput("budgets bound adaptive replication; give --target-ci too",
                        field="--target-ci")
     if target_ci is not None:
-        from faascope.designs.precision import parse_target
+        from faascope.analysis.precision import parse_target
         adaptive = AdaptiveRounds(parse_target(target_ci), stat=target_stat,
                                   response=target_response,
                                   budget=Budget(seconds=parse_duration(budget_time)

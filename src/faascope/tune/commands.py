@@ -86,7 +86,7 @@ def tune_command(function, spec, arches, urls, provider, endpoint_url, region, d
     until each size's warm latency is known to --target-ci."""
     from rich.console import Console
 
-    from faascope.designs.precision import parse_target
+    from faascope.analysis.precision import parse_target
     from faascope.driver.report_lines import parse_duration
     from faascope.tune.answer import per_size
     from faascope.tune.render import render

@@ -11,7 +11,10 @@ from typing import Optional
 
 import yaml
 
+from faascope.cost.pricing import Pricing
+from faascope.cost.report import invocation_costs
 from faascope.errors import BadInput
+from faascope.store.reader import ResultsFile
 
 MEMORY_NAMES = ("memory", "memory_mb", "function.memory_mb")
 
@@ -42,10 +45,6 @@ def tuning_spec(spec_path: Path, memories: list[int], arches: Optional[list[str]
 def samples_from_store(results: Path) -> tuple[list[dict], str]:
     """The campaign's measured invocations as tune samples (cost from faascope.cost on the best
     duration each row has), and the cost platform."""
-    from faascope.cost.pricing import Pricing
-    from faascope.cost.report import invocation_costs
-    from faascope.store.reader import ResultsFile
-
     with ResultsFile(results) as rf:
         df = rf.flat(include_warmups=False)
     costs = invocation_costs(df, pricing=Pricing())

@@ -1,7 +1,7 @@
 """The sweep: rounds over the memory sizes, in a random order each round (so drift over time is
 spread over the sizes, not confounded with one), each size first set (which makes its next call
 cold: that one is recorded as ``cold``) then invoked warm; after each round a size whose warm
-latency meets the CI target (:func:`faascope.designs.precision.cell_precision`: the mean's t
+latency meets the CI target (:func:`faascope.analysis.precision.cell_precision`: the mean's t
 interval, the median's order-statistic one when CV > 0.5) gets no more, the others get what their
 estimate asks for (at least 2, at most twice what they have). Stops when every size meets the
 target, or at a budget (invocations, seconds, dollars of this sweep) or ``max_rounds``.
@@ -22,7 +22,7 @@ from typing import Callable, Optional
 
 from faascope.cost.model import invocation_cost
 from faascope.cost.pricing import Pricing
-from faascope.designs.precision import CellPrecision, cell_precision
+from faascope.analysis.precision import CellPrecision, cell_precision
 from faascope.tune.targets import Sample
 
 COLUMNS = ["round", "memory_mb", "arch", "start", "ok", "error_type", "latency_seconds",

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from faascope.errors import BadInput, Failure
+from faascope.providers.lambda_api import parse_report
+from faascope.providers.local import local_credentials
+from faascope.providers.local_platform import running
 
 
 @dataclass
@@ -77,8 +80,6 @@ class LambdaTarget:
             self.set_memory(self.original_memory)
 
     def invoke(self, payload: bytes, start: str) -> Sample:
-        from faascope.providers.lambda_api import parse_report
-
         t0 = time.perf_counter()
         try:
             resp = self.client.invoke(FunctionName=self.name, Payload=payload, LogType="Tail")
@@ -148,9 +149,6 @@ def lambda_client(endpoint_url: Optional[str], region: str, credentials=None):
 
 def local_client(endpoint_url: Optional[str], data_dir: Optional[str]):
     """The Lambda client of the running local platform (of ``data_dir``), or of ``endpoint_url``."""
-    from faascope.providers.local import local_credentials
-    from faascope.providers.local_platform import running
-
     if endpoint_url is None:
         state = running(data_dir)
         if state is None:

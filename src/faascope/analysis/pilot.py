@@ -1,22 +1,22 @@
 """``faascope plan --pilot RESULTS``: how many replications each cell of a pilot campaign needs
 for a target precision, from the pilot's own variance (the rules and formulas are in
-:mod:`faascope.designs.precision`: for the mean n = (t·s / (r·mean))², iterated on t)."""
+:mod:`faascope.analysis.precision`: for the mean n = (t·s / (r·mean))², iterated on t)."""
 from __future__ import annotations
 
 import json
 import sys
 from typing import Optional
 
-from faascope.designs.precision import cell_precision, parse_target
+from faascope.analysis.precision import cell_precision, parse_target
+from faascope.analysis.render import fmt_seconds
 from faascope.errors import BadInput
+from faascope.store.reader import ResultsFile
 
 
 def pilot_needs(path, target: float, stat: str = "auto",
                 response: str = "latency_seconds") -> list[dict]:
     """One dict per cell of the pilot: cell, attempts, n (successful), stat, estimate, CI,
     relative half-width now, replications needed, more to run."""
-    from faascope.store.reader import ResultsFile
-
     with ResultsFile(path, field="--pilot") as rf:
         rf.require_campaign()
         df = rf.flat(include_warmups=False)
@@ -37,8 +37,7 @@ def pilot_needs(path, target: float, stat: str = "auto",
 def pilot_command_output(path, target_text: str, stat: str, response: str, fmt: str,
                          spec: Optional[str]) -> None:
     from rich.console import Console
-
-    from faascope.analysis.render import fmt_seconds
+    from rich.table import Table
 
     target = parse_target(target_text)
     rows = pilot_needs(path, target, stat, response)
@@ -52,8 +51,6 @@ def pilot_command_output(path, target_text: str, stat: str, response: str, fmt: 
     con.print(f"replications for a 95% CI half-width ≤ {target:.1%} of the "
               f"{'mean (median when CV > 0.5)' if stat == 'auto' else stat} of {response}, "
               f"from the pilot {path}:")
-    from rich.table import Table
-
     t = Table(show_edge=False)
     for h in ("cell", "n", "stat", "estimate", "CV", "±now", "needs", "more"):
         t.add_column(h, justify="left" if h in ("cell", "stat") else "right", overflow="fold")
