@@ -64,7 +64,8 @@ def render(con, table, res, settings, what: str, path) -> None:
         hint = f"faascope report {path} --out reports/{path.stem}"
     else:
         hint = (f"faascope analyze {path} --response latency_seconds --factors memory_mb "
-                "--filter start=warm --filter ok=1")
+                f"--filter start=warm --filter ok=1 (or faascope report {path} --out "
+                f"reports/{path.stem} with the same options)")
     con.print(f"evidence: every invocation in {path}; e.g. {hint}", soft_wrap=True)
 
 
