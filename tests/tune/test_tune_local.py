@@ -187,3 +187,43 @@ design: {{replications: 3, seed: 1}}
         warm = sum(1 for mm, cold, _ in rows if mm == m and not cold)
         assert sizes[m]["n_warm"] == warm and sizes[m]["n_cold"] >= 1
     assert (tmp_path / "t.yaml").exists()  # the derived spec, next to its store
+
+
+def test_tune_http_endpoints_one_per_size(tmp_path):
+    """--url MB=URL: a user's own HTTP service deployed at two sizes (here two real HTTP servers
+    on loopback; the "smaller" one does more work per request), priced as Cloud Run."""
+    import threading
+    import time as _time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    def server(delay_s):
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                _time.sleep(delay_s)
+                body = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+        s = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+        return s
+
+    slow, fast = server(0.06), server(0.005)
+    try:
+        csv = tmp_path / "http.csv"
+        out = tune(["--url", f"512=http://127.0.0.1:{slow.server_port}/",
+                    "--url", f"2048=http://127.0.0.1:{fast.server_port}/",
+                    "--platform", "cloudrun", "--warm", "4", "--max-rounds", "2",
+                    "--target-ci", "50%", "--results", str(csv)])
+    finally:
+        slow.shutdown()
+        fast.shutdown()
+    df = pd.read_csv(csv)
+    assert set(df["start"]) == {"warm"}                 # no cold start is forced over HTTP
+    assert out["choices"]["fastest"]["memory_mb"] == 2048
+    assert df["ok"].all() and len(df) == out["invocations"]
