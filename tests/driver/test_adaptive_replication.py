@@ -227,3 +227,17 @@ def test_plan_pilot_says_how_many_replications_each_cell_needs_with_in_process_f
     r = CliRunner().invoke(cli, ["plan", "--pilot", str(db), "--target-ci", "10%"],
                            terminal_width=100)
     assert r.exit_code == 0 and "--target-ci 10%" in r.output
+
+
+def test_a_dollar_budget_stops_the_rounds_near_the_budget_with_in_process_fake_provider(tmp_path):
+    from faascope.cost.report import invocation_costs
+    from faascope.store.reader import read_flat
+
+    spec = write_spec(tmp_path, reps=3, warmup=0)
+    db = tmp_path / "r.db"
+    budget = 2.5e-5                                   # USD: about a hundred 2 ms invocations
+    adaptive = AdaptiveRounds(0.005, budget=Budget(dollars=budget))
+    run_campaign(spec, db, provider_factory=fake, progress=False, adaptive=adaptive)
+    assert adaptive.outcome.stopped_by == "dollars budget spent"
+    spent = float(invocation_costs(read_flat(db))["cost"].sum())
+    assert budget * 0.5 < spent <= budget * 1.1
