@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Optional
 
-from faascope.errors import BadInput, Failure
+from faascope.errors import BadInput
 from faascope.providers.lambda_api import parse_report
 from faascope.providers.local import local_credentials
 from faascope.providers.local_platform import running
@@ -174,15 +174,3 @@ def read_payload(text: Optional[str]) -> bytes:
     except ValueError as exc:
         raise BadInput(f"not JSON: {exc}", field="--payload") from None
     return text.encode()
-
-
-def check_reachable(target) -> None:
-    if isinstance(target, LambdaTarget):
-        return
-    for m, url in target.urls.items():
-        if not url.startswith(("http://", "https://")):
-            raise BadInput(f"{url!r} is not an http(s) URL", field="--url")
-
-
-__all__ = ["Failure", "HTTPTarget", "LambdaTarget", "Sample", "lambda_client", "local_client",
-           "read_payload"]
