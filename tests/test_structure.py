@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"standins", "analysis"},
     {"report", "compare"},
     {"driver"},
-    {"stagger"},
+    {"stagger", "tune"},
     {"cli"},
     {"__main__"},
 ]

@@ -12,7 +12,7 @@ from faascope import __version__
 COMMANDS = {
     "platform": "faascope.standins.platform_commands:platform_group",
     "package": "faascope.providers.packaging:package_command",
-    "plan": "faascope.designs.commands:plan_command",
+    "plan": "faascope.driver.plan_commands:plan_command",
     "run": "faascope.driver.commands:run_command",
     "status": "faascope.driver.commands:status_command",
     "stop": "faascope.driver.commands:stop_command",
@@ -24,6 +24,7 @@ COMMANDS = {
     "stagger": "faascope.stagger.commands:stagger_group",
     "cleanup": "faascope.providers.cleanup:cleanup_command",
     "standins": "faascope.standins.commands:standins_group",
+    "tune": "faascope.tune.commands:tune_command",
 }
 
 

@@ -6,6 +6,7 @@ use it say so in their names (``..._with_in_process_fake_provider``).
 
 Run as a script it runs a campaign with this fake provider, so a test can SIGKILL it:
     python driver_fakes.py SPEC RESULTS [--resume] [--delay-ms N] [--sigterm-in-teardown]
+        [--add-replications N]
 (--sigterm-in-teardown: the provider sends SIGTERM to its own process while tearing down.)
 """
 from __future__ import annotations
@@ -95,7 +96,8 @@ def main(argv: list[str]) -> None:
     if "--delay-ms" in argv:
         delay_ms = float(argv[argv.index("--delay-ms") + 1])
     term = "--sigterm-in-teardown" in argv
-    s = run_campaign(spec, results, resume=resume, progress=False,
+    add = int(argv[argv.index("--add-replications") + 1]) if "--add-replications" in argv else 0
+    s = run_campaign(spec, results, resume=resume, progress=False, add_replications=add,
                      provider_factory=lambda loaded: InProcessFakeProvider(delay_s=delay_ms / 1000,
                                                                            sigterm_in_teardown=term))
     print(json.dumps({"recorded": s.recorded, "planned": s.planned, "ran_now": s.ran_now}))

@@ -36,7 +36,7 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
               help="full: all interactions; additive: main effects only.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level; CIs are at 1-alpha.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+@click.option("--format", "fmt", type=click.Choice(["table", "wide", "json", "markdown"]), default="table",
               show_default=True)
 @click.option("--filter", "filters", multiple=True, metavar="COL=VALUE",
               help="Keep matching rows (repeatable; also COL!=V, COL<V, COL<=V, COL>V, COL>=V; "
@@ -101,7 +101,12 @@ def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, 
     df, calendar = with_calendar(df, tz, time_column, factor_list + scenario_cols, filters)
     if calendar is not None:
         notes.append(calendar_note(calendar))
-    df = apply_filters(df, filters, notes)
+    # failed invocations explain empty cells for one results store (several: the selection says)
+    single = input_paths[0] if len(input_paths) == 1 else None
+    try:
+        df = apply_filters(df, filters, notes)
+    except BadInput as exc:
+        raise _why_empty(single, filters, [], exc) from None
     if any(is_results_path(p) for p in input_paths):
         df, without = with_measure(df, response)
         if without:
@@ -120,10 +125,17 @@ def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, 
                   tukey_ordered=tukey_ordered, robust=robust, compare=compare, cv_threshold_pp=cv_threshold,
                   cv_criterion=cv_criterion, cv_ratio=cv_ratio,
                   target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
-    if scenario_cols:
-        res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
-    else:
-        res = analyze(df, response, factor_list, **kwargs)
+    if single is not None and is_results_path(single):
+        from faascope.analysis.io import failed_cells
+        notes += [f"{line}: left out" for line in
+                  failed_cells(single, filters, scenario_cols + factor_list)]
+    try:
+        if scenario_cols:
+            res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
+        else:
+            res = analyze(df, response, factor_list, **kwargs)
+    except BadInput as exc:
+        raise _why_empty(single, filters, scenario_cols + factor_list, exc) from None
     res["selection"] = {"input": str(input_paths[0]) if len(input_paths) == 1
                         else [str(p) for p in input_paths], "filters": list(filters), "latest": latest,
                         "order_by": order_by, "notes": notes}
@@ -135,5 +147,20 @@ def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, 
     elif fmt == "markdown":
         sys.stdout.write(to_markdown(res))
     else:
-        print_tables(res)
+        print_tables(res, wide=fmt == "wide")
 
+
+def _why_empty(input_path, filters, columns: list[str], exc: BadInput) -> BadInput:
+    """A refusal of a results store's data, explained by the invocations that failed when that
+    is why rows are missing ("0 of 6 invocations succeeded (NoSpace)"); else ``exc``."""
+    from faascope.analysis.io import failed_cells
+    from faascope.store.reader import is_results_path
+
+    if input_path is None or not is_results_path(input_path):
+        return exc
+    failed = failed_cells(input_path, filters, columns)
+    if not failed:
+        return exc
+    if failed[0].startswith("0 of"):  # nothing selected succeeded: that is the whole story
+        return BadInput(failed[0], field="INPUT")
+    return BadInput("\n".join(failed) + f"\n{exc.message}", field=exc.field)

@@ -153,6 +153,43 @@ def _load_store(p: Path) -> pd.DataFrame:
     return df
 
 
+def failed_cells(path: str | Path, filters, columns: list[str]) -> list[str]:
+    """Why cells of a results store have no measurement: one line per group of ``columns``
+    (after ``filters``) none of whose measured invocations succeeded, e.g. ``op=write,
+    file_size=200MB: 0 of 6 invocations succeeded (NoSpace)``; the whole selection's line when
+    no invocation at all succeeded. [] when every group has a success."""
+    with ResultsFile(Path(path), field="INPUT") as rf:
+        df = rf.flat()
+    if "warmup" in df.columns:
+        df = df[pd.to_numeric(df["warmup"], errors="coerce").fillna(0) == 0]
+    try:
+        df = apply_filters(df, list(filters), [])
+    except BadInput:
+        return []
+    if not len(df) or "ok" not in df.columns:
+        return []
+    ok = pd.to_numeric(df["ok"], errors="coerce").fillna(0).astype(bool)
+    status = df["status"] if "status" in df.columns else pd.Series("failed", index=df.index)
+    why = (df["error_type"] if "error_type" in df.columns else status).fillna(status)
+
+    def line(label: str, rows: pd.Index) -> str:
+        kinds = why.loc[rows].astype(str).value_counts()
+        text = ", ".join(k if len(kinds) == 1 else f"{k}: {n}" for k, n in kinds.items())
+        return f"{label}{': ' if label else ''}0 of {len(rows)} invocations succeeded ({text})"
+
+    if not ok.any():
+        return [line("", df.index)]
+    cols = [c for c in columns if c in df.columns]
+    if not cols:
+        return []
+    out = []
+    for key, g in df.groupby(cols, sort=True, dropna=False):
+        if not ok.loc[g.index].any():
+            key = key if isinstance(key, tuple) else (key,)
+            out.append(line(_cell_label(cols, key), g.index))
+    return out
+
+
 # ------------------------------------------------------------------------------ string handling
 def level_codes(s: pd.Series) -> tuple[np.ndarray, list[str]]:
     """(codes, labels): each value's index into `labels`, the distinct values as strings the way

@@ -32,6 +32,31 @@ def g4(v) -> str:
     return f"{v:.4g}"
 
 
+#: time units from large to small: a value is shown in the largest unit it reaches
+TIME_UNITS = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+
+
+def seconds_unit(v: float) -> tuple[float, str]:
+    """(scale, unit) of the largest time unit ``v`` seconds reaches (ns below that)."""
+    a = abs(v) if v is not None and math.isfinite(v) else 0.0
+    for scale, unit in TIME_UNITS:
+        if a >= scale:
+            return scale, unit
+    return TIME_UNITS[-1]
+
+
+def fmt_seconds(v, half=None) -> str:
+    """Seconds auto-scaled to s/ms/µs/ns with 3 significant digits, with ``± half`` in the
+    same unit when given: ``36.4 µs ± 2.1``."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    scale, unit = seconds_unit(v)
+    text = f"{v / scale:.3g} {unit}"
+    if half is not None and isinstance(half, (int, float)) and math.isfinite(half):
+        text += f" ± {half / scale:.2g}"
+    return text
+
+
 def fmt_p(p) -> str:
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "–"
@@ -58,7 +83,41 @@ def _conf(res) -> str:
     return f"{100 * (1 - res['alpha']):g}%"
 
 
-def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
+#: the terminal width the default table output fits (--format wide: as wide as the terminal)
+NARROW_COLUMNS = 100
+
+
+def is_seconds(response: str) -> bool:
+    """Whether a response column holds seconds (latency_seconds, read_s, request_p99_s …)."""
+    return response.endswith("seconds") or response.endswith("_s")
+
+
+def compact_cells(res: dict) -> Section:
+    """The per-cell table that fits 100 columns: levels, n, median, mean ± CI half-width in
+    auto-scaled units, CV, relative half-width and the n a target needs."""
+    f = res["factors"]
+    conf = _conf(res)
+    secs = is_seconds(res["response"])
+    rows = []
+    for c in res["cells"]:
+        lo, hi = (c.get("mean_ci") or [None, None])
+        half = (hi - lo) / 2 if lo is not None and hi is not None and math.isfinite(hi - lo) else None
+        if secs:
+            mean = fmt_seconds(c["mean"], half)
+            median = fmt_seconds(c["median"])
+        else:
+            mean = g4(c["mean"]) + (f" ± {g4(half)}" if half is not None else "")
+            median = g4(c["median"])
+        rows.append([c["levels"][x] for x in f] + [
+            str(c["n"]), median, mean, pct(c["cv"]),
+            "–" if c.get("ci_halfwidth_rel") is None else f"±{100 * c['ci_halfwidth_rel']:.2g}%",
+            "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
+    return Section("Per-cell statistics", f + [
+        "n", "median", f"mean ± {conf} CI", "CV %", "± rel",
+        f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"], rows, level=2)
+
+
+def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) -> list[Section]:
     f = res["factors"]
     conf = _conf(res)
     sub = 3 if heading else 2
@@ -83,6 +142,10 @@ def analysis_sections(res: dict, heading: str | None = None) -> list[Section]:
         "n", "mean", "median", "std", "CV (%)", f"CV {conf} CI (%)", "min", "max", "p90", "p95", "p99",
         f"{conf} CI mean", f"{conf} CI median", "CI half-width", f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"],
         rows, [meta], level=sub))
+    if not wide:
+        short = compact_cells(res)
+        short.notes, short.level = [meta + " The full table: --format wide."], sub
+        out[-1] = short
 
     statement = res.get("anova_statement")
     rows = []
@@ -248,16 +311,22 @@ def calendar_sections(res: dict) -> list[Section]:
     return [Section("Calendar factors", [], [], [calendar_note(res["calendar"])])]
 
 
-def sections(res: dict) -> list[Section]:
+def selection_notes(res: dict) -> list[Section]:
+    """What the selection left out (failed cells, warm-ups, rows without the measure)."""
+    notes = (res.get("selection") or {}).get("notes") or []
+    return [Section("Selection", [], [], list(notes), level=2)] if notes else []
+
+
+def sections(res: dict, wide: bool = True) -> list[Section]:
     if "scenarios" not in res:
-        return ([Section(f"Analysis of {res['response']}", [], [], level=1)]
-                + calendar_sections(res) + analysis_sections(res))
+        return ([Section(f"Analysis of {res['response']}", [], [], level=1)] + selection_notes(res)
+                + calendar_sections(res) + analysis_sections(res, wide=wide))
     out = [Section(f"Analysis of {res['response']} per {' × '.join(res['scenario_columns'])}", [], [], level=1),
-           *calendar_sections(res),
+           *selection_notes(res), *calendar_sections(res),
            decision_section(res["decisions"], res["scenario_columns"], res.get("compare"))]
     for s in res["scenarios"]:
         head = ", ".join(f"{k} = {v}" for k, v in s["scenario"].items())
-        out += analysis_sections(s, heading=head)
+        out += analysis_sections(s, heading=head, wide=wide)
     return out
 
 
@@ -287,12 +356,17 @@ def to_markdown(res: dict) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def print_tables(res: dict, console=None) -> None:
+def print_tables(res: dict, console=None, wide: bool = False) -> None:
+    """The analysis as rich tables: by default narrow (at most NARROW_COLUMNS wide, the compact
+    per-cell table); ``wide``: every column, as wide as the terminal."""
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
-    for sec in sections(res):
+    if console is None:
+        console = Console()
+        if not wide:
+            console = Console(width=min(console.width, NARROW_COLUMNS))
+    for sec in sections(res, wide=wide):
         if not sec.rows:
             style = "bold underline" if sec.level <= 2 else "bold"
             console.print(sec.title, style=style)

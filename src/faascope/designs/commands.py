@@ -51,7 +51,7 @@ def level_formatter(factor, kinds: list[str]) -> Callable[[Any], str]:
 
 
 @click.command("plan")
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=click.Path(dir_okay=False), required=False)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")
 @click.option("--replications", type=click.IntRange(min=1), default=None,
@@ -66,8 +66,11 @@ def plan_command(spec, fmt, replications, seed):
     """
     from faascope.designs.estimate import estimate, human_duration
     from faascope.designs.plan import build_plan
+    from faascope.errors import BadInput
     from faascope.specs.loader import load_spec
 
+    if spec is None:  # optional for `plan --pilot RESULTS` (faascope.driver.plan_commands)
+        raise BadInput("give a SPEC (or --pilot RESULTS)", field="SPEC")
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)
     est = estimate(plan)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Optional, Protocol
 from faascope import __version__
 from faascope.designs.cost import deployment_rows
 from faascope.designs.estimate import estimate
+from faascope.driver.adaptive import add_round
 from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.designs.slots import recorded_anchor
 from faascope.driver.provenance import provenance
@@ -80,6 +81,8 @@ class RunSummary:
     factors: list[str] = field(default_factory=list)
     #: planned invocations of a periodic campaign's missed slots (never run, so not pending)
     missed: int = 0
+    #: planned runs appended to an existing campaign by this command (top-up rounds)
+    added: int = 0
 
 
 class Interrupted(Exception):
@@ -173,7 +176,7 @@ class Campaign:
     @classmethod
     def open(cls, loaded: LoadedSpec, spec_path: Path, results: Optional[Path], *,
              run_rows: RunRows, resume: bool = False, replications: Optional[int] = None,
-             seed: Optional[int] = None, force: bool = False,
+             seed: Optional[int] = None, force: bool = False, add_replications: int = 0,
              provider_factory: Optional[ProviderFactory] = None, progress: bool = True,
              console: Any = None) -> "Campaign":
         """A new campaign in ``results``, or (``resume``) the one it holds, checked against the
@@ -197,10 +200,10 @@ class Campaign:
         if existing is None:
             plan = build_plan(loaded, replications=replications, seed=seed)
             return cls.create(loaded, plan, results, spec_path, run_rows, **kw)
-        if replications is not None and replications != existing["replications"]:
-            raise BadInput(f"the campaign in {results} was planned with "
-                           f"{existing['replications']} replication(s); a resumed campaign keeps "
-                           f"its plan (start a new --results file for {replications})",
+        if replications is not None and replications < existing["replications"]:
+            raise BadInput(f"the campaign in {results} already has {existing['replications']} "
+                           f"replication(s); records are never dropped, so a continued campaign "
+                           f"cannot have fewer (start a new --results file for {replications})",
                            field="--replications")
         if seed is not None and seed != existing["seed"]:
             raise BadInput(f"the campaign in {results} was planned with seed {existing['seed']}; "
@@ -225,7 +228,31 @@ class Campaign:
         cut = campaign.store.close_running_bursts(campaign.id)
         campaign.event("resumed", {"pending": len(campaign.pending()),
                                    **({"bursts_interrupted": cut} if cut else {})})
+        campaign.top_up(replications, add_replications)
         return campaign
+
+    def top_up(self, replications: Optional[int], add: int) -> None:
+        """Append a round that brings every cell to ``replications`` measured replications, or
+        adds ``add`` to each (``run --replications N`` above the recorded count,
+        ``--add-replications N``); every earlier record stays."""
+        if not add and (replications is None or replications <= self.row["replications"]):
+            return
+        if any(c.load is not None for c in self.plan.cells):
+            raise BadInput("a burst campaign cannot be topped up yet; start a new --results "
+                           "file with more replications", field="--add-replications")
+        have: dict[str, int] = {}
+        for r in self.planned():
+            if r["kind"] == "measure":
+                have[r["cell_key"]] = have.get(r["cell_key"], 0) + 1
+        if add:
+            wanted = {k: add for k in self.plan.cells_by_key}
+            reason = f"--add-replications {add}"
+        else:
+            wanted = {k: replications - have.get(k, 0) for k in self.plan.cells_by_key}
+            reason = f"--replications {replications}"
+        self.summary.added = add_round(self, wanted, reason)
+        self.row = self.store.campaign()
+        self.say(f"added {self.summary.added} planned run(s) ({reason}); earlier records kept")
 
     @classmethod
     def create(cls, loaded: LoadedSpec, plan: Plan, results: Path, spec_path: Path,
@@ -334,6 +361,7 @@ class Campaign:
                 for key, cell in self.plan.cells_by_key.items():
                     self.provider.assign(names[key], cell.deployment)
             self.provider.bind_campaign(self.uid, self.loaded.spec.name)
+            self.say(f"endpoint: {endpoint_of(self.provider.describe())}")
         return self.provider
 
     def _deployment_providers(self) -> DeploymentProviders:
@@ -464,11 +492,15 @@ class Campaign:
         self.summary.ran_now += 1
 
     # ------------------------------------------------------------------ running
-    def execute(self, executor: Executor) -> RunSummary:
+    def execute(self, executor: Executor,
+                rounds: Optional[Callable[["Campaign"], bool]] = None) -> RunSummary:
         """Run the pending invocations with ``executor``, then settle and conclude: the summary
-        of a finished run, or a Failure saying what is recorded and how to resume."""
+        of a finished run, or a Failure saying what is recorded and how to resume.
+
+        ``rounds`` (adaptive replication, :mod:`faascope.driver.adaptive`): called when nothing
+        is pending; True when it appended a round of runs, which then run too."""
         self.summary.planned = len(self.planned())
-        if not self.pending():
+        if not self.pending() and not (rounds is not None and rounds(self)):
             return self._already_complete()
         failure: Optional[BaseException] = None
         interrupted = False
@@ -480,6 +512,8 @@ class Campaign:
                 self.open_provider()
                 self.record_provenance("start")
                 executor.run(self)
+                while rounds is not None and not self.stop.stop and rounds(self):
+                    executor.run(self)
                 interrupted = self.stop.stop
             except (KeyboardInterrupt, Interrupted):
                 interrupted = True
@@ -563,6 +597,18 @@ class Campaign:
             raise Failure(f"interrupted: {s.recorded} of {s.planned} invocations are recorded in "
                           f"{self.results}; continue with: {self.resume_hint}")
         return s
+
+
+def endpoint_of(described: dict) -> str:
+    """Where a provider sends its requests, from its ``describe()``: the Lambda API's endpoint
+    URL (or the provider's region for AWS's own), or the HTTP endpoints' redacted URLs."""
+    if described.get("endpoint_url"):
+        return str(described["endpoint_url"])
+    urls = [e.get("url") for e in described.get("endpoints") or [] if e.get("url")]
+    if urls:
+        return ", ".join(urls[:3]) + (f" (+{len(urls) - 3} more)" if len(urls) > 3 else "")
+    where = [f"{k} {described[k]}" for k in ("region", "project", "service") if described.get(k)]
+    return f"{described.get('kind', 'provider')} ({', '.join(where) or 'default endpoint'})"
 
 
 def _existing_campaign(results: Path) -> Optional[dict]:

@@ -32,8 +32,26 @@ from faascope.store.reader import is_burst_results
               help="Run in the background (its own session), logging to RESULTS.log; see "
                    "`faascope status RESULTS` and `faascope stop RESULTS`.")
 @click.option("--runner-state", is_flag=True, default=False, hidden=True)
+@click.option("--add-replications", type=click.IntRange(min=1), default=None,
+              help="Top up the campaign in the results file: N more replications per cell, "
+                   "randomised among themselves; earlier records are kept.")
+@click.option("--target-ci", default=None, metavar="R",
+              help="Adaptive replication: run rounds until every cell's 95%% CI half-width is "
+                   "at most R of its estimate (e.g. 5%%) or a budget is spent (docs/specs.md).")
+@click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
+              default="auto", show_default=True,
+              help="With --target-ci: the statistic (auto: the mean, the median when CV > 0.5).")
+@click.option("--target-response", default="latency_seconds", show_default=True,
+              help="With --target-ci: the measure whose CI is checked.")
+@click.option("--budget-time", default=None, metavar="DURATION",
+              help="With --target-ci: stop starting rounds after this long (e.g. 90s, 20m, 2h).")
+@click.option("--budget-invocations", type=click.IntRange(min=1), default=None,
+              help="With --target-ci: at most this many invocations in this run.")
+@click.option("--budget-dollars", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="With --target-ci: at most this many USD (faascope's cost model) in this run.")
 def run_command(spec, results, resume, replications, seed, force, no_progress, detach,
-                runner_state):
+                runner_state, add_replications, target_ci, target_stat, target_response, budget_time,
+                budget_invocations, budget_dollars):
     """Run the campaign SPEC describes, recording every invocation in a results file.
 
     Ctrl-C stops after the invocation in flight (twice: abandons it); --resume continues.
@@ -43,13 +61,37 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
     from faascope.driver import detach as detached
     from faascope.driver.runner import run_campaign
 
+    from faascope.driver.adaptive import AdaptiveRounds, Budget
+    from faascope.driver.report_lines import adaptive_table, failed_cells_message, parse_duration
+
     out = Console()
+    adaptive = None
+    budgets = (budget_time, budget_invocations, budget_dollars)
+    if target_ci is None and any(b is not None for b in budgets):
+        raise BadInput("budgets bound adaptive replication; give --target-ci too",
+                       field="--target-ci")
+    if target_ci is not None:
+        from faascope.analysis.precision import parse_target
+        adaptive = AdaptiveRounds(parse_target(target_ci), stat=target_stat,
+                                  response=target_response,
+                                  budget=Budget(seconds=parse_duration(budget_time)
+                                                if budget_time else None,
+                                                invocations=budget_invocations,
+                                                dollars=budget_dollars))
     if detach or runner_state:
         results = _results_path(spec, results, resume)
     if detach:
+        # the detached runner is this command again: every option that shapes the run goes along
         extra = (["--resume"] if resume else []) + (["--force"] if force else []) \
             + (["--replications", str(replications)] if replications is not None else []) \
-            + (["--seed", str(seed)] if seed is not None else [])
+            + (["--seed", str(seed)] if seed is not None else []) \
+            + (["--add-replications", str(add_replications)] if add_replications else [])
+        if target_ci is not None:
+            extra += ["--target-ci", target_ci, "--target-stat", target_stat,
+                      "--target-response", target_response]
+            extra += (["--budget-time", budget_time] if budget_time else []) \
+                + (["--budget-invocations", str(budget_invocations)] if budget_invocations else []) \
+                + (["--budget-dollars", str(budget_dollars)] if budget_dollars else [])
         st = detached.start_detached(Path(spec), Path(results), extra)
         if st.get("finished"):
             out.print(f"the run finished at once ({st.get('outcome', 'complete')}); log: "
@@ -64,7 +106,8 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
         detached.refuse_if_running(Path(results))
     try:
         s = run_campaign(spec, results, resume=resume, replications=replications, seed=seed,
-                         force=force, progress=not no_progress)
+                         force=force, progress=not no_progress,
+                         add_replications=add_replications or 0, adaptive=adaptive)
     except BadInput as exc:
         detached.end_state(f"bad input: {exc.message}", 2)
         raise
@@ -80,6 +123,12 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
               if s.missed else "")
     out.print(f"campaign complete: {s.recorded} of {s.planned} invocations recorded in "
               f"{s.results} ({statuses}; {s.ran_now} run now; seed {s.seed}{missed})")
+    if adaptive is not None:
+        out.print(adaptive_table(adaptive))
+    failed = failed_cells_message(s.results)
+    if failed:
+        out.print(failed, soft_wrap=True)
+        raise SystemExit(1)
     if is_burst_results(s.results):
         out.print(f"next: faascope report {s.results} --out reports/{Path(s.results).stem} "
                   "(bursts, co-residency and staggering; docs/concurrency.md)", soft_wrap=True)

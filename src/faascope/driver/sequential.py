@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+                           TimeElapsedColumn)
 from rich.text import Text
 
 from faascope.driver.campaign import Campaign, Interrupted
+from faascope.driver.progress import ETAColumn, WeightedETA, short_cell
 from faascope.providers.base import FunctionConfig
 
 
@@ -44,12 +45,13 @@ class SequentialExecutor:
         errors = sum(v for k, v in store.status_counts(cid).items() if k != "ok")
         cols = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                 _RateColumn(), TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(),
-                TextColumn("ETA"), TimeRemainingColumn()]
+                ETAColumn()]
+        eta = WeightedETA(campaign.plan, pending)
         interval = campaign.plan.block_interval_s or 0.0
         with Progress(*cols, console=campaign.console, disable=not campaign.progress,
                       transient=False) as bar:
             task = bar.add_task(campaign.name, total=total, completed=total - len(pending),
-                                errors=errors)
+                                errors=errors, eta=eta)
             for run in pending:
                 if campaign.stop.stop:
                     return
@@ -62,8 +64,8 @@ class SequentialExecutor:
                         bar.update(task, description=f"{campaign.name} (waiting for block "
                                                       f"{run['block']})")
                         time.sleep(min(1.0, max(0.0, start_at - time.time())))
-                    bar.update(task, description=campaign.name)
                 cell = cells[run["cell_key"]]
+                bar.update(task, description=f"{campaign.name} · {short_cell(run['cell_key'])}")
                 name = names[run["cell_key"]]
                 cfg = FunctionConfig.from_dict(cell.config)
                 campaign.configure(name, cfg)
@@ -74,4 +76,5 @@ class SequentialExecutor:
                 campaign.record(run, cell, name, cfg, result, before_ns)
                 if result.status != "ok":
                     errors += 1
+                eta.advance(run)
                 bar.update(task, advance=1, errors=errors)

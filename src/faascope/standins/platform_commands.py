@@ -18,6 +18,26 @@ from faascope.providers.local_platform import (DEFAULT_PORT, PROFILES, default_d
                                                platform_command, running, start, stop)
 
 
+def port_is_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:port (a bind test, as the platform will bind)."""
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def saved_s3(data_dir: Path) -> dict | None:
     """The S3 stand-in `faascope standins start` left running for data_dir, as s3_source takes it."""
     saved = standins.load(data_dir)
@@ -75,8 +95,18 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
     else:
         s3 = {"endpoint": s3_endpoint, "access_key": os.environ.get("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"),
               "secret_key": os.environ.get("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")}
+    chosen = port
+    if port is None and not port_is_free(DEFAULT_PORT):
+        chosen = 0 if detach else free_port()
+        click.secho(f"WARNING: port {DEFAULT_PORT} is taken on 127.0.0.1; the platform listens on "
+                    f"{'another free port (below)' if detach else chosen} instead. Point clients "
+                    f"at that endpoint (faascope itself finds it through --data-dir).",
+                    fg="yellow", bold=True, err=True)
+    elif port and not port_is_free(port):
+        raise BadInput(f"port {port} is taken on 127.0.0.1; choose another, or --port 0 for any "
+                       "free port", field="--port")
     if detach:
-        state = start(profile, data_dir, port, keep_alive, concurrency, isolation, expose=expose,
+        state = start(profile, data_dir, chosen, keep_alive, concurrency, isolation, expose=expose,
                       net_shape=net_shape, shared_dir=shared_dir, network=network, s3=s3,
                       calibration=list(calibration))
         click.echo(f"local platform running at {state['endpoint']} (pid {state['pid']}, "
@@ -85,7 +115,7 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
         return
     # Foreground: become the platform, so Ctrl-C and service managers reach it directly.
     data_dir.mkdir(parents=True, exist_ok=True)
-    cmd, env = platform_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if port is None else port}", profile,
+    cmd, env = platform_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if chosen is None else chosen}", profile,
                                 keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3,
                                 list(calibration))
     sys.stdout.flush()

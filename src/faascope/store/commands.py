@@ -1,4 +1,4 @@
-"""`faascope export RESULTS --format csv|parquet --out FILE`: the flat view, one row per
+"""`faascope export RESULTS --format csv|parquet --out FILE|-`: the flat view, one row per
 invocation (warm-ups included and flagged in the ``warmup`` column)."""
 from __future__ import annotations
 
@@ -14,13 +14,26 @@ from faascope.store.reader import read_flat
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), required=True,
               help="Output format.")
-@click.option("--out", "out", type=click.Path(dir_okay=False, writable=True), required=True,
-              help="File to write.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+              required=True, help="File to write; - writes to standard output.")
 @click.option("--no-warmups", is_flag=True, default=False,
               help="Leave out the warm-up invocations (kept by default, flagged warmup=1).")
 def export_command(results, fmt, out, no_warmups):
     """Export a results file's invocations, one flat row each, to CSV or Parquet."""
     df = read_flat(results, include_warmups=not no_warmups)
+    if out == "-":
+        stream = click.get_binary_stream("stdout")
+        try:
+            if fmt == "csv":
+                stream.write(df.to_csv(index=False).encode())
+            else:
+                df.to_parquet(stream, index=False, engine="pyarrow")
+            stream.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted
+            return
+        click.echo(f"wrote {len(df)} rows x {len(df.columns)} columns to standard output",
+                   err=True)
+        return
     out_path = Path(out)
     try:
         out_path.parent.mkdir(parents=True, exist_ok=True)

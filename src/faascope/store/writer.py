@@ -299,7 +299,7 @@ class ResultsStore:
 
     def upgrade_schema(self) -> bool:
         """Bring a file an earlier version wrote up to this version's tables before a resumed
-        campaign writes to it (HISTORY in store/schema.py): version 4's deployments table and
+        campaign writes to it (HISTORY in store/schema.py): version 5's deployments table and
         ``invocations.deployment`` column. No row changes; True when something was added."""
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(invocations)")}
         if DEPLOYMENT_COLUMN in cols:
@@ -314,6 +314,20 @@ class ResultsStore:
             self.event(camp["id"], "schema_upgraded", {"added": ["deployments",
                                                                  f"invocations.{DEPLOYMENT_COLUMN}"]})
         return True
+
+    def append_runs(self, campaign_id: int, runs: list[dict], *, replications: int,
+                    event: dict) -> None:
+        """A round of replications (:mod:`faascope.designs.topup`): its planned runs, the
+        campaign's new replication count and a ``round_added`` event in one transaction, so a
+        kill leaves the whole round or none of it."""
+        self._tx([("INSERT INTO planned_runs(campaign_id, order_index, cell_key, replication, "
+                   "kind, block, force_cold) VALUES (?,?,?,?,?,?,?)",
+                   (campaign_id, r["order"], r["cell_key"], r["replication"], r["kind"],
+                    r["block"], int(r["force_cold"]))) for r in runs]
+                 + [("UPDATE campaign SET replications=?, status='running', completed_at=NULL "
+                     "WHERE id=?", (replications, campaign_id)),
+                    ("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
+                     (campaign_id, utc_now(), "round_added", json.dumps(event)))])
 
     def set_status(self, campaign_id: int, status: str) -> None:
         completed = utc_now() if status == "complete" else None

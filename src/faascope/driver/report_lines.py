@@ -1,0 +1,71 @@
+"""What ``faascope run`` says at the end besides the counts: how precise each cell got
+(adaptive replication) and which cells never succeeded."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Optional
+
+from faascope.analysis.render import fmt_seconds
+from faascope.errors import BadInput
+from faascope.units import parse_duration as duration_seconds
+
+
+def parse_duration(text: str, field: str = "--budget-time") -> float:
+    try:
+        return duration_seconds(text)
+    except ValueError as exc:
+        raise BadInput(str(exc), field=field) from None
+
+
+def adaptive_table(adaptive) -> str:
+    """One line per cell: n, statistic, estimate ± half-width (auto-scaled), relative
+    half-width, and whether the target is met; then why the rounds stopped."""
+    out = adaptive.outcome
+    lines = [f"target: 95% CI half-width ≤ {adaptive.target:.1%} of the "
+             f"{'mean (median when CV > 0.5)' if adaptive.stat == 'auto' else adaptive.stat}"
+             f" of {adaptive.response}; {out.rounds} round(s) added"
+             + (f"; stopped: {out.stopped_by}" if out.stopped_by else "")]
+    width = max((len(k) for k in out.precision), default=4)
+    width = min(width, 60)
+    for key, p in out.precision.items():
+        half = (p.ci_high - p.estimate) if p.stat == "mean" and p.ci_high is not None else (
+            max(p.estimate - p.ci_low, p.ci_high - p.estimate) if p.ci_low is not None else None)
+        rel = f"±{p.rel_half_width:.1%}" if p.rel_half_width is not None else "no CI"
+        mark = "met" if p.met else ("FAILED" if key in out.failing else f"needs ≈{p.needed}")
+        lines.append(f"  {key[:60]:<{width}}  n={p.n:<4} {p.stat:<6} "
+                     f"{fmt_seconds(p.estimate, half) if adaptive.response.endswith('seconds') else p.estimate:<18} "
+                     f"{rel:<8} {mark}")
+    return "\n".join(lines)
+
+
+def cells_without_success(results: str | Path) -> list[tuple[str, int, str]]:
+    """(cell, measured invocations, error types) of every cell with records none of which
+    succeeded."""
+    try:
+        conn = sqlite3.connect(f"file:{Path(results)}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT cell_key, count(*), sum(status = 'ok'), "
+            "group_concat(DISTINCT COALESCE(error_type, status)) FROM invocations "
+            "WHERE kind = 'measure' GROUP BY cell_key").fetchall()
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+    return [(k, n, errs or "") for k, n, ok, errs in rows if n and not ok]
+
+
+def failed_cells_message(results: str | Path) -> Optional[str]:
+    bad = cells_without_success(results)
+    if not bad:
+        return None
+    lines = [f"[red]error[/red]: {len(bad)} cell(s) had no successful invocation:"]
+    for key, n, errs in bad[:10]:
+        lines.append(f"  {key}: 0 of {n} invocations succeeded ({errs})")
+    if len(bad) > 10:
+        lines.append(f"  ... and {len(bad) - 10} more")
+    lines.append("their records are kept; see the error messages with faascope export")
+    return "\n".join(lines)
