@@ -67,11 +67,18 @@ def test_html_is_self_contained(store_report):
 
 
 def test_every_axis_has_units(store_report):
+    # a unit in the axis title ("(%)", "(UTC)"), or on the ticks with an SI prefix ("20µs"): a
+    # seconds axis says its unit on every tick, never as a bare 2e-05
     for f in store_report.figures:
         layout = f.plotly.layout
-        titles = [ax.title.text for k in dir(layout) if re.fullmatch(r"[xy]axis\d*", k)
-                  for ax in [getattr(layout, k)] if ax is not None and ax.title and ax.title.text]
-        assert any(("(s)" in t or "(%)" in t or "(UTC)" in t) for t in titles), (f.name, titles)
+        axes = [getattr(layout, k) for k in dir(layout) if re.fullmatch(r"[xy]axis\d*", k)]
+        axes = [ax for ax in axes if ax is not None]
+        titles = [ax.title.text for ax in axes if ax.title and ax.title.text]
+        scaled = [ax for ax in axes if ax.ticksuffix == "s" and ax.exponentformat == "SI"]
+        assert scaled or any(("(s)" in t or "(%)" in t or "(UTC)" in t or "($)" in t) for t in titles), (f.name, titles)
+        for ax in scaled:
+            if ax.ticktext:  # log ticks: every label carries the unit, with a prefix below a second
+                assert all(t.endswith("s") and "e-" not in t for t in ax.ticktext), ax.ticktext
 
 
 def test_cold_and_warm_and_time_sections(store_report):
@@ -108,4 +115,6 @@ def test_pdf_and_svg_figures(store_report, tmp_path):
     pdf = (tmp_path / f"{fig.name}.pdf").read_bytes()
     assert pdf[:5] == b"%PDF-" and b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType, not Type 3
     svg = (tmp_path / f"{fig.name}.svg").read_text()
-    assert svg.lstrip().startswith("<?xml") and "latency_seconds (s)" in svg  # text stays text
+    assert svg.lstrip().startswith("<?xml") and "latency_seconds" in svg  # text stays text
+    # the ticks carry the unit with an SI prefix (EngFormatter): "20 ms", never "0.02" or "2e-05"
+    assert re.search(r">[0-9.]+ [µm]?s<", svg) or re.search(r"[0-9] [µm]?s\b", svg), "no unit on the ticks"

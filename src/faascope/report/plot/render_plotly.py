@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from faascope.report.numbers import prefix_for
 from faascope.report.plot.model import (
     Axis, Bars, Boxes, Heatmap, Labels, Line, Panel, Plot, Points, RefLine, Stairs, axis_values, box_stats,
 )
@@ -184,6 +185,8 @@ def _axis(ax: Axis, values: np.ndarray, show_title: bool) -> dict:
         d["title_text"] = ax.title
     if ax.log or ax.log_switch:
         vals, text = log_ticks(values)
+        if ax.unit:
+            text = [unit_tick(t, ax.unit) for t in vals]
         if vals:  # kept for the log button even when the axis starts linear
             d.update(tickvals=vals, ticktext=text)
         d.update(type="log" if ax.log else "linear", tickmode="array" if ax.log and vals else "auto")
@@ -204,7 +207,15 @@ def _axis(ax: Axis, values: np.ndarray, show_title: bool) -> dict:
         d["autorange"] = "reversed"
     if ax.percent:
         d["tickformat"] = ".0%"
+    if ax.unit:  # linear ticks: 20µs, 1.5ms (SI prefixes), never 2e-05
+        d.update(exponentformat="SI", ticksuffix=ax.unit)
     return d
+
+
+def unit_tick(t: float, unit: str) -> str:
+    """A log tick labelled with an SI prefix: 2e-05 -> "20µs"."""
+    f, p = prefix_for(t)
+    return f"{t / f:g}{p}{unit}"
 
 
 def _panel_axis(panel: Panel, a: str, show_title: bool, small_title: bool) -> dict:
