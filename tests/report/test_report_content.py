@@ -118,3 +118,19 @@ def test_pdf_and_svg_figures(store_report, tmp_path):
     assert svg.lstrip().startswith("<?xml") and "latency_seconds" in svg  # text stays text
     # the ticks carry the unit with an SI prefix (EngFormatter): "20 ms", never "0.02" or "2e-05"
     assert re.search(r">[0-9.]+ [µm]?s<", svg) or re.search(r"[0-9] [µm]?s\b", svg), "no unit on the ticks"
+
+
+def test_unvalidated_plotly_figures_equal_validated_ones(store_report, monkeypatch):
+    # the renderer skips plotly's property validation for speed; the same figures built with it on
+    # must serialise to the same JSON (a wrong property name or value would differ or raise)
+    import json
+
+    import plotly.io as pio
+
+    from faascope.report.plot import render_plotly
+
+    monkeypatch.setattr(render_plotly, "VALIDATE", True)
+    for f in store_report.figures:
+        checked = render_plotly.to_plotly(f.plot, f.height)
+        assert checked._validate is True
+        assert json.loads(pio.to_json(f.plotly, validate=False)) == json.loads(pio.to_json(checked, validate=False)), f.name
