@@ -42,7 +42,8 @@ class Fig:
     title: one line above the figure; plot: what it shows (both renderings are drawn from it);
     caption: how to read it; note: what was summarised or sampled to keep it readable (shown
     next to the figure, in amber); size: the publication figure in inches; height: the
-    interactive figure in pixels.
+    interactive figure in pixels; key: one of the few figures summary.md shows as images by
+    default (the others are drawn only when publication figures are asked for).
     """
     name: str
     title: str
@@ -51,6 +52,7 @@ class Fig:
     note: str | None = None
     size: tuple[float, float] = (6.4, 4.0)
     height: int = 420
+    key: bool = False               # drawn for summary.md even when the publication figures are not asked for
     files: list[str] = field(default_factory=list)
     plotly: object = field(init=False, repr=False, compare=False)
 

@@ -34,15 +34,24 @@ def si(value: float | None, unit: str, digits: int = 3, ref: float | None = None
     return f"{x:.{dec}f} {p}{unit}"
 
 
-def si_ci(centre: float | None, ci, unit: str, digits: int = 3) -> str:
-    """"1.23 s [1.20, 1.26]": a centre and its interval, all in the centre's prefix."""
+#: the mark of an interval's lower end clipped at zero (a duration or a price cannot be negative;
+#: a t interval of a few skewed values can reach below it)
+CLIPPED = "0*"
+CLIPPED_NOTE = ("0* = the t interval reaches below zero (few or very skewed values); a duration or a price "
+                "cannot, so it is shown from 0.")
+
+
+def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: bool = True) -> str:
+    """"1.23 s [1.20, 1.26]": a centre and its interval, all in the centre's prefix; a lower end
+    below zero of a quantity that cannot be negative is shown as 0* (:data:`CLIPPED`)."""
     head = si(centre, unit, digits)
     if not ci or centre is None or not math.isfinite(centre):
         return head
     f, p = prefix_for(centre)
     num = head.rsplit(" ", 1)[0]
     dec = len(num.split(".")[1]) if "." in num else 0
-    return f"{head} [{ci[0] / f:.{dec}f}, {ci[1] / f:.{dec}f}]"
+    lo = CLIPPED if nonnegative and ci[0] < 0 else f"{ci[0] / f:.{dec}f}"
+    return f"{head} [{lo}, {ci[1] / f:.{dec}f}]"
 
 
 def money(value: float | None, digits: int = 3) -> str:
@@ -62,7 +71,15 @@ def money_ci(centre: float | None, ci, digits: int = 3) -> str:
         return head
     mag = math.floor(math.log10(abs(centre)))
     dec = max(0, digits - 1 - mag)
-    return f"{head} [{ci[0]:,.{dec}f}, {ci[1]:,.{dec}f}]"
+    lo = CLIPPED if ci[0] < 0 else f"{ci[0]:,.{dec}f}"
+    return f"{head} [{lo}, {ci[1]:,.{dec}f}]"
+
+
+def ratio(v: float | None) -> str:
+    """1.4×, 39×, 4,639×."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    return f"{v:.2g}×" if v < 10 else f"{v:,.0f}×"
 
 
 #: axis titles that end in one of these name the unit the renderers scale with SI prefixes

@@ -10,7 +10,8 @@ from faascope.report.plot.model import (
 #: plotly's dash names and marker symbols (the model's vocabulary) in matplotlib's terms
 DASHES = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-.", "longdash": (0, (8, 3)),
           "longdashdot": (0, (8, 3, 2, 3))}
-MARKERS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "x": "x", "star": "*"}
+MARKERS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "triangle-left": "<", "x": "x",
+           "star": "*"}
 #: the model's sizes are plotly pixels on a screen; a printed figure of a few inches needs them
 #: smaller (line widths and marker diameters in points; error bars keep their width to stay visible)
 LINE_SCALE = 0.7
