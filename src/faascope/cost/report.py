@@ -82,8 +82,8 @@ def _column_or(df, names: Sequence[str], default, n: int):
     col = _col(df, names)
     if col is None:
         return np.full(n, default, dtype=object)
-    v = df[col].to_numpy(dtype=object)
-    return np.where([x is None or x != x for x in v], default, v)
+    s = df[col]
+    return s.astype(object).where(s.notna(), default).to_numpy(dtype=object)
 
 
 def invocation_costs(df, *, platform: Optional[str] = None, memory_mb: Optional[int] = None,
@@ -110,7 +110,9 @@ def invocation_costs(df, *, platform: Optional[str] = None, memory_mb: Optional[
            pd.to_numeric(pd.Series(_column_or(df, MEMORY_COLS, np.nan, n)), errors="coerce").to_numpy(float))
     plat = (np.full(n, platform, dtype=object) if platform is not None
             else _column_or(df, PLATFORM_COLS, "aws_lambda", n))
-    keys = np.array([platform_key(str(p)) for p in plat], dtype=object) if n else np.array([], dtype=object)
+    # one look-up per distinct name, not per row (a million rows name two or three platforms)
+    names = pd.Series(plat, dtype=object).astype(str)
+    keys = names.map({u: platform_key(u) for u in names.unique()}).to_numpy(dtype=object)
     arch_v = _column_or(df, ARCH_COLS, arch, n).astype(str)
     eph = pd.to_numeric(pd.Series(_column_or(df, EPHEMERAL_COLS, ephemeral_mb, n)),
                         errors="coerce").fillna(ephemeral_mb).to_numpy(float)

@@ -63,6 +63,17 @@ def _colors(c) -> str | list[str]:
     return c if isinstance(c, str) else list(c)
 
 
+def _drop_none(d: dict) -> dict:
+    """`d` without the keys whose value is None, nested dicts too (plotly's validators drop them;
+    unvalidated, they would reach plotly.js as nulls)."""
+    return {k: _drop_none(v) if isinstance(v, dict) else v for k, v in d.items() if v is not None}
+
+
+def _go(cls, **kw):
+    """A plotly trace, validated only when VALIDATE is set (see to_plotly)."""
+    return cls(**_drop_none(kw), _validate=VALIDATE)
+
+
 def _opacity(o: float) -> float | None:
     return o if o < 1 else None
 
@@ -87,7 +98,7 @@ def _legend_and_hover(m, show_legend: bool) -> dict:
 def _line(m: Line, show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Scatter(x=m.x, y=m.y, mode="lines+markers" if m.marker else "lines", connectgaps=False,
+    return [_go(go.Scatter, x=m.x, y=m.y, mode="lines+markers" if m.marker else "lines", connectgaps=False,
                        line=dict(color=m.color, dash=m.dash, width=m.width, shape="hv" if m.step else "linear"),
                        marker=dict(symbol=m.marker, size=m.marker_size, color=m.color) if m.marker else None,
                        **_legend_and_hover(m, show_legend))]
@@ -103,7 +114,7 @@ def _points(m: Points, show_legend: bool, _cats: dict) -> list:
         outline = dict(width=1, color=m.edge)
     else:
         outline = None
-    return [go.Scatter(x=m.x, y=m.y, mode="markers",
+    return [_go(go.Scatter, x=m.x, y=m.y, mode="markers",
                        marker=dict(symbol=m.marker + ("-open" if m.open else ""), size=m.size,
                                    color=_colors(m.color), opacity=_opacity(m.opacity), line=outline),
                        error_x=_error_x(m.xerr, m.err_color or (m.color if single else "#333333"), m.err_width),
@@ -113,7 +124,7 @@ def _points(m: Points, show_legend: bool, _cats: dict) -> list:
 def _bars(m: Bars, show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Bar(x=list(m.x), y=list(m.y), orientation="h", width=m.height,
+    return [_go(go.Bar, x=list(m.x), y=list(m.y), orientation="h", width=m.height,
                    base=None if m.base is None else list(m.base),
                    marker=dict(color=_colors(m.color), opacity=_opacity(m.opacity)),
                    error_x=_error_x(m.xerr, m.err_color, 1.5), **_legend_and_hover(m, show_legend))]
@@ -122,7 +133,7 @@ def _bars(m: Bars, show_legend: bool, _cats: dict) -> list:
 def _labels(m: Labels, _show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Scatter(x=list(m.x), y=list(m.y), mode="text", text=list(m.text), textposition="middle right",
+    return [_go(go.Scatter, x=list(m.x), y=list(m.y), mode="text", text=list(m.text), textposition="middle right",
                        textfont=dict(color=m.color), hoverinfo="skip", showlegend=False, cliponaxis=False)]
 
 
@@ -132,7 +143,7 @@ def _stairs(m: Stairs, _show_legend: bool, _cats: dict) -> list:
     e = np.asarray(m.edges, dtype=float)
     h = np.asarray(m.counts)
     # a step line through the bins' left edges, held to the last edge, filled down to zero
-    return [go.Scatter(x=np.append(e[:-1], e[-1]), y=np.append(h, h[-1]), mode="lines", fill="tozeroy",
+    return [_go(go.Scatter, x=np.append(e[:-1], e[-1]), y=np.append(h, h[-1]), mode="lines", fill="tozeroy",
                        line=dict(shape="hv", color=m.color, width=1.2), name=m.name, showlegend=False,
                        customdata=np.column_stack([e[:-1], e[1:], h]).tolist() + [[e[-1], e[-1], 0]],
                        hovertemplate=m.hover)]
@@ -147,11 +158,11 @@ def _boxes(m: Boxes, show_legend: bool, cats: dict) -> list:
     if not pairs:
         return []
     if m.points != "none":  # plotly computes the boxes from the values and can show them
-        return [go.Box(x=np.concatenate([v for _, v in pairs]), y=np.concatenate([[p] * len(v) for p, v in pairs]),
+        return [_go(go.Box, x=np.concatenate([v for _, v in pairs]), y=np.concatenate([[p] * len(v) for p, v in pairs]),
                        boxpoints=m.points, jitter=0.5, pointpos=0, marker=dict(size=5, opacity=0.8), **common)]
     # no points to show: only the box statistics go into the page, which stays small
     st = [box_stats(v) for _, v in pairs]
-    return [go.Box(y=[p for p, _ in pairs], q1=[s["q1"] for s in st], median=[s["median"] for s in st],
+    return [_go(go.Box, y=[p for p, _ in pairs], q1=[s["q1"] for s in st], median=[s["median"] for s in st],
                    q3=[s["q3"] for s in st], lowerfence=[s["lowerfence"] for s in st],
                    upperfence=[s["upperfence"] for s in st], mean=[s["mean"] for s in st], boxpoints=False,
                    **common)]
@@ -160,7 +171,7 @@ def _boxes(m: Boxes, show_legend: bool, cats: dict) -> list:
 def _heatmap(m: Heatmap, _show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Heatmap(z=m.z, x=list(m.x), y=list(m.y), text=m.text, texttemplate="%{text}", colorscale="RdBu",
+    return [_go(go.Heatmap, z=m.z, x=list(m.x), y=list(m.y), text=m.text, texttemplate="%{text}", colorscale="RdBu",
                        zmin=m.zmin, zmax=m.zmax, showscale=bool(m.colorbar),
                        colorbar=dict(title=dict(text=m.colorbar, side="right")), hovertemplate=m.hover)]
 
@@ -260,18 +271,26 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
 
     rows, cols = plot.rows, plot.cols
     multi = len(plot.panels) > 1          # a grid of subplots
+    # what this renderer sets is known to be valid (a test compares with validated figures):
+    # skipping plotly's per-property validation, from the figure's creation on so that its layout
+    # and every child object skip it too, makes building a figure several times faster
     if multi:
         titled = any(p.title for p in plot.panels)
         gap = 42 if plot.share_x else 96   # room for tick labels and, unless shared, an axis title
-        fig = make_subplots(rows=rows, cols=cols, shared_xaxes=plot.share_x,
-                            vertical_spacing=min(0.3, gap / height) if rows > 1 else 0,
-                            horizontal_spacing=0.08 if cols > 1 else 0.02,
-                            subplot_titles=[p.title for p in plot.panels] if titled else None)
+        grid = make_subplots(rows=rows, cols=cols, shared_xaxes=plot.share_x,
+                             vertical_spacing=min(0.3, gap / height) if rows > 1 else 0,
+                             horizontal_spacing=0.08 if cols > 1 else 0.02,
+                             subplot_titles=[p.title for p in plot.panels] if titled else None)
+        if VALIDATE:
+            fig = grid
+        else:  # the grid's layout in an unvalidated figure, with the grid's map of subplots
+            spec = grid.to_dict()
+            if not spec["layout"].get("annotations"):
+                spec["layout"].pop("annotations", None)
+            fig = go.Figure(spec, _validate=False)
+            fig._grid_ref, fig._grid_str = grid._grid_ref, grid._grid_str
     else:
-        fig = go.Figure()
-    # what this renderer sets is known to be valid (tests compare with validated figures):
-    # skipping plotly's per-property validation makes building a figure ~10x faster
-    fig._validate = VALIDATE
+        fig = go.Figure(_validate=VALIDATE)
     show_legend = plot.legend is not None
     switch: list[tuple[str, bool]] = []   # axes with linear/log buttons, and whether they start log
     scale_shown = False                   # heatmaps share one colour scale: show it once
@@ -316,4 +335,8 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
             ann.update(font=dict(size=12), x=xa.domain[0], xanchor="left")
     if standalone and plot.title:
         fig.update_layout(title=dict(text=plot.title, x=0.01, xanchor="left"))
+    if not VALIDATE:  # unvalidated, an untouched subplot grid or add_vline leaves an empty annotations list
+        props = fig.layout._props
+        if props is not None and not props.get("annotations"):
+            props.pop("annotations", None)
     return fig

@@ -115,8 +115,10 @@ def _figure(ctx: Ctx, sc, cost: ScenarioCost) -> Fig | None:
     for key, front, what in (("mean", cost.front, "mean"), ("p99", cost.front_p99, "p99")):
         ys = [c.timed_mean_s if key == "mean" else c.timed_p99_s for c in cells]
         xs = [c.per_million for c in cells]
-        lo = [c.per_million - c.per_million_ci[0] if c.per_million_ci else 0.0 for c in cells]
+        # a price cannot be negative: an interval reaching below 0 ends there, with a mark
+        lo = [c.per_million - max(0.0, c.per_million_ci[0]) if c.per_million_ci else 0.0 for c in cells]
         hi = [c.per_million_ci[1] - c.per_million if c.per_million_ci else 0.0 for c in cells]
+        clipped = [i for i, c in enumerate(cells) if c.per_million_ci and c.per_million_ci[0] < 0]
         marks = [Points(xs, ys, f"cell ($ per million with its {ctx.conf} CI)", [c.color for c in cells], "circle",
                         size=11, edge="#222222", xerr=(lo, hi), err_color="#555555", legend=key == "mean",
                         hover=("%{customdata[0]}<br>$%{x:.4g} per million<br>" + what +
@@ -131,7 +133,11 @@ def _figure(ctx: Ctx, sc, cost: ScenarioCost) -> Fig | None:
             marks.append(Points(fx, fy, "on the front", FRONT_COLOR, "circle", size=20, open=True, legend=False,
                                 hover="on the Pareto front: %{customdata}<extra></extra>",
                                 hover_data=[cells[i].label for i in front]))
-        marks.append(Labels(xs, ys, ["  " + c.label for c in cells]))
+        if clipped:
+            marks.append(Points([0.0] * len(clipped), [ys[i] for i in clipped], "CI reaches below $0 (clipped)",
+                                "#B00020", "triangle-left", size=9, legend=key == "mean",
+                                hover="the interval reaches below $0 (clipped)<extra></extra>"))
+        marks.append(Labels(xs, ys, ["     " + c.label for c in cells]))
         panels.append(Panel(marks, Axis("$ per million invocations"),
                             Axis(f"{what} {timed_name(ctx)} (s)"), title=f"cost vs {what} latency"))
     plot = Plot(panels, title=f"Cost vs latency: {sc.title(ctx.data)}", legend=Legend(where="top"), cols=2)

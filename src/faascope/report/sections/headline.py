@@ -71,6 +71,9 @@ def headline_section(ctx: Ctx) -> Block | None:
                          f"Order: {evidence_order(ctx, cost.res, crow)} ([cost and the Pareto front](#cost)).")
         elif ctx.extra.get("cost_why"):
             lines.append(f"**Cost:** not priced ({ctx.extra['cost_why']}).")
+        if len(top) == len(row["mean"]) and len(top) > 1:
+            lines.append(f"The data do not separate the levels of `{f}` by speed here: more replications would "
+                         f"narrow the intervals ([how many](#{anchor}-centre): the per-cell table's \"n for ±5%\").")
         b.items.append(Text("  \n".join(lines), "answer"))
     return b
 
