@@ -142,3 +142,15 @@ def test_the_answer_is_the_first_section_and_the_cost_section_has_the_front(stor
         front = next(t for t in f.plotly.data if t.name == "Pareto front")
         assert len(front.x) >= 1 and list(front.x) == sorted(front.x)   # cheapest first
         assert list(front.y) == sorted(front.y, reverse=True)            # ... each step faster
+
+
+def test_only_storage_kinds_make_storage_requests():
+    # the report skips the plan's storage model for the other kinds; it must price nothing for them
+    from faascope.designs.cost import storage_usage
+    from faascope.report.costs import STORAGE_KINDS
+
+    for w in ({"kind": "noop"}, {"kind": "spin", "iterations": 10},
+              {"kind": "fileio", "op": "read", "file_size": 10, "io_size": 1, "prepare": True},
+              {"kind": "network", "direction": "in", "bytes": 10, "duration_ms": 1}):
+        assert w["kind"] not in STORAGE_KINDS and storage_usage(w) == {}, w
+    assert storage_usage({"kind": "object", "op": "put", "object_size": 10, "count": 2})["object_puts"] == 2

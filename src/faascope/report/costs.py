@@ -43,6 +43,9 @@ BILLED_RATIO_NOTE = 2.0
 #: the cloud whose storage prices apply to a platform's requests
 PLATFORM_CLOUD = {"aws_lambda": "aws", "gcf": "gcp", "cloudrun": "gcp"}
 COST_COLUMN = "cost_usd"
+#: workload kinds whose invocations make storage requests (faascope.designs.cost.storage_usage
+#: prices nothing for the others; tests/report/test_answer.py checks that it stays so)
+STORAGE_KINDS = frozenset({"object", "kv", "sharedfs", "transfer", "app"})
 DURATION_NAMES = {"billed_duration_ms": "the REPORT line's Billed Duration",
                   "report_duration_ms": "the REPORT line's Duration, rounded up to the billing granularity",
                   "platform_duration_ms": "the platform's duration, rounded up to the billing granularity",
@@ -131,13 +134,15 @@ def _platform_for(data: ReportData) -> tuple[str | None, str | None]:
 def _storage_per_invocation(data: ReportData, rows: pd.DataFrame, platform: str, pricing: Pricing) -> float:
     """The storage requests (and request units, EFS bytes) one invocation of the cell makes, priced:
     from the plan's workload of the cell (faascope.designs.cost.storage_usage)."""
-    from faascope.designs.cost import storage_charges, storage_usage
-
     plan = data.source.plan or {}
     if "cell_key" not in rows.columns or not plan.get("cells"):
         return 0.0
     by_key = {c.get("key"): c for c in plan["cells"]}
     keys = rows["cell_key"].dropna().unique()
+    if not any((by_key.get(k) or {}).get("workload", {}).get("kind") in STORAGE_KINDS for k in keys):
+        return 0.0  # the plan's cost model (and the spec machinery it imports) is not needed
+    from faascope.designs.cost import storage_charges, storage_usage
+
     total = 0.0
     for k in keys:
         cell = by_key.get(k)
