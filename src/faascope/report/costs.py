@@ -70,6 +70,9 @@ class CellCost:
     ephemeral: float
     storage: float
     sources: list[str]
+    tier: str | None = None             # where a read/get cell fetched its data from ("/tmp", "object storage")
+    item_bytes: float | None = None     # bytes one invocation fetched
+    break_even_s: float | None = None   # keep the data in memory if re-read more often than this
 
     @property
     def per_million(self) -> float:
@@ -214,6 +217,8 @@ def price_scenarios(data: ReportData, scenarios: list[Scenario], alpha: float = 
                 request=float(np.nanmean(costs["request"].to_numpy(dtype=float)[pos])),
                 ephemeral=float(np.nanmean(costs["ephemeral"].to_numpy(dtype=float)[pos])),
                 storage=storage, sources=cs))
+        for cell, cc in zip(sc.cells, cells):
+            _break_even(cc, rows.iloc[cell.pos], pricing)
         scost = ScenarioCost(cells)
         scost.front, scost.front_p99 = _fronts(cells)
         if sc.res is not None and np.isfinite(cost).all():
@@ -234,6 +239,38 @@ def price_scenarios(data: ReportData, scenarios: list[Scenario], alpha: float = 
     else:
         as_what = ", ".join(PLATFORM_TITLES.get(p, p) for p in shown)
     return CostBasis(pricing, shown, as_what, sorted(sources), timed, storage_priced), None
+
+
+#: reads whose data could be kept in memory instead: (workload kind, op) -> the tier read from
+READ_TIERS = {("fileio", "read"): "/tmp", ("object", "get"): "object storage (S3)"}
+
+
+def _break_even(cc: CellCost, rows: pd.DataFrame, pricing: Pricing) -> None:
+    """The five-minute rule for a cell that reads its data from /tmp or object storage on AWS
+    Lambda (faascope.cost.breakeven): how often it must be re-read for keeping it in the
+    function's memory to be cheaper."""
+    from faascope.cost.breakeven import ram_break_even_s
+
+    if cc.platform != "aws_lambda" or cc.timed_mean_s is None:
+        return
+    kind = rows["workload_kind"].dropna().unique() if "workload_kind" in rows.columns else []
+    op = rows["workload_op"].dropna().unique() if "workload_op" in rows.columns else []
+    if len(kind) != 1 or len(op) != 1 or (kind[0], op[0]) not in READ_TIERS:
+        return
+    nbytes = pd.to_numeric(rows.get("bytes"), errors="coerce").dropna()
+    mem = pd.to_numeric(rows.get("config_memory_mb"), errors="coerce").dropna()
+    if nbytes.empty or mem.empty or nbytes.mean() <= 0:
+        return
+    lam = pricing["aws_lambda"]
+    arch = str(rows["config_arch"].dropna().iloc[0]) if "config_arch" in rows.columns and rows["config_arch"].notna().any() else "x86_64"
+    fee = 0.0
+    if kind[0] == "object":
+        n_req = pd.to_numeric(rows.get("requests_ok"), errors="coerce").dropna()
+        fee = (float(n_req.mean()) if len(n_req) else 1.0) * pricing["aws_s3"]["get_per_1000"] / 1000
+    cc.tier = READ_TIERS[(kind[0], op[0])]
+    cc.item_bytes = float(nbytes.mean())
+    cc.break_even_s = ram_break_even_s(cc.item_bytes, cc.timed_mean_s, float(mem.iloc[0]),
+                                       lam[f"gb_second_{arch}"], fee, lam["mb_per_gb"])
 
 
 def _fronts(cells: list[CellCost]) -> tuple[list[int], list[int]]:

@@ -43,10 +43,26 @@ def cost_section(ctx: Ctx) -> Block | None:
         fig = _figure(ctx, sc, cost)
         if fig is not None:
             b.items.append(fig)
-    brk = ctx.extra.get("break_even")
-    if brk:
-        b.items += brk
+        brk = _break_even_table(cost, where)
+        if brk is not None:
+            b.items.append(brk)
     return b
+
+
+def _break_even_table(cost: ScenarioCost, where: str | None):
+    """The five-minute rule for the cells that read from /tmp or object storage."""
+    rows = [[c.label, c.tier, si(c.item_bytes, "B"), si(c.timed_mean_s, "s"), si(c.break_even_s, "s")]
+            for c in cost.cells if c.break_even_s is not None]
+    if not rows:
+        return None
+    return table("Break-even: keep the data in memory or read it again" + (f": {where}" if where else ""),
+                 ["cell", "read from", "bytes per read", "timed read", "keep in RAM if re-read within"], rows,
+                 caption=("Gray and Putzolu's five-minute rule (SIGMOD 1987; Gray and Graefe 1997) with serverless "
+                          "list prices, as Bodner et al. apply it to serverless storage tiers (Skyrise, "
+                          "arXiv:2501.07771): T = cost of one read (the request fee, plus the function's billed "
+                          "time while it reads: the timed mean × memory × the GB-s price) / cost of holding the bytes "
+                          "in the function's memory for a second (their GB × the GB-s price). Data re-read more "
+                          "often than every T is cheaper kept in memory (a larger memory size), if it fits."))
 
 
 def _how(ctx: Ctx, basis) -> str:
