@@ -46,7 +46,7 @@ def test_store_report_figures_are_files_named_after_what_they_show(store_report)
         assert round(dpi) == 200 and w > 800 and h > 300
     kinds = {f.name.split("_latency_seconds")[0] for f in store_report.figures}
     assert kinds == {"ecdf", "histogram", "mean_median_ci", "cv", "anova_variation", "tukey", "cold_warm",
-                     "timeseries", "time_of_day"}
+                     "timeseries", "time_of_day", "cost_vs_latency"}
     # summary.md links every PNG, and the links resolve
     md = store_report.summary.read_text()
     links = re.findall(r"\]\((figures/[^)]+)\)", md)
