@@ -277,18 +277,11 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
     if multi:
         titled = any(p.title for p in plot.panels)
         gap = 42 if plot.share_x else 96   # room for tick labels and, unless shared, an axis title
-        grid = make_subplots(rows=rows, cols=cols, shared_xaxes=plot.share_x,
-                             vertical_spacing=min(0.3, gap / height) if rows > 1 else 0,
-                             horizontal_spacing=0.08 if cols > 1 else 0.02,
-                             subplot_titles=[p.title for p in plot.panels] if titled else None)
-        if VALIDATE:
-            fig = grid
-        else:  # the grid's layout in an unvalidated figure, with the grid's map of subplots
-            spec = grid.to_dict()
-            if not spec["layout"].get("annotations"):
-                spec["layout"].pop("annotations", None)
-            fig = go.Figure(spec, _validate=False)
-            fig._grid_ref, fig._grid_str = grid._grid_ref, grid._grid_str
+        fig = make_subplots(rows=rows, cols=cols, shared_xaxes=plot.share_x,
+                            vertical_spacing=min(0.3, gap / height) if rows > 1 else 0,
+                            horizontal_spacing=0.08 if cols > 1 else 0.02,
+                            subplot_titles=[p.title for p in plot.panels] if titled else None,
+                            figure=go.Figure(_validate=VALIDATE))
     else:
         fig = go.Figure(_validate=VALIDATE)
     show_legend = plot.legend is not None
