@@ -53,8 +53,14 @@ def headline_section(ctx: Ctx) -> Block | None:
         cv = row.get("cv") or {}
         pred_top = _pred_top(row)
         if pred_top:
+            p99 = {c.levels[f]: c.stats.get("p99") for c in sc.cells if c.stats} if single else {}
+
+            def tail(lv: str) -> str:  # the tail next to the spread
+                return f" (p99 {si_ci(p99[lv], None, 's' if ctx.unit == 's' else ctx.unit)})" \
+                    if _finite(p99.get(lv)) else ""
             lines.append(f"**Most predictable:** {_best(pred_top, info.label)}, CV "
-                         + ", ".join(f"{info.label(lv)} {100 * cv[lv]:.1f}%" for lv in pred_top if _finite(cv.get(lv)))
+                         + ", ".join(f"{info.label(lv)} {100 * cv[lv]:.1f}%{tail(lv)}" for lv in pred_top
+                                     if _finite(cv.get(lv)))
                          + f". Order by CV: {_label_all(row.get('predictability_order') or '', info)} "
                          f"([CV comparisons](#{anchor}-predictability)).")
         # cost
