@@ -120,7 +120,10 @@ def start_saving(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs:
         return lambda: None
     if jobs <= 1 or not hasattr(os, "fork"):
         return lambda: save_all(todo, out_dir, formats, jobs=1)
-    chunks = [c for c in (todo[i::jobs] for i in range(jobs)) if c]
+    # the caller keeps a core busy (rendering the interactive figures): a few figures get one
+    # worker fewer than `jobs`, so matplotlib is imported once and the workers do not crowd it
+    workers = max(1, jobs - 1) if len(todo) <= 4 else jobs
+    chunks = [c for c in (todo[i::workers] for i in range(workers)) if c]
     pids = []
     for chunk in chunks:
         pid = os.fork()
