@@ -81,6 +81,3 @@ def ratio(v: float | None) -> str:
         return "–"
     return f"{v:.2g}×" if v < 10 else f"{v:,.0f}×"
 
-
-#: axis titles that end in one of these name the unit the renderers scale with SI prefixes
-SCALED_UNITS = ("s", "B", "B/s", "$")

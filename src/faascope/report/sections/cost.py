@@ -3,19 +3,21 @@ cost-vs-latency (mean and p99) chart with the Pareto front; how the campaign was
 duration the cost uses; break-even figures where the workload compares storages."""
 from __future__ import annotations
 
-import math
+import numpy as np
 
-from faascope.analysis.render import p_eq
-from faascope.report.costs import BILLED_RATIO_NOTE, DURATION_NAMES, CellCost, ScenarioCost, table_of
-from faascope.report.figures import Fig
-from faascope.report.items import Block, Text, table
 from faascope.cost.model import PLATFORM_TITLES
+from faascope.report.costs import BILLED_RATIO_NOTE, DURATION_NAMES, ScenarioCost, table_of
+from faascope.report.data import size_labels
+from faascope.report.figures import Fig, auto_log
+from faascope.report.items import Block, Text, table
 from faascope.report.numbers import CLIPPED, CLIPPED_NOTE, money, money_ci, ratio, si, si_ci
 from faascope.report.plot.model import Axis, Labels, Legend, Line, Panel, Plot, Points
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.helpers import evidence_order
 
 FRONT_COLOR = "#D55E00"
+#: up to this many cells the cost chart names each point beside it
+LABELLED_CELLS = 6
 
 
 def cost_section(ctx: Ctx) -> Block | None:
@@ -51,10 +53,12 @@ def cost_section(ctx: Ctx) -> Block | None:
 
 def _break_even_table(cost: ScenarioCost, where: str | None):
     """The five-minute rule for the cells that read from /tmp or object storage."""
-    rows = [[c.label, c.tier, si(c.item_bytes, "B"), si(c.timed_mean_s, "s"), si(c.break_even_s, "s")]
-            for c in cost.cells if c.break_even_s is not None]
-    if not rows:
+    cells = [c for c in cost.cells if c.break_even_s is not None]
+    if not cells:
         return None
+    whole = [int(round(c.item_bytes)) for c in cells]
+    sizes = size_labels(whole)   # exact, one unit family, as the report labels sizes
+    rows = [[c.label, c.tier, sizes[b], si(c.timed_mean_s, "s"), si(c.break_even_s, "s")] for c, b in zip(cells, whole)]
     return table("Break-even: keep the data in memory or read it again" + (f": {where}" if where else ""),
                  ["cell", "read from", "bytes per read", "timed read", "keep in RAM if re-read within"], rows,
                  caption=("Gray and Putzolu's five-minute rule (SIGMOD 1987; Gray and Graefe 1997) with serverless "
@@ -128,6 +132,8 @@ def _figure(ctx: Ctx, sc, cost: ScenarioCost) -> Fig | None:
     if not any(c.timed_mean_s is not None for c in cells):
         return None
     panels = []
+    ys_all = [v for c in cells for v in (c.timed_mean_s, c.timed_p99_s) if v is not None]
+    log = auto_log(np.asarray(ys_all, dtype=float), ratio=30.0)
     for key, front, what in (("mean", cost.front, "mean"), ("p99", cost.front_p99, "p99")):
         ys = [c.timed_mean_s if key == "mean" else c.timed_p99_s for c in cells]
         xs = [c.per_million for c in cells]
@@ -153,25 +159,21 @@ def _figure(ctx: Ctx, sc, cost: ScenarioCost) -> Fig | None:
             marks.append(Points([0.0] * len(clipped), [ys[i] for i in clipped], "CI reaches below $0 (clipped)",
                                 "#B00020", "triangle-left", size=9, legend=key == "mean",
                                 hover="the interval reaches below $0 (clipped)<extra></extra>"))
-        marks.append(Labels(xs, ys, ["     " + c.label for c in cells]))
+        if len(cells) <= LABELLED_CELLS:  # more labels would cover each other: hover names the cell
+            marks.append(Labels(xs, ys, ["     " + c.label for c in cells]))
         panels.append(Panel(marks, Axis("$ per million invocations"),
-                            Axis(f"{what} {timed_name(ctx)} (s)"), title=f"cost vs {what} latency"))
+                            Axis(f"{what} {timed_name(ctx)} (s)", log=log, log_switch=True),
+                            title=f"cost vs {what} latency"))
     plot = Plot(panels, title=f"Cost vs latency: {sc.title(ctx.data)}", legend=Legend(where="top"), cols=2)
     return Fig(sc.name("cost_vs_latency", ctx.response), "Cost vs latency (mean and p99), with the Pareto front",
-               plot, caption=("Each point is a cell: $ per million invocations (with its CI) against its mean (left) "
-                              "and p99 (right) timed latency. The dashed line joins the Pareto front: the cells no "
-                              "other cell beats on both cost and latency; everything off it is dominated."),
+               plot, caption=("Each point is a cell (coloured by its level of the compared factor; hover for its name): "
+                              "$ per million invocations (with its CI) against its mean (left) and p99 (right) timed "
+                              "latency" + (", on a log scale (the latencies span more than 30×)" if log else "") +
+                              ". The dashed line joins the Pareto front: the cells no other cell beats on both cost "
+                              "and latency; everything off it is dominated."),
                size=(9.0, 4.2), height=460, key=True)
 
 
 def timed_name(ctx: Ctx) -> str:
     basis = ctx.extra.get("cost_basis")
     return basis.timed if basis and basis.timed else ctx.response
-
-
-def fmt_cell_cost(c: CellCost) -> str:
-    return money_ci(c.per_million, c.per_million_ci)
-
-
-def _p(p) -> str:
-    return p_eq(p) if p is not None and math.isfinite(p) else "no test"
