@@ -59,8 +59,12 @@ def test_ordering_with_p_states_ties_and_separations_with_their_p_values():
     assert first_group(v, {**better, ("1769", "3008"): True}) == ["1769"]
     # non-transitive ties keep ordering()'s '≤' form, labelled in one pass
     v3 = {"a": 1.0, "b": 2.0, "c": 3.0}
-    text = ordering_with_p(v3, {("a", "c"): True}, {}, label=str.upper)
-    assert text == "A ≤ B ≤ C (A < C)"
+    text = ordering_with_p(v3, {("a", "c"): True}, {frozenset(("a", "c")): 0.031}, label=str.upper)
+    assert text == "A ≤ B ≤ C (A < C: p = 0.031)"
+    assert ordering(v3, {("a", "c"): True}) == "a ≤ b ≤ c (a < c)"          # the decision table's, unchanged
+    # the levels that may be best: the lowest and those not separated from it (not c)
+    assert first_group(v3, {("a", "c"): True}) == ["a", "b"]
+    assert first_group(v3, {}) == ["a", "b", "c"]
     assert relabel("12 < 128", ["12", "128"], lambda x: f"{x} MB") == "12 MB < 128 MB"
 
 

@@ -57,10 +57,13 @@ def _cuts(values: dict[str, float], better: dict[tuple[str, str], bool]) -> tupl
 
 
 def first_group(values: dict[str, float], better: dict[tuple[str, str], bool]) -> list[str]:
-    """The levels before the first '<' of :func:`ordering`: the best level, or the levels tied for
-    best (none when no value is defined)."""
+    """The levels that may be best: the lowest, and every level before the first '<' of
+    :func:`ordering` that the data do not separate from it (all of them when the ties form a
+    group; fewer in a '≤' group: in "a ≤ b ≤ c (a < c)" a and b). None when no value is defined."""
     lv, cuts = _cuts(values, better)
-    return lv[:min(cuts)] if cuts else lv
+    block = lv[:min(cuts)] if cuts else lv
+    sep = {(a, b) for (a, b), ok in better.items() if ok}
+    return block[:1] + [x for x in block[1:] if (block[0], x) not in sep]
 
 
 def relabel(text: str, levels: list[str], label) -> str:
@@ -75,7 +78,7 @@ def relabel(text: str, levels: list[str], label) -> str:
     return pat.sub(lambda m: label(m.group(1)), text)
 
 
-def ordering(values: dict[str, float], better: dict[tuple[str, str], bool]) -> str:
+def ordering(values: dict[str, float], better: dict[tuple[str, str], bool], pair_note=None) -> str:
     """The levels from lowest to highest value with the separations `better[(low, high)]` says
     the data support: '<' between groups separated pairwise, '=' within a group none of whose
     pairs is separated; a group that is neither is joined by '≤' and its separated pairs are
@@ -91,7 +94,8 @@ def ordering(values: dict[str, float], better: dict[tuple[str, str], bool]) -> s
         pairs = [(x, y) for x, y in itertools.combinations(b, 2) if (x, y) in sep or (y, x) in sep]
         if pairs:
             texts.append(" ≤ ".join(b))
-            inside += [f"{x} < {y}" if (x, y) in sep else f"{y} < {x}" for x, y in pairs]
+            inside += [(f"{x} < {y}" if (x, y) in sep else f"{y} < {x}") + (pair_note(x, y) if pair_note else "")
+                       for x, y in pairs]
         else:
             texts.append(" = ".join(b))
     out = " < ".join(texts) + (f" ({'; '.join(inside)})" if inside else "")
@@ -194,10 +198,15 @@ def ordering_with_p(values: dict[str, float], better: dict[tuple[str, str], bool
     "1769 MB = 3008 MB (p = 0.97) < 512 MB (p ≤ 0.0012)". Orderings whose ties do not form
     groups ('≤') and undefined values are given as :func:`ordering` gives them, labelled."""
     fmt_p = fmt_p or (lambda p: f"{p:.2g}")
+
+    def note(a: str, b: str) -> str:  # the separated pairs of a '≤' group, with their p-values
+        p = p_adj.get(frozenset((a, b)))
+        return f": {_p_text(fmt_p(p), '=')}" if p is not None else ""
+
     base = ordering(values, better)
     lv = sorted((lvl for lvl in values if math.isfinite(values[lvl])), key=values.get)
     if "≤" in base or "undefined" in base or len(lv) < 2:
-        return relabel(base, list(values), label)
+        return relabel(ordering(values, better, note), list(values), label)
     lv, cuts = _cuts(values, better)
     k = len(lv)
     out = label(lv[0])

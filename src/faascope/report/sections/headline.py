@@ -93,7 +93,7 @@ def _best(levels: list[str], label) -> str:
         return "none can be named"
     if len(levels) == 1:
         return f"**{label(levels[0])}**"
-    return " = ".join(f"**{label(lv)}**" for lv in levels) + " (tied)"
+    return " = ".join(f"**{label(lv)}**" for lv in levels) + " (not separated)"
 
 
 def _centres(levels: list[str], means: dict[str, str], label) -> str:
