@@ -286,3 +286,25 @@ def test_cost_table_then_pareto_front():
     assert len(f) >= 1
     assert f["cost_per_invocation"].is_monotonic_increasing
     assert f["latency_mean"].is_monotonic_decreasing
+
+
+# --------------------------------------------------------------------------- break-even
+def test_break_even_interval_is_gray_and_graefes_five_minutes():
+    # Gray & Graefe 1997, "The five-minute rule ten years later": 128 pages/MB of RAM, 64 accesses/s
+    # per disk, $2000 per disk, $15 per MB of RAM -> 266 s ("five minutes")
+    from faascope.cost.breakeven import break_even_interval
+
+    t = break_even_interval(access_cost=2000 / 64, hold_cost_per_second=15 / 128)
+    assert round(t) == 267
+    assert break_even_interval(1.0, 0.0) == float("inf")
+
+
+def test_ram_break_even_with_lambda_prices():
+    # 1 GiB read in 0.5 s by a 2048 MB function, no request fee: T = 0.5 s x 2 GB / 1 GB = 1 s,
+    # whatever the GB-s price (it cancels); with an S3 GET fee the interval grows by fee/(1 GB x price)
+    from faascope.cost.breakeven import ram_break_even_s
+
+    p = load_table("aws_lambda")["gb_second_x86_64"]
+    assert ram_break_even_s(1024**3, 0.5, 2048, p) == pytest.approx(1.0)
+    fee = 0.0004 / 1000
+    assert ram_break_even_s(1024**3, 0.5, 2048, p, fee) == pytest.approx(1.0 + fee / p)

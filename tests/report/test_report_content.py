@@ -46,7 +46,7 @@ def test_store_report_figures_are_files_named_after_what_they_show(store_report)
         assert round(dpi) == 200 and w > 800 and h > 300
     kinds = {f.name.split("_latency_seconds")[0] for f in store_report.figures}
     assert kinds == {"ecdf", "histogram", "mean_median_ci", "cv", "anova_variation", "tukey", "cold_warm",
-                     "timeseries", "time_of_day"}
+                     "timeseries", "time_of_day", "cost_vs_latency"}
     # summary.md links every PNG, and the links resolve
     md = store_report.summary.read_text()
     links = re.findall(r"\]\((figures/[^)]+)\)", md)
@@ -67,11 +67,18 @@ def test_html_is_self_contained(store_report):
 
 
 def test_every_axis_has_units(store_report):
+    # a unit in the axis title ("(%)", "(UTC)"), or on the ticks with an SI prefix ("20µs"): a
+    # seconds axis says its unit on every tick, never as a bare 2e-05
     for f in store_report.figures:
         layout = f.plotly.layout
-        titles = [ax.title.text for k in dir(layout) if re.fullmatch(r"[xy]axis\d*", k)
-                  for ax in [getattr(layout, k)] if ax is not None and ax.title and ax.title.text]
-        assert any(("(s)" in t or "(%)" in t or "(UTC)" in t) for t in titles), (f.name, titles)
+        axes = [getattr(layout, k) for k in dir(layout) if re.fullmatch(r"[xy]axis\d*", k)]
+        axes = [ax for ax in axes if ax is not None]
+        titles = [ax.title.text for ax in axes if ax.title and ax.title.text]
+        scaled = [ax for ax in axes if ax.ticksuffix == "s" and ax.exponentformat == "SI"]
+        assert scaled or any(("(s)" in t or "(%)" in t or "(UTC)" in t or "($)" in t) for t in titles), (f.name, titles)
+        for ax in scaled:
+            if ax.ticktext:  # log ticks: every label carries the unit, with a prefix below a second
+                assert all(t.endswith("s") and "e-" not in t for t in ax.ticktext), ax.ticktext
 
 
 def test_cold_and_warm_and_time_sections(store_report):
@@ -108,4 +115,22 @@ def test_pdf_and_svg_figures(store_report, tmp_path):
     pdf = (tmp_path / f"{fig.name}.pdf").read_bytes()
     assert pdf[:5] == b"%PDF-" and b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType, not Type 3
     svg = (tmp_path / f"{fig.name}.svg").read_text()
-    assert svg.lstrip().startswith("<?xml") and "latency_seconds (s)" in svg  # text stays text
+    assert svg.lstrip().startswith("<?xml") and "latency_seconds" in svg  # text stays text
+    # the ticks carry the unit with an SI prefix (EngFormatter): "20 ms", never "0.02" or "2e-05"
+    assert re.search(r">[0-9.]+ [µm]?s<", svg) or re.search(r"[0-9] [µm]?s\b", svg), "no unit on the ticks"
+
+
+def test_unvalidated_plotly_figures_equal_validated_ones(store_report, monkeypatch):
+    # the renderer skips plotly's property validation for speed; the same figures built with it on
+    # must serialise to the same JSON (a wrong property name or value would differ or raise)
+    import json
+
+    import plotly.io as pio
+
+    from faascope.report.plot import render_plotly
+
+    monkeypatch.setattr(render_plotly, "VALIDATE", True)
+    for f in store_report.figures:
+        checked = render_plotly.to_plotly(f.plot, f.height)
+        assert checked._validate is True and f.plotly._validate is False
+        assert json.loads(pio.to_json(f.plotly, validate=False)) == json.loads(pio.to_json(checked, validate=False)), f.name

@@ -80,6 +80,15 @@ def round_up(seconds: float, granularity_ms: float) -> float:
     return n * g
 
 
+def round_up_many(seconds, granularity_ms: float):
+    """:func:`round_up` of an array (the same rule, vectorised, for pricing many invocations)."""
+    import numpy as np
+
+    s = np.asarray(seconds, dtype=float)
+    g = granularity_ms / 1000.0
+    return np.where(s > 0, np.ceil(s / g - 1e-9) * g, 0.0)
+
+
 def lambda_gb(memory_mb: float, pricing: Optional[Pricing] = None) -> float:
     """AWS's GB of a MemorySize: MB / 1024 (128 MB = 0.125 GB)."""
     per = pricing["aws_lambda"]["mb_per_gb"] if pricing else 1024.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from faascope.cost.model import invocation_cost, platform_key
+from faascope.cost.model import PLATFORM_TABLE, invocation_cost, platform_key, round_up_many
 from faascope.cost.pricing import Pricing
 from faascope.errors import BadInput
 
@@ -50,58 +50,105 @@ def duration_source(df) -> tuple[str, bool, float]:
                    "client_latency_seconds", field="duration_col")
 
 
+def row_durations(df, duration_col: Optional[str] = None):
+    """Per row: the duration in seconds, whether it is already billed (REPORT's Billed Duration)
+    and the column it came from: the first of :data:`DURATION_COLS` the row has a value in, or
+    ``duration_col`` for every row. Missing: NaN and None."""
+    import numpy as np
+    import pandas as pd
+
+    if duration_col is None:
+        duration_source(df)  # raises when there is none at all
+        cols = [c for c in DURATION_COLS if c in df.columns]
+    else:
+        if duration_col not in df.columns:
+            raise BadInput(f"no column {duration_col!r}", field="duration_col")
+        cols = [duration_col]
+    n = len(df)
+    secs = np.full(n, np.nan)
+    billed = np.zeros(n, dtype=bool)
+    source = np.full(n, None, dtype=object)
+    for c in cols:
+        v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) * (1e-3 if c.endswith("_ms") else 1.0)
+        take = np.isnan(secs) & np.isfinite(v)
+        secs[take] = v[take]
+        billed[take] = c == "billed_duration_ms"
+        source[take] = c
+    return secs, billed, source
+
+
+def _column_or(df, names: Sequence[str], default, n: int):
+    import numpy as np
+
+    col = _col(df, names)
+    if col is None:
+        return np.full(n, default, dtype=object)
+    s = df[col]
+    return s.astype(object).where(s.notna(), default).to_numpy(dtype=object)
+
+
+def _coalesce(df, names: Sequence[str], default):
+    """Per row, the first of the columns ``names`` that has a value there, else ``default``."""
+    import pandas as pd
+
+    out = pd.Series([None] * len(df), index=df.index, dtype=object)
+    for c in names:
+        if c in df.columns:
+            out = out.where(out.notna(), df[c].astype(object).where(df[c].notna(), None))
+    return out.where(out.notna(), default).to_numpy(dtype=object)
+
+
 def invocation_costs(df, *, platform: Optional[str] = None, memory_mb: Optional[int] = None,
                      arch: str = "x86_64", ephemeral_mb: int = 512, vcpu: Optional[float] = None,
                      duration_col: Optional[str] = None, pricing: Optional[Pricing] = None):
     """One row per invocation: platform, billed seconds, compute, request, ephemeral and total
-    cost (USD), aligned with ``df``'s index."""
+    cost (USD), aligned with ``df``'s index (missing where the row has no duration or memory).
+
+    Vectorised: within one (platform, memory, arch, ephemeral) configuration every term of
+    :func:`~faascope.cost.model.invocation_cost` is linear in the billed seconds (the request
+    term constant), so the model is asked once per configuration for its price of one billed
+    second and the rows are priced with that; rounding to the billing granularity is the
+    model's :func:`~faascope.cost.model.round_up_many`."""
+    import numpy as np
     import pandas as pd
 
     pricing = pricing or Pricing()
-    if duration_col is None:
-        duration_source(df)  # raises when there is none at all
-        # per row, the best duration that row has
-        sources = [(c, c == "billed_duration_ms", 1e-3 if c.endswith("_ms") else 1.0)
-                   for c in DURATION_COLS if c in df.columns]
-    else:
-        if duration_col not in df.columns:
-            raise BadInput(f"no column {duration_col!r}", field="duration_col")
-        sources = [(duration_col, duration_col == "billed_duration_ms",
-                    1e-3 if duration_col.endswith("_ms") else 1.0)]
-    mcol = None if memory_mb is not None else _col(df, MEMORY_COLS)
-    if memory_mb is None and mcol is None:
+    secs, billed, _ = row_durations(df, duration_col)
+    n = len(df)
+    if memory_mb is None and _col(df, MEMORY_COLS) is None:
         raise BadInput("no memory column (config_memory_mb, memory_mb or memory); pass memory_mb=",
                        field="memory_mb")
-    acol = _col(df, ARCH_COLS)
-    ecol = _col(df, EPHEMERAL_COLS)
-    # per row: a campaign with deployments prices each by its own table (an HTTP deployment
-    # without one falls back to the profile columns)
-    pcols = [] if platform is not None else [c for c in PLATFORM_COLS if c in df.columns
-                                             and df[c].notna().any()]
-    rows = []
-    for idx, r in df.iterrows():
-        pl = platform if platform is not None else next(
-            (r[c] for c in pcols if r[c] is not None and r[c] == r[c]), "aws_lambda")
-        key = platform_key(pl if pl is not None and pl == pl else "aws_lambda")
-        mem = memory_mb if memory_mb is not None else r[mcol]
-        dur, billed, factor = None, False, 1.0
-        for col, b, f in sources:
-            v = r[col]
-            if v is not None and v == v:
-                dur, billed, factor = v, b, f
-                break
-        if dur is None or mem is None or mem != mem:
-            rows.append({"platform": key, "billed_s": None, "compute": None, "request": None,
-                         "ephemeral": None, "cost": None})
-            continue
-        c = invocation_cost(
-            key, float(mem), float(dur) * factor,
-            arch=str(r[acol]) if acol and r[acol] == r[acol] else arch,
-            ephemeral_mb=float(r[ecol]) if ecol and r[ecol] == r[ecol] else ephemeral_mb,
-            vcpu=vcpu, billed=billed and key == "aws_lambda", pricing=pricing)
-        rows.append({"platform": key, "billed_s": c.billed_s, "compute": c.compute,
-                     "request": c.request, "ephemeral": c.ephemeral, "cost": c.total})
-    return pd.DataFrame(rows, index=df.index)
+    mem = (np.full(n, float(memory_mb)) if memory_mb is not None else
+           pd.to_numeric(pd.Series(_column_or(df, MEMORY_COLS, np.nan, n)), errors="coerce").to_numpy(float))
+    # per row: a campaign with deployments prices each by its own table; an HTTP deployment
+    # without one falls back to the profile columns
+    plat = (np.full(n, platform, dtype=object) if platform is not None
+            else _coalesce(df, PLATFORM_COLS, "aws_lambda"))
+    # one look-up per distinct name, not per row (a million rows name two or three platforms)
+    names = pd.Series(plat, dtype=object).astype(str)
+    keys = names.map({u: platform_key(u) for u in names.unique()}).to_numpy(dtype=object)
+    arch_v = _column_or(df, ARCH_COLS, arch, n).astype(str)
+    eph = pd.to_numeric(pd.Series(_column_or(df, EPHEMERAL_COLS, ephemeral_mb, n)),
+                        errors="coerce").fillna(ephemeral_mb).to_numpy(float)
+    out = {k: np.full(n, np.nan) for k in ("billed_s", "compute", "request", "ephemeral", "cost")}
+    valid = np.isfinite(secs) & np.isfinite(mem)
+    conf = pd.DataFrame({"k": keys, "m": mem, "a": arch_v, "e": eph})[valid]
+    for (key, m, a, e), idx in conf.groupby(["k", "m", "a", "e"], sort=False).indices.items():
+        rows = conf.index.to_numpy()[idx]
+        table = pricing[PLATFORM_TABLE[key]]
+        s = secs[rows]
+        b = round_up_many(s, table["granularity_ms"])
+        if key == "aws_lambda":  # REPORT's Billed Duration is already rounded by AWS: as is
+            b = np.where(billed[rows], s, b)
+        one = invocation_cost(key, float(m), 1.0, arch=str(a), ephemeral_mb=float(e), vcpu=vcpu,
+                              billed=True, pricing=pricing)
+        out["billed_s"][rows] = b
+        out["compute"][rows] = one.compute * b
+        out["ephemeral"][rows] = one.ephemeral * b
+        out["request"][rows] = one.request
+        out["cost"][rows] = one.compute * b + one.ephemeral * b + one.request
+    res = pd.DataFrame({"platform": keys, **out}, index=df.index)
+    return res
 
 
 def cost_table(df, by: Optional[Sequence[str]] = None, *, latency_col: str = "latency_seconds",
@@ -178,3 +225,25 @@ def pareto_front(df, cost_col: str = "cost_per_invocation", latency_col: str = "
     front = d.loc[keep].copy()
     front["pareto_rank"] = range(len(front))
     return front
+
+
+def mean_cost_ci(costs, alpha: float = 0.05) -> tuple[float, Optional[tuple[float, float]]]:
+    """Mean cost per invocation and its Student t interval, mean ± t(1-α/2, n-1)·s/√n (None
+    when n < 2). Within one configuration the cost is an affine function of the billed duration
+    (a fixed request price plus a price per billed second), so this is exactly the t interval
+    of the mean billed duration, priced: no resampling is needed."""
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    c = np.asarray(costs, dtype=float)
+    c = c[np.isfinite(c)]
+    n = len(c)
+    if n == 0:
+        return float("nan"), None
+    m = float(c.mean())
+    if n < 2:
+        return m, None
+    half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * float(c.std(ddof=1)) / math.sqrt(n)
+    return m, (m - half, m + half)

@@ -7,11 +7,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from faascope import __version__
 from faascope.errors import BadInput, Failure
+from faascope.report.costs import price_scenarios
 from faascope.report.data import build_data, response_meaning
-from faascope.report.figures import Fig, save_all
+from faascope.report.figures import Fig, start_saving
 from faascope.report.items import Block, Text
 from faascope.report.page import page
 from faascope.report.scenarios import build_scenarios
@@ -59,7 +61,16 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
                  mapping: dict[str, str] | None = None, filters: list[str] | tuple[str, ...] = (),
                  latest: int | None = None, log_x: bool | None = None, alpha: float = 0.05,
                  formats: tuple[str, ...] = ("png", "pdf"), time_col: str | None = None, jobs: int = 1,
-                 n_boot: int = 2000, seed: int = 0, tz: str | None = None) -> ReportResult:
+                 n_boot: int = 2000, seed: int = 0, tz: str | None = None, figures: str = "all",
+                 progress: Callable[[str], None] | None = None) -> ReportResult:
+    """Build report.html, summary.md and figures/ for `input_path` under `out`.
+
+    figures: "all" draws every figure in `formats` (the publication figures); "key" only the few
+    summary.md shows as images (Fig.key: the cost-vs-latency charts), the others being in
+    report.html. progress: called with the name of each step as it starts."""
+    say = progress or (lambda _step: None)
+    if figures not in ("all", "key"):
+        raise BadInput(f"unknown figure set {figures!r}; use all or key", field="--figures")
     if not (0 < alpha < 1):
         raise BadInput(f"alpha must be between 0 and 1, got {alpha}", field="--alpha")
     bad = [f for f in formats if f not in FORMATS]
@@ -70,15 +81,23 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
         raise BadInput(f"{out} exists and is not a directory", field="--out")
     secs: dict[str, float] = {}
     t = time.perf_counter()
+    say("loading the data")
     data = build_data(input_path, response=response, factors=factors, scenario=scenario, mapping=mapping,
                       filters=filters, latest=latest, time_col=time_col, tz=tz)
     secs["load"] = time.perf_counter() - t
     t = time.perf_counter()
+    say(f"analysing {data.counts['analysed']:,} rows")
     scenarios = build_scenarios(data, alpha=alpha, n_boot=n_boot, seed=seed)
     secs["analysis"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    ctx = Ctx(data, scenarios, alpha=alpha, log_x=log_x)
+    say("pricing the cells")
+    basis, why = price_scenarios(data, scenarios, alpha)
+    secs["cost"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    say("building the sections and interactive figures")
+    ctx = Ctx(data, scenarios, alpha=alpha, log_x=log_x, extra={"cost_basis": basis, "cost_why": why})
     report_blocks = [b for s in SECTIONS if s.scope == "report" for b in [s.build(ctx)] if b is not None]
     scenario_blocks = []
     for sc in scenarios:
@@ -95,7 +114,7 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
                 "only.", "warn")], level=3))
         head = f"Scenario {sc.index + 1}: {sc.title(data)}" if data.scenario_cols else "All data"
         scenario_blocks.append((f"scenario-{sc.index + 1}", head, meta, blocks))
-    secs["figures (plotly)"] = time.perf_counter() - t
+    secs["sections"] = time.perf_counter() - t
 
     figs = [i for b in report_blocks for i in b.figures]
     figs += [i for _, _, _, bl in scenario_blocks for b in bl for i in b.figures]
@@ -104,16 +123,28 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
     try:
         out.mkdir(parents=True, exist_ok=True)
         _clean_old_figures(fig_dir, out)
-        if formats:
+        if formats and (figures == "all" or any(f.key for f in figs)):
             fig_dir.mkdir(exist_ok=True)
     except OSError as exc:
         raise Failure(f"cannot create {out}: {exc}") from None
 
+    # the publication figures are drawn in worker processes while this one renders the
+    # interactive figures (both are CPU-bound; the machine's cores share the work)
     t = time.perf_counter()
-    save_all(figs, fig_dir, tuple(formats), jobs=jobs)
-    secs["figures (matplotlib)"] = time.perf_counter() - t
+    drawn = figs if figures == "all" else [f for f in figs if f.key]
+    if formats and drawn:
+        say(f"drawing {len(drawn)} publication figure(s) ({', '.join(formats)}) and {len(figs)} interactive ones")
+    finish = start_saving(drawn, fig_dir, tuple(formats), jobs=jobs)
+    try:
+        for f in figs:
+            f.plotly  # noqa: B018 - rendered here, in parallel with the drawing
+        secs["figures (plotly)"] = time.perf_counter() - t
+    finally:
+        finish()
+    secs["figures (matplotlib, in parallel)"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    say("writing report.html and summary.md")
     src = data.source
     name = src.name
     title = f"faascope report: {name}"

@@ -42,7 +42,8 @@ class Fig:
     title: one line above the figure; plot: what it shows (both renderings are drawn from it);
     caption: how to read it; note: what was summarised or sampled to keep it readable (shown
     next to the figure, in amber); size: the publication figure in inches; height: the
-    interactive figure in pixels.
+    interactive figure in pixels; key: one of the few figures summary.md shows as images by
+    default (the others are drawn only when publication figures are asked for).
     """
     name: str
     title: str
@@ -51,11 +52,17 @@ class Fig:
     note: str | None = None
     size: tuple[float, float] = (6.4, 4.0)
     height: int = 420
+    key: bool = False               # drawn for summary.md even when the publication figures are not asked for
     files: list[str] = field(default_factory=list)
-    plotly: object = field(init=False, repr=False, compare=False)
+    _plotly: object = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self):
-        self.plotly = render_plotly.to_plotly(self.plot, self.height)
+    @property
+    def plotly(self):
+        """The interactive figure, rendered on first use (so the publication figures can be drawn
+        in other processes meanwhile, see build.py)."""
+        if self._plotly is None:
+            self._plotly = render_plotly.to_plotly(self.plot, self.height)
+        return self._plotly
 
     def draw(self, mf) -> None:
         """Draw the publication version onto the matplotlib Figure `mf`."""
@@ -100,6 +107,48 @@ def save_plot(plot: Plot, size: tuple[float, float], paths: list[Path]) -> None:
             elif fmt == "svg":
                 kw["metadata"] = {"Date": None}
             mf.savefig(path, format=fmt, **kw)
+
+
+def start_saving(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs: int = 1):
+    """Draw the publication figures in forked worker processes (up to `jobs`) while the caller
+    goes on (rendering the interactive figures); returns `finish()`, which waits for them and
+    sets each figure's `files`. Without fork, or with one job, it draws them in `finish()`."""
+    import os
+
+    todo = list(figs)
+    if not todo or not formats:
+        return lambda: None
+    if jobs <= 1 or not hasattr(os, "fork"):
+        return lambda: save_all(todo, out_dir, formats, jobs=1)
+    # the caller keeps a core busy (rendering the interactive figures): a few figures get one
+    # worker fewer than `jobs`, so matplotlib is imported once and the workers do not crowd it
+    workers = max(1, jobs - 1) if len(todo) <= 4 else jobs
+    chunks = [c for c in (todo[i::workers] for i in range(workers)) if c]
+    pids = []
+    for chunk in chunks:
+        pid = os.fork()
+        if pid == 0:  # child: draw its share, exit without running any parent cleanup
+            code = 0
+            try:
+                for f in chunk:
+                    save_static(f, out_dir, formats)
+            except BaseException:  # pragma: no cover - reported by the parent below
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+
+    def finish() -> None:
+        failed = False
+        for pid in pids:
+            _, status = os.waitpid(pid, 0)
+            failed |= status != 0
+        for f in todo:
+            f.files = [f"{f.name}.{fmt}" for fmt in formats if (out_dir / f"{f.name}.{fmt}").exists()]
+            failed |= len(f.files) != len(formats)
+        if failed:
+            raise Failure("drawing the publication figures failed in a worker process; rerun with --jobs 1 "
+                          "to see the error")
+    return finish
 
 
 def save_all(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs: int = 1) -> None:

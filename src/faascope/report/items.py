@@ -11,18 +11,22 @@ from faascope.report.figures import Fig
 
 _CODE = re.compile(r"`([^`]+)`")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
+#: [text](#anchor): a link within the report (only to anchors: the report links nowhere else)
+_LINK = re.compile(r"\[([^\]]+)\]\(#([A-Za-z0-9_.=-]+)\)")
 
 
 def inline_html(text: str) -> str:
-    """Escape, then `code` and **bold** as in the Markdown version."""
+    """Escape, then `code`, **bold** and [links](#anchor) as in the Markdown version."""
     s = html.escape(str(text), quote=False)
     s = _CODE.sub(r"<code>\1</code>", s)
+    s = _LINK.sub(r'<a href="#\2">\1</a>', s)
     return _BOLD.sub(r"<strong>\1</strong>", s)
 
 
 @dataclass
 class Text:
-    """A paragraph (simple Markdown: `code`, **bold**). kind: "p", "note" (grey), "warn" (amber)."""
+    """A paragraph (simple Markdown: `code`, **bold**, [links](#anchor)). kind: "p", "note" (grey), "warn"
+    (amber), "answer" (the headline: lines separated by two spaces and a newline, as Markdown breaks them)."""
     text: str
     kind: str = "p"
 

@@ -55,6 +55,9 @@ details { margin:8px 0; }
 details pre { background:#f6f8fa; padding:10px; border-radius:6px; overflow:auto; font-size:12.5px; }
 .tablenote { color:var(--muted); font-size:12.5px; margin:2px 0 8px; }
 .sc-meta { color:var(--muted); font-size:13.5px; }
+section#answer { border:2px solid var(--accent); }
+div.answer { margin:8px 0 12px; padding:8px 12px; background:#f3f8fc; border-radius:6px; font-size:15px; line-height:1.6; }
+div.answer a { color:var(--accent); }
 @media (max-width: 900px) { .layout { grid-template-columns: 1fr; } nav.toc { position:static; min-height:0; } }
 """ % {"font": FONT}
 
@@ -106,6 +109,9 @@ def item_html(item, counter: list[int]) -> str:
         counter[0] += 1
         return fig_html(item, counter[0])
     if isinstance(item, Text):
+        if item.kind == "answer":
+            lines = "<br>".join(inline_html(line) for line in item.text.split("  \n"))
+            return f'<div class="answer">{lines}</div>'
         return f'<p class="{item.kind}">{inline_html(item.text)}</p>'
     if isinstance(item, KeyValues):
         rows = "".join(f"<tr><td>{inline_html(k)}</td><td>{inline_html(v)}</td></tr>" for k, v in item.pairs)

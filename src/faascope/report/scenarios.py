@@ -50,6 +50,7 @@ class Scenario:
     cells: list[Cell] = field(default_factory=list)
     res: dict | None = None        # analyze() output
     error: str | None = None       # why the engine could not analyse it
+    cost: object = None            # costs.ScenarioCost: what its cells cost (None: not priced)
 
     @property
     def key(self) -> str:

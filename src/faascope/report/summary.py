@@ -34,7 +34,8 @@ def item_md(item, figdir: str = "figures") -> list[str]:
         if png:
             lines += [f"![{item.title}]({figdir}/{png})", ""]
         else:
-            lines += ["(interactive figure in report.html; no static figure was written)", ""]
+            lines += [f"[Interactive figure in report.html](report.html#fig-{item.name}) (publication figures: "
+                      "`faascope report … --formats png` or `--pdf`)", ""]
         cap = item.caption + (" " + ", ".join(f"[{n.rsplit('.', 1)[-1].upper()}]({figdir}/{n})" for n in others)
                               if others else "")
         lines += [cap, ""]

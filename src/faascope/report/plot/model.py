@@ -38,6 +38,16 @@ class Axis:
     reversed: bool = False             # categories listed top-down
     percent: bool = False              # values are fractions, labelled as percentages
     date: bool = False                 # values are datetime64
+    unit: str = ""                     # "s", "B", … : tick labels with SI prefixes (36 µs, 2 ms)
+
+    def __post_init__(self):
+        # "latency_seconds (s)" (the sections' axis titles) -> title "latency_seconds", unit "s":
+        # the ticks then say the unit with its prefix, so the title need not
+        if not self.unit and not self.percent and not self.date and self.ticks is None:
+            for u in ("s",):
+                if self.title.endswith(f" ({u})"):
+                    self.title, self.unit = self.title[: -len(u) - 3], u
+                    break
 
 
 @dataclass

@@ -10,7 +10,8 @@ from faascope.report.plot.model import (
 #: plotly's dash names and marker symbols (the model's vocabulary) in matplotlib's terms
 DASHES = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-.", "longdash": (0, (8, 3)),
           "longdashdot": (0, (8, 3, 2, 3))}
-MARKERS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "x": "x", "star": "*"}
+MARKERS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "triangle-left": "<", "x": "x",
+           "star": "*"}
 #: the model's sizes are plotly pixels on a screen; a printed figure of a few inches needs them
 #: smaller (line widths and marker diameters in points; error bars keep their width to stay visible)
 LINE_SCALE = 0.7
@@ -197,6 +198,22 @@ def _axis(ax, which: str, a: Axis, show_title: bool, small_title: bool, small_ti
         axis.set_major_locator(MaxNLocator(a.max_ticks))
     if a.percent:
         axis.set_major_formatter(PercentFormatter(xmax=1, decimals=0))
+    if a.unit:  # 20 µs, 1.5 ms (SI prefixes), never 2e-05
+        from matplotlib.ticker import EngFormatter
+
+        eng = EngFormatter(unit=a.unit, sep=" ")
+        axis.set_major_formatter(eng)
+        if a.log:  # label the 2s and 5s between decades only when the axis spans less than two
+            from matplotlib.ticker import FuncFormatter
+
+            def minor(x, pos=None):
+                lo, hi = sorted(axis.get_view_interval())
+                if x <= 0 or lo <= 0 or hi / lo > 100:
+                    return ""
+                m = x / 10 ** np.floor(np.log10(x))
+                return eng(x) if round(m, 6) in (2.0, 5.0) else ""
+
+            axis.set_minor_formatter(FuncFormatter(minor))
     if a.date:
         loc = mdates.AutoDateLocator()  # its per-frequency defaults fit any span; one fixed maxticks does not
         axis.set_major_locator(loc)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from faascope.report.numbers import prefix_for
 from faascope.report.plot.model import (
     Axis, Bars, Boxes, Heatmap, Labels, Line, Panel, Plot, Points, RefLine, Stairs, axis_values, box_stats,
 )
@@ -62,6 +63,17 @@ def _colors(c) -> str | list[str]:
     return c if isinstance(c, str) else list(c)
 
 
+def _drop_none(d: dict) -> dict:
+    """`d` without the keys whose value is None, nested dicts too (plotly's validators drop them;
+    unvalidated, they would reach plotly.js as nulls)."""
+    return {k: _drop_none(v) if isinstance(v, dict) else v for k, v in d.items() if v is not None}
+
+
+def _go(cls, **kw):
+    """A plotly trace, validated only when VALIDATE is set (see to_plotly)."""
+    return cls(**_drop_none(kw), _validate=VALIDATE)
+
+
 def _opacity(o: float) -> float | None:
     return o if o < 1 else None
 
@@ -86,7 +98,7 @@ def _legend_and_hover(m, show_legend: bool) -> dict:
 def _line(m: Line, show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Scatter(x=m.x, y=m.y, mode="lines+markers" if m.marker else "lines", connectgaps=False,
+    return [_go(go.Scatter, x=m.x, y=m.y, mode="lines+markers" if m.marker else "lines", connectgaps=False,
                        line=dict(color=m.color, dash=m.dash, width=m.width, shape="hv" if m.step else "linear"),
                        marker=dict(symbol=m.marker, size=m.marker_size, color=m.color) if m.marker else None,
                        **_legend_and_hover(m, show_legend))]
@@ -102,7 +114,7 @@ def _points(m: Points, show_legend: bool, _cats: dict) -> list:
         outline = dict(width=1, color=m.edge)
     else:
         outline = None
-    return [go.Scatter(x=m.x, y=m.y, mode="markers",
+    return [_go(go.Scatter, x=m.x, y=m.y, mode="markers",
                        marker=dict(symbol=m.marker + ("-open" if m.open else ""), size=m.size,
                                    color=_colors(m.color), opacity=_opacity(m.opacity), line=outline),
                        error_x=_error_x(m.xerr, m.err_color or (m.color if single else "#333333"), m.err_width),
@@ -112,7 +124,7 @@ def _points(m: Points, show_legend: bool, _cats: dict) -> list:
 def _bars(m: Bars, show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Bar(x=list(m.x), y=list(m.y), orientation="h", width=m.height,
+    return [_go(go.Bar, x=list(m.x), y=list(m.y), orientation="h", width=m.height,
                    base=None if m.base is None else list(m.base),
                    marker=dict(color=_colors(m.color), opacity=_opacity(m.opacity)),
                    error_x=_error_x(m.xerr, m.err_color, 1.5), **_legend_and_hover(m, show_legend))]
@@ -121,7 +133,7 @@ def _bars(m: Bars, show_legend: bool, _cats: dict) -> list:
 def _labels(m: Labels, _show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Scatter(x=list(m.x), y=list(m.y), mode="text", text=list(m.text), textposition="middle right",
+    return [_go(go.Scatter, x=list(m.x), y=list(m.y), mode="text", text=list(m.text), textposition="middle right",
                        textfont=dict(color=m.color), hoverinfo="skip", showlegend=False, cliponaxis=False)]
 
 
@@ -131,7 +143,7 @@ def _stairs(m: Stairs, _show_legend: bool, _cats: dict) -> list:
     e = np.asarray(m.edges, dtype=float)
     h = np.asarray(m.counts)
     # a step line through the bins' left edges, held to the last edge, filled down to zero
-    return [go.Scatter(x=np.append(e[:-1], e[-1]), y=np.append(h, h[-1]), mode="lines", fill="tozeroy",
+    return [_go(go.Scatter, x=np.append(e[:-1], e[-1]), y=np.append(h, h[-1]), mode="lines", fill="tozeroy",
                        line=dict(shape="hv", color=m.color, width=1.2), name=m.name, showlegend=False,
                        customdata=np.column_stack([e[:-1], e[1:], h]).tolist() + [[e[-1], e[-1], 0]],
                        hovertemplate=m.hover)]
@@ -146,11 +158,11 @@ def _boxes(m: Boxes, show_legend: bool, cats: dict) -> list:
     if not pairs:
         return []
     if m.points != "none":  # plotly computes the boxes from the values and can show them
-        return [go.Box(x=np.concatenate([v for _, v in pairs]), y=np.concatenate([[p] * len(v) for p, v in pairs]),
+        return [_go(go.Box, x=np.concatenate([v for _, v in pairs]), y=np.concatenate([[p] * len(v) for p, v in pairs]),
                        boxpoints=m.points, jitter=0.5, pointpos=0, marker=dict(size=5, opacity=0.8), **common)]
     # no points to show: only the box statistics go into the page, which stays small
     st = [box_stats(v) for _, v in pairs]
-    return [go.Box(y=[p for p, _ in pairs], q1=[s["q1"] for s in st], median=[s["median"] for s in st],
+    return [_go(go.Box, y=[p for p, _ in pairs], q1=[s["q1"] for s in st], median=[s["median"] for s in st],
                    q3=[s["q3"] for s in st], lowerfence=[s["lowerfence"] for s in st],
                    upperfence=[s["upperfence"] for s in st], mean=[s["mean"] for s in st], boxpoints=False,
                    **common)]
@@ -159,7 +171,7 @@ def _boxes(m: Boxes, show_legend: bool, cats: dict) -> list:
 def _heatmap(m: Heatmap, _show_legend: bool, _cats: dict) -> list:
     import plotly.graph_objects as go
 
-    return [go.Heatmap(z=m.z, x=list(m.x), y=list(m.y), text=m.text, texttemplate="%{text}", colorscale="RdBu",
+    return [_go(go.Heatmap, z=m.z, x=list(m.x), y=list(m.y), text=m.text, texttemplate="%{text}", colorscale="RdBu",
                        zmin=m.zmin, zmax=m.zmax, showscale=bool(m.colorbar),
                        colorbar=dict(title=dict(text=m.colorbar, side="right")), hovertemplate=m.hover)]
 
@@ -184,6 +196,8 @@ def _axis(ax: Axis, values: np.ndarray, show_title: bool) -> dict:
         d["title_text"] = ax.title
     if ax.log or ax.log_switch:
         vals, text = log_ticks(values)
+        if ax.unit:
+            text = [unit_tick(t, ax.unit) for t in vals]
         if vals:  # kept for the log button even when the axis starts linear
             d.update(tickvals=vals, ticktext=text)
         d.update(type="log" if ax.log else "linear", tickmode="array" if ax.log and vals else "auto")
@@ -204,7 +218,15 @@ def _axis(ax: Axis, values: np.ndarray, show_title: bool) -> dict:
         d["autorange"] = "reversed"
     if ax.percent:
         d["tickformat"] = ".0%"
+    if ax.unit:  # linear ticks: 20µs, 1.5ms (SI prefixes), never 2e-05
+        d.update(exponentformat="SI", ticksuffix=ax.unit)
     return d
+
+
+def unit_tick(t: float, unit: str) -> str:
+    """A log tick labelled with an SI prefix: 2e-05 -> "20µs"."""
+    f, p = prefix_for(t)
+    return f"{t / f:g}{p}{unit}"
 
 
 def _panel_axis(panel: Panel, a: str, show_title: bool, small_title: bool) -> dict:
@@ -229,6 +251,18 @@ def _starts_at_zero(panel: Panel, a: str) -> bool:
     return any(isinstance(m, kinds) for m in panel.marks)
 
 
+#: validate every property plotly sets (slow); the tests switch it on to check the fast path
+VALIDATE = False
+
+
+def _template():
+    """plotly_white as an object: unvalidated figures keep a template given by name as a bare
+    string, which plotly.js does not resolve."""
+    import plotly.io as pio
+
+    return pio.templates["plotly_white"]
+
+
 def to_plotly(plot: Plot, height: int, standalone: bool = False):
     """The interactive figure, `height` pixels tall. standalone: also draw the plot's title (the
     report page has its own heading above the figure)."""
@@ -237,15 +271,19 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
 
     rows, cols = plot.rows, plot.cols
     multi = len(plot.panels) > 1          # a grid of subplots
+    # what this renderer sets is known to be valid (a test compares with validated figures):
+    # skipping plotly's per-property validation, from the figure's creation on so that its layout
+    # and every child object skip it too, makes building a figure several times faster
     if multi:
         titled = any(p.title for p in plot.panels)
         gap = 42 if plot.share_x else 96   # room for tick labels and, unless shared, an axis title
         fig = make_subplots(rows=rows, cols=cols, shared_xaxes=plot.share_x,
                             vertical_spacing=min(0.3, gap / height) if rows > 1 else 0,
                             horizontal_spacing=0.08 if cols > 1 else 0.02,
-                            subplot_titles=[p.title for p in plot.panels] if titled else None)
+                            subplot_titles=[p.title for p in plot.panels] if titled else None,
+                            figure=go.Figure(_validate=VALIDATE))
     else:
-        fig = go.Figure()
+        fig = go.Figure(_validate=VALIDATE)
     show_legend = plot.legend is not None
     switch: list[tuple[str, bool]] = []   # axes with linear/log buttons, and whether they start log
     scale_shown = False                   # heatmaps share one colour scale: show it once
@@ -270,7 +308,7 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
                 switch.append((f"{a}axis{suffix}", ax.log))
     legend = plot.legend
     fig.update_layout(
-        template="plotly_white", height=height, font=dict(family=FONT, size=13),
+        template=_template(), height=height, font=dict(family=FONT, size=13),
         margin=dict(l=70, r=20, t=40 + (30 if standalone and plot.title else 0), b=60), showlegend=show_legend,
         legend=dict(title=dict(text=legend.title if legend else ""), font=dict(size=12),
                     bgcolor="rgba(255,255,255,0.8)"),
@@ -290,4 +328,8 @@ def to_plotly(plot: Plot, height: int, standalone: bool = False):
             ann.update(font=dict(size=12), x=xa.domain[0], xanchor="left")
     if standalone and plot.title:
         fig.update_layout(title=dict(text=plot.title, x=0.01, xanchor="left"))
+    if not VALIDATE:  # unvalidated, an untouched subplot grid or add_vline leaves an empty annotations list
+        props = fig.layout._props
+        if props is not None and not props.get("annotations"):
+            props.pop("annotations", None)
     return fig

@@ -23,10 +23,12 @@ from typing import Callable
 from faascope.report.sections.anova import anova_section
 from faascope.report.sections.centre import centre_section
 from faascope.report.sections.coldwarm import coldwarm_section
+from faascope.report.sections.cost import cost_section
 from faascope.report.sections.concurrency import concurrency_section
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.decisions import decisions_section
 from faascope.report.sections.distributions import distributions_section
+from faascope.report.sections.headline import headline_section
 from faascope.report.sections.network import network_section
 from faascope.report.sections.over_time import time_section
 from faascope.report.sections.overview import overview_section
@@ -50,11 +52,17 @@ class SectionDef:
 
 
 SECTIONS: list[SectionDef] = [
+    SectionDef("answer", "Answer", "report", headline_section,
+               "per scenario: the fastest, most predictable and cheapest level of the compared factor, ties as "
+               "ties, with the Tukey / CV evidence and links to it (first on the page)"),
     SectionDef("overview", "Overview", "report", overview_section,
                "campaign (spec, design, excluded cells, counts, errors, retries, duration, machine, versions) "
                "or, for a foreign table, what is known about it"),
     SectionDef("decisions", "Decision table", "report", decisions_section,
                "best level of the compared factor for performance and for predictability, per scenario"),
+    SectionDef("cost", "Cost", "report", cost_section,
+               "per cell: $ per million invocations with a CI (compute, requests, ephemeral, storage), billed vs "
+               "timed duration, cost vs mean and p99 latency with the Pareto front, break-even figures"),
     SectionDef("concurrency", "Bursts and staggering", "report", concurrency_section,
                "per-burst wait/run/service percentiles, co-residency, wait/run/service and bandwidth against "
                "burst size, staggering heatmaps with significance (burst campaigns only)"),

@@ -45,10 +45,20 @@ def _means_fig(ctx: Ctx, sc: Scenario) -> Fig:
     vals = [v for c in cen for v in [c["mean"], c["median"]] if v is not None and math.isfinite(v)]
     log = ctx.log_x if ctx.log_x is not None else bool(vals and min(vals) > 0 and max(vals) / min(vals) > 30)
 
+    # on a log axis a CI reaching down to zero would stretch the axis to nothing: start at a third
+    # of the smallest centre
+    lower = min(v for v in vals if v > 0) / 3 if log and any(v > 0 for v in vals) else None
+    floor = lower if lower is not None else 0.0
+
     def err(key, centre):
-        lo = [max(0.0, cc[centre] - cc[key][0]) if cc[key] else 0.0 for cc in cen]
+        # a latency cannot be negative: an interval reaching below zero (or below a log axis's
+        # start) ends there, and a mark says it was clipped
+        lo = [max(0.0, cc[centre] - max(cc[key][0], floor)) if cc[key] else 0.0 for cc in cen]
         hi = [max(0.0, cc[key][1] - cc[centre]) if cc[key] else 0.0 for cc in cen]
         return lo, hi
+
+    clipped = [(i, off) for key, off in (("mean_ci", -0.13), ("median_ci", 0.13))
+               for i, cc in enumerate(cen) if cc[key] and cc[key][0] < floor]
 
     def hover(what):
         return (f"%{{customdata[0]}}<br>{what} %{{x:.4g}} {ctx.unit}<br>CI [%{{customdata[1]:.4g}}, "
@@ -64,10 +74,13 @@ def _means_fig(ctx: Ctx, sc: Scenario) -> Fig:
                      colors, "diamond", size=10, open=True, xerr=err("median_ci", "median"), err_color="#777777",
                      err_width=1.2, hover=hover("median"),
                      hover_data=[[lab, *(cc["median_ci"] or [float("nan")] * 2)] for lab, cc in zip(labels, cen)])
-    # on a log axis a CI reaching down to zero would stretch the axis to nothing: start at a third
-    # of the smallest centre
-    lower = min(v for v in vals if v > 0) / 3 if log and any(v > 0 for v in vals) else None
-    plot = Plot([Panel([means, medians], Axis(ctx.axis(), log=log, lower=lower),
+    marks = [means, medians]
+    if clipped:
+        marks.append(Points([floor] * len(clipped), [pos[i] + off for i, off in clipped],
+                            "CI reaches below " + ("0" if lower is None else "the axis") + " (clipped)",
+                            "#B00020", "triangle-left", size=9,
+                            hover="the interval reaches below here (clipped)<extra></extra>"))
+    plot = Plot([Panel(marks, Axis(ctx.axis(), log=log, lower=lower),
                        Axis(sc.legend_title, ticks=(pos, labels), reversed=True))],
                 title=f"Mean and median of {ctx.response}: {sc.title(ctx.data)}", legend=Legend(where="top"))
     no_ci = [c.label for c, cc in zip(cells, cen) if not cc["mean_ci"]]

@@ -1,0 +1,290 @@
+"""What each cell of a report cost, from the versioned price tables (faascope.cost), and which
+level of the compared factor is cheapest, by the same analysis the latency gets.
+
+Per invocation: compute (GB-s at the provider's billing granularity, or vCPU-s and GiB-s on GCF),
+the request fee, ephemeral storage above the free size (Lambda), and the storage requests the
+workload makes (the plan's per-cell workload, priced by :mod:`faascope.designs.cost`, which also
+prices a plan's estimate: one model for both). The duration billed is the best each row has:
+the REPORT line's Billed Duration (AWS Lambda, and the local platform, which writes one like
+Lambda), else the platform's duration rounded up to the granularity, else the client's round
+trip (an upper bound).
+
+A campaign on the local platform is priced as the cloud its sandbox profile stands in for
+(``lambda`` -> AWS Lambda, ``gcf`` -> GCF 2nd gen); the report says so.
+
+The cost per million invocations has a Student t interval: within a cell the cost is an affine
+function of the billed duration, so it is the t interval of the mean billed duration, priced
+(:func:`faascope.cost.mean_cost_ci`). Which level is cheapest, and which are tied, comes from
+the statistics engine's ANOVA and Tukey HSD on the per-invocation cost (``rank_levels``: the
+decision table's whole-scenario ordering, for the cost), exactly as for latency: no separate test.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from faascope.analysis.decisions import rank_levels
+from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, platform_key
+from faascope.cost.pricing import Pricing, pricing_for
+from faascope.cost.report import invocation_costs, mean_cost_ci, pareto_front, row_durations
+from faascope.errors import BadInput
+from faascope.report.data import ReportData
+from faascope.report.scenarios import Scenario
+
+#: the platform a provider's invocations are priced as when the rows do not name one
+PROVIDER_PLATFORM = {"aws": "aws_lambda", "local": "aws_lambda", "gcp": "gcf"}
+#: what the local platform's sandbox profiles stand in for
+PROFILE_MEANS = {"lambda": "AWS Lambda", "gcf": "GCF 2nd gen", "unlimited": "AWS Lambda (no limits)"}
+#: billed / timed above this ratio: the report says what the billed time contains besides the timed part
+BILLED_RATIO_NOTE = 2.0
+#: the cloud whose storage prices apply to a platform's requests
+PLATFORM_CLOUD = {"aws_lambda": "aws", "gcf": "gcp", "cloudrun": "gcp"}
+COST_COLUMN = "cost_usd"
+#: workload kinds whose invocations make storage requests (faascope.designs.cost.storage_usage
+#: prices nothing for the others; tests/report/test_answer.py checks that it stays so)
+STORAGE_KINDS = frozenset({"object", "kv", "sharedfs", "transfer", "app"})
+DURATION_NAMES = {"billed_duration_ms": "the REPORT line's Billed Duration",
+                  "report_duration_ms": "the REPORT line's Duration, rounded up to the billing granularity",
+                  "platform_duration_ms": "the platform's duration, rounded up to the billing granularity",
+                  "client_latency_seconds": "the client's round trip (an upper bound), rounded up"}
+
+
+@dataclass
+class CellCost:
+    label: str
+    levels: dict
+    color: str
+    n: int
+    platform: str                   # aws_lambda, gcf, cloudrun
+    billed_mean_s: float
+    timed_mean_s: float | None      # the timed response (the report's response when it is a duration)
+    timed_mean_ci: list | None
+    timed_p99_s: float | None
+    cost_mean: float                # USD per invocation
+    cost_ci: tuple[float, float] | None
+    compute: float
+    request: float
+    ephemeral: float
+    storage: float
+    sources: list[str]
+    tier: str | None = None             # where a read/get cell fetched its data from ("/tmp", "object storage")
+    item_bytes: float | None = None     # bytes one invocation fetched
+    break_even_s: float | None = None   # keep the data in memory if re-read more often than this
+
+    @property
+    def per_million(self) -> float:
+        return self.cost_mean * 1e6
+
+    @property
+    def per_million_ci(self) -> tuple[float, float] | None:
+        return None if self.cost_ci is None else (self.cost_ci[0] * 1e6, self.cost_ci[1] * 1e6)
+
+    @property
+    def billed_ratio(self) -> float | None:
+        if not self.timed_mean_s or not math.isfinite(self.billed_mean_s):
+            return None
+        return self.billed_mean_s / self.timed_mean_s
+
+
+@dataclass
+class ScenarioCost:
+    cells: list[CellCost]
+    res: dict | None = None         # the engine's analysis of the per-invocation cost
+    error: str | None = None        # why it could not be analysed
+    front: list[int] = field(default_factory=list)       # cells on the cost / mean-latency front
+    front_p99: list[int] = field(default_factory=list)   # cells on the cost / p99 front
+
+    @property
+    def decision(self) -> dict | None:
+        """The whole-scenario row of the cost decision (lower mean cost is better)."""
+        return self.res["decisions"][0] if self.res and self.res.get("decisions") else None
+
+
+@dataclass
+class CostBasis:
+    """How the report priced the campaign (shown once, in the cost section)."""
+    pricing: Pricing
+    platforms: list[str]
+    as_what: str                    # "AWS Lambda (profile lambda), GCF 2nd gen (profile gcf)"
+    sources: list[str]
+    timed: str | None               # the timed column the billed duration is compared with
+    storage_priced: bool
+
+
+def _platform_for(data: ReportData) -> tuple[str | None, str | None]:
+    """(platform= for invocation_costs, why none) from the rows and the campaign's provider."""
+    rows = data.data
+    if "config_profile" in rows.columns and rows["config_profile"].notna().any():
+        return None, None
+    spec = data.source.spec or {}
+    prov = spec.get("provider") or {}
+    kind = prov.get("kind")
+    if kind == "http":
+        price_as = (prov.get("settings") or {}).get("price_as")
+        if price_as:
+            return price_as, None
+        return "", "an HTTP endpoint has no price list; set provider.settings.price_as (aws_lambda, gcf, cloudrun)"
+    if kind in PROVIDER_PLATFORM:
+        return PROVIDER_PLATFORM[kind], None
+    if any(c in rows.columns for c in ("profile", "platform")):
+        return None, None
+    return "aws_lambda", None
+
+
+def _storage_per_invocation(data: ReportData, rows: pd.DataFrame, platform: str, pricing: Pricing) -> float:
+    """The storage requests (and request units, EFS bytes) one invocation of the cell makes, priced:
+    from the plan's workload of the cell (faascope.designs.cost.storage_usage)."""
+    plan = data.source.plan or {}
+    if "cell_key" not in rows.columns or not plan.get("cells"):
+        return 0.0
+    by_key = {c.get("key"): c for c in plan["cells"]}
+    keys = rows["cell_key"].dropna().unique()
+    if not any((by_key.get(k) or {}).get("workload", {}).get("kind") in STORAGE_KINDS for k in keys):
+        return 0.0  # the plan's cost model (and the spec machinery it imports) is not needed
+    from faascope.designs.cost import storage_charges, storage_usage
+
+    total = 0.0
+    for k in keys:
+        cell = by_key.get(k)
+        if not cell or not isinstance(cell.get("workload"), dict):
+            continue
+        usage = storage_usage(cell["workload"], pricing)
+        charges = storage_charges(usage, PLATFORM_CLOUD.get(platform), pricing)
+        total += sum(v["total"] for v in charges.values()) * (rows["cell_key"] == k).sum()
+    return total / max(1, len(rows))
+
+
+def timed_column(data: ReportData) -> str | None:
+    """The timed response the billed duration is compared with: the report's response when it is
+    in seconds, else the agent's timed workload (latency_seconds)."""
+    r = data.response
+    if r.endswith(("_seconds", "_s")):
+        return r
+    return "latency_seconds" if "latency_seconds" in data.data.columns else None
+
+
+def price_scenarios(data: ReportData, scenarios: list[Scenario], alpha: float = 0.05) -> tuple[CostBasis | None, str | None]:
+    """Attach a ScenarioCost to every scenario (``sc.cost``); returns how it was priced, or None
+    and the reason when the input cannot be priced (no memory or duration column, no price list)."""
+    platform, why = _platform_for(data)
+    if why:
+        return None, why
+    spec = data.source.spec or {}
+    try:
+        pricing = pricing_for((spec.get("provider") or {}).get("settings") or {})
+    except BadInput as exc:
+        return None, f"the spec's pricing cannot be used: {exc.message}"
+    timed = timed_column(data)
+    platforms: set[str] = set()
+    sources: set[str] = set()
+    storage_priced = False
+    for sc in scenarios:
+        rows = sc.rows
+        try:
+            costs = invocation_costs(rows, platform=platform or None, pricing=pricing)
+        except BadInput as exc:
+            return None, exc.message
+        _, _, src = row_durations(rows)
+        cost = costs["cost"].to_numpy(dtype=float).copy()
+        timed_y = rows[timed].to_numpy(dtype=float) if timed else None
+        cells = []
+        for cell in sc.cells:
+            pos = cell.pos
+            plats = sorted(set(costs["platform"].iloc[pos]))
+            plat = plats[0] if plats else "aws_lambda"
+            platforms.update(plats)
+            storage = _storage_per_invocation(data, rows.iloc[pos], plat, pricing)
+            if storage:
+                storage_priced = True
+                cost[pos] = cost[pos] + storage
+            mean, ci = mean_cost_ci(cost[pos], alpha)
+            cs = [s for s in dict.fromkeys(src[pos]) if s]
+            sources.update(cs)
+            st = cell.stats if timed == data.response else None
+            t = timed_y[pos] if timed_y is not None else None
+            t = t[np.isfinite(t)] if t is not None else None
+            cells.append(CellCost(
+                cell.label, dict(cell.levels), cell.color, len(pos), plat,
+                billed_mean_s=float(np.nanmean(costs["billed_s"].to_numpy(dtype=float)[pos])),
+                timed_mean_s=float(t.mean()) if t is not None and len(t) else None,
+                timed_mean_ci=st["mean_ci"] if st else None,
+                timed_p99_s=float(np.quantile(t, 0.99)) if t is not None and len(t) else None,
+                cost_mean=mean, cost_ci=ci,
+                compute=float(np.nanmean(costs["compute"].to_numpy(dtype=float)[pos])),
+                request=float(np.nanmean(costs["request"].to_numpy(dtype=float)[pos])),
+                ephemeral=float(np.nanmean(costs["ephemeral"].to_numpy(dtype=float)[pos])),
+                storage=storage, sources=cs))
+        for cell, cc in zip(sc.cells, cells):
+            _break_even(cc, rows.iloc[cell.pos], pricing)
+        scost = ScenarioCost(cells)
+        scost.front, scost.front_p99 = _fronts(cells)
+        if sc.res is not None and np.isfinite(cost).all():
+            frame = rows[sc.factors].copy()
+            frame[COST_COLUMN] = cost
+            try:
+                scost.res = rank_levels(frame, COST_COLUMN, sc.factors, data.compare, alpha,
+                                        {f: data.info[f].levels for f in sc.factors})
+            except BadInput as exc:
+                scost.error = exc.message
+        elif sc.res is None:
+            scost.error = sc.error
+        sc.cost = scost
+    shown = sorted(platforms)
+    if "config_profile" in data.data.columns and data.data["config_profile"].notna().any():
+        profs = sorted(set(data.data["config_profile"].dropna().astype(str)))
+        as_what = ", ".join(f"{PLATFORM_TITLES[platform_key(p)]} (profile `{p}`)" for p in profs)
+    else:
+        as_what = ", ".join(PLATFORM_TITLES.get(p, p) for p in shown)
+    return CostBasis(pricing, shown, as_what, sorted(sources), timed, storage_priced), None
+
+
+#: reads whose data could be kept in memory instead: (workload kind, op) -> the tier read from
+READ_TIERS = {("fileio", "read"): "/tmp", ("object", "get"): "object storage (S3)"}
+
+
+def _break_even(cc: CellCost, rows: pd.DataFrame, pricing: Pricing) -> None:
+    """The five-minute rule for a cell that reads its data from /tmp or object storage on AWS
+    Lambda (faascope.cost.breakeven): how often it must be re-read for keeping it in the
+    function's memory to be cheaper."""
+    from faascope.cost.breakeven import ram_break_even_s
+
+    if cc.platform != "aws_lambda" or cc.timed_mean_s is None:
+        return
+    kind = rows["workload_kind"].dropna().unique() if "workload_kind" in rows.columns else []
+    op = rows["workload_op"].dropna().unique() if "workload_op" in rows.columns else []
+    if len(kind) != 1 or len(op) != 1 or (kind[0], op[0]) not in READ_TIERS:
+        return
+    nbytes = pd.to_numeric(rows.get("bytes"), errors="coerce").dropna()
+    mem = pd.to_numeric(rows.get("config_memory_mb"), errors="coerce").dropna()
+    if nbytes.empty or mem.empty or nbytes.mean() <= 0:
+        return
+    lam = pricing["aws_lambda"]
+    arch = str(rows["config_arch"].dropna().iloc[0]) if "config_arch" in rows.columns and rows["config_arch"].notna().any() else "x86_64"
+    fee = 0.0
+    if kind[0] == "object":
+        n_req = pd.to_numeric(rows.get("requests_ok"), errors="coerce").dropna()
+        fee = (float(n_req.mean()) if len(n_req) else 1.0) * pricing["aws_s3"]["get_per_1000"] / 1000
+    cc.tier = READ_TIERS[(kind[0], op[0])]
+    cc.item_bytes = float(nbytes.mean())
+    cc.break_even_s = ram_break_even_s(cc.item_bytes, cc.timed_mean_s, float(mem.iloc[0]),
+                                       lam[f"gb_second_{arch}"], fee, lam["mb_per_gb"])
+
+
+def _fronts(cells: list[CellCost]) -> tuple[list[int], list[int]]:
+    df = pd.DataFrame({"cost": [c.cost_mean for c in cells], "mean": [c.timed_mean_s for c in cells],
+                       "p99": [c.timed_p99_s for c in cells]}, dtype=float)
+    out = []
+    for col in ("mean", "p99"):
+        if df[col].notna().any():
+            out.append(list(pareto_front(df, "cost", col).index))
+        else:
+            out.append([])
+    return out[0], out[1]
+
+
+def table_of(pricing: Pricing, platform: str):
+    """The price table a platform is priced from (for provenance)."""
+    return pricing[PLATFORM_TABLE[platform]]

@@ -1,0 +1,83 @@
+"""Numbers as the report prints them: durations and other measured values auto-scaled with an SI
+prefix (``36.4 µs``, ``1.25 s``), money with enough digits to tell cells apart, never
+``3.6e-05 s``. The figures use the same prefixes (plotly's SI exponent format and matplotlib's
+EngFormatter), so a table and a figure agree."""
+from __future__ import annotations
+
+import math
+
+#: SI prefixes from nano to giga, the range a measured duration, size or rate needs
+_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+
+
+def prefix_for(value: float) -> tuple[float, str]:
+    """The (factor, prefix) that puts |value| in [1, 1000) (nano to giga)."""
+    a = abs(value)
+    if a == 0 or not math.isfinite(a):
+        return 1.0, ""
+    for f, p in _PREFIXES:
+        if a >= f * (1 - 5e-13):
+            return f, p
+    return _PREFIXES[-1]
+
+
+def si(value: float | None, unit: str, digits: int = 3, ref: float | None = None) -> str:
+    """``value`` with an SI prefix and `digits` significant digits: si(3.6e-05, "s") = "36.0 µs".
+    ``ref``: scale as that value would be (to print a CI in the unit of its centre)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    f, p = prefix_for(value if ref is None else ref)
+    x = value / f
+    # significant digits of the scaled value, without scientific notation
+    mag = math.floor(math.log10(abs(x))) if x else 0
+    dec = max(0, digits - 1 - mag)
+    return f"{x:.{dec}f} {p}{unit}"
+
+
+#: the mark of an interval's lower end clipped at zero (a duration or a price cannot be negative;
+#: a t interval of a few skewed values can reach below it)
+CLIPPED = "0*"
+CLIPPED_NOTE = ("0* = the t interval reaches below zero (few or very skewed values); a duration or a price "
+                "cannot, so it is shown from 0.")
+
+
+def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: bool = True) -> str:
+    """"1.23 s [1.20, 1.26]": a centre and its interval, all in the centre's prefix; a lower end
+    below zero of a quantity that cannot be negative is shown as 0* (:data:`CLIPPED`)."""
+    head = si(centre, unit, digits)
+    if not ci or centre is None or not math.isfinite(centre):
+        return head
+    f, p = prefix_for(centre)
+    num = head.rsplit(" ", 1)[0]
+    dec = len(num.split(".")[1]) if "." in num else 0
+    lo = CLIPPED if nonnegative and ci[0] < 0 else f"{ci[0] / f:.{dec}f}"
+    return f"{head} [{lo}, {ci[1] / f:.{dec}f}]"
+
+
+def money(value: float | None, digits: int = 3) -> str:
+    """US dollars with `digits` significant digits: $0.0123, $1.23, $1,234."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value == 0:
+        return "$0"
+    mag = math.floor(math.log10(abs(value)))
+    dec = max(0, digits - 1 - mag)
+    return f"${value:,.{dec}f}"
+
+
+def money_ci(centre: float | None, ci, digits: int = 3) -> str:
+    head = money(centre, digits)
+    if not ci or centre is None or not math.isfinite(centre) or centre == 0:
+        return head
+    mag = math.floor(math.log10(abs(centre)))
+    dec = max(0, digits - 1 - mag)
+    lo = CLIPPED if ci[0] < 0 else f"{ci[0]:,.{dec}f}"
+    return f"{head} [{lo}, {ci[1]:,.{dec}f}]"
+
+
+def ratio(v: float | None) -> str:
+    """1.4×, 39×, 4,639×."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    return f"{v:.2g}×" if v < 10 else f"{v:,.0f}×"
+
