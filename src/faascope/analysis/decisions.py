@@ -21,9 +21,11 @@ import math
 
 import numpy as np
 
-from faascope.analysis.anova import ModelFit, term_means
-from faascope.analysis.design import Design
+from faascope.analysis.anova import ModelFit, fit_anova, term_means
+from faascope.analysis.design import Design, build_design
+from faascope.analysis.io import prepare
 from faascope.analysis.predictability import compare_cvs, level_cvs
+from faascope.analysis.tukey import tukey_all
 
 
 def separations(tukey_rows: list[dict], term: str) -> dict[tuple[str, str], bool]:
@@ -235,11 +237,6 @@ def rank_levels(df, response: str, factors: list[str], compare: str, alpha: floa
     response of the same cells, such as the cost per invocation. Returns ``analyze()``'s keys
     ``fit_status``, ``tukey`` (the compared term's pairs) and ``decisions`` (one row:
     ``performance``, ``performance_order``, ``mean`` (raw), ``tested_mean``)."""
-    from faascope.analysis.anova import fit_anova
-    from faascope.analysis.design import build_design
-    from faascope.analysis.io import prepare
-    from faascope.analysis.tukey import tukey_all
-
     data, lv = prepare(df, response, list(factors), levels, min_rows=2)
     d = build_design(data, response, list(factors), lv)
     ci = list(factors).index(compare)

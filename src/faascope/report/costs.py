@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from faascope.analysis.decisions import rank_levels
+from faascope.cost.breakeven import ram_break_even_s
 from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, platform_key
 from faascope.cost.pricing import Pricing, pricing_for
 from faascope.cost.report import invocation_costs, mean_cost_ci, pareto_front, row_durations
@@ -144,7 +145,7 @@ def _storage_per_invocation(data: ReportData, rows: pd.DataFrame, platform: str,
     keys = rows["cell_key"].dropna().unique()
     if not any((by_key.get(k) or {}).get("workload", {}).get("kind") in STORAGE_KINDS for k in keys):
         return 0.0  # the plan's cost model (and the spec machinery it imports) is not needed
-    from faascope.designs.cost import storage_charges, storage_usage
+    from faascope.designs.cost import storage_charges, storage_usage  # lazy: the spec machinery, only for storage cells
 
     total = 0.0
     for k in keys:
@@ -249,8 +250,6 @@ def _break_even(cc: CellCost, rows: pd.DataFrame, pricing: Pricing) -> None:
     """The five-minute rule for a cell that reads its data from /tmp or object storage on AWS
     Lambda (faascope.cost.breakeven): how often it must be re-read for keeping it in the
     function's memory to be cheaper."""
-    from faascope.cost.breakeven import ram_break_even_s
-
     if cc.platform != "aws_lambda" or cc.timed_mean_s is None:
         return
     kind = rows["workload_kind"].dropna().unique() if "workload_kind" in rows.columns else []

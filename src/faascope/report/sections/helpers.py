@@ -2,6 +2,7 @@
 categorical axis. (How titles and legends are placed is the renderers' business: plot/.)"""
 from __future__ import annotations
 
+from faascope.analysis.decisions import ordering_with_p, separations, tukey_p_values
 from faascope.report.items import table
 from faascope.report.scenarios import Cell
 from faascope.report.sections.context import Ctx
@@ -27,8 +28,6 @@ def evidence_order(ctx: Ctx, res: dict, row: dict) -> str:
     """The levels of the compared factor from lowest to highest mean, as the decision row orders
     them (Tukey HSD on the analysis `res` ran), with each tie's and each separation's p-value:
     "1769 MB = 3008 MB (p = 0.97) < 512 MB (p ≤ 0.0012)"; labels as the report shows levels."""
-    from faascope.analysis.decisions import ordering_with_p, separations, tukey_p_values
-
     f = ctx.data.compare
     if res.get("fit_status"):
         return row.get("performance_order") or "no test"
