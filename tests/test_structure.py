@@ -23,7 +23,7 @@ PKG = "faascope"
 #: from any folder of a lower layer, never from a higher one (docs/architecture.md)
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"units", "binaries", "schemas"},
+    {"units", "binaries", "schemas", "calibration"},
     {"tiers", "store"},
     {"cost"},
     {"specs"},
@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"standins", "analysis"},
     {"report"},
     {"driver"},
-    {"stagger"},
+    {"stagger", "fidelity"},
     {"cli"},
     {"__main__"},
 ]
