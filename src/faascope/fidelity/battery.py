@@ -1,0 +1,326 @@
+"""The fidelity battery: a fixed set of campaigns on the local platform, run by the same driver as
+``faascope run`` (each spec is written as a file beside its results file, so any of them can be
+resumed, reported or analysed as any campaign), and the local figure of every metric read back
+from the results files.
+
+Campaigns (``quick`` runs fewer invocations and smaller files; minutes either way):
+
+- ``tmp``: the thesis's design with ``engine: dd`` as the thesis ran it (direct reads, writes
+  from /dev/urandom), on both profiles (the study's decisions compare them). The 1 GB cells run on
+  a smaller file (8 MiB quick, 32 MiB otherwise) and compare the time per dd I/O call, which
+  a 1 GB file would only repeat (2,000,000 calls of 512 B take ~4.4 min at Lambda's rate);
+- ``network`` (lambda): the network workload against the sink, 400 or 600 MiB in, on a
+  sandbox with the ``lambda`` token bucket; the bucket is fitted to each invocation's 20 ms
+  samples (:func:`faascope.analysis.bandwidth.fit_token_bucket`);
+- ``object``, ``kv`` (lambda): 1 KiB PUT/GET against the S3 stand-in and put/get against the
+  DynamoDB stand-in, request latency median and p99 per invocation;
+- ``cold``, ``warm``: a 128 MB noop, every invocation cold (forced as on AWS: a configuration
+  change retires warm instances), then warm ones after a warm-up.
+
+The battery starts a platform of its own (its own data directory under the work directory,
+the port given or any free one) and stops it at the end; stand-ins are started by the campaigns
+for what they need and stopped with them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from faascope.analysis.bandwidth import fit_token_bucket
+from faascope.driver.runner import run_campaign
+from faascope.fidelity.compare import Local
+from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
+from faascope.providers import local_platform
+from faascope.store.reader import ResultsFile, measured_only
+from faascope.units import MIB, format_size
+
+#: the file the 1 GB thesis cells run on locally (quick, full)
+SCALED_FILE = {True: 8 * MIB, False: 32 * MIB}
+#: invocations per cell (quick, full)
+REPLICATIONS = {"tmp": (1, 5), "network": (1, 3), "object": (1, 3), "kv": (1, 3),
+                "cold": (3, 10), "warm": (5, 20)}
+#: requests per storage invocation (quick, full)
+REQUESTS = (100, 300)
+#: bytes per network invocation (quick, full): the burst (~318 MB) and then baseline
+NETWORK_BYTES = (400 * MIB, 600 * MIB)
+#: Skyrise measured the network of a 7076 MB function
+NETWORK_MEMORY_MB = 7076
+#: memory of the storage functions: one full vCPU on Lambda
+STORAGE_MEMORY_MB = 1769
+#: STeLLAR and lambda-perf measured small functions; lambda-perf at 128 MB
+NOOP_MEMORY_MB = 128
+SEED = 16
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class BatteryConfig:
+    profiles: tuple[str, ...]
+    quick: bool
+    workdir: Path
+    port: int = 0
+
+    def reps(self, name: str) -> int:
+        return REPLICATIONS[name][0 if self.quick else 1]
+
+    @property
+    def scaled_file(self) -> int:
+        return SCALED_FILE[self.quick]
+
+
+@dataclass
+class BatteryRun:
+    """What the battery measured: the local figure per metric id, the results files, and what
+    the local platform said about itself."""
+    local: dict[str, Local]
+    results: dict[str, str]
+    platform: dict[str, Any] = field(default_factory=dict)
+    scaled_file: int = 0
+
+
+def local_file_size(cell: ThesisCell, cfg: BatteryConfig) -> int:
+    return cfg.scaled_file if cell.large else cell.file_size
+
+
+def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
+    """The battery's specs, as ``faascope run`` takes them."""
+    provider = {"kind": "local", "settings": {"endpoint_url": endpoint,
+                                              "data_dir": str(cfg.workdir)}}
+    big = format_size(cfg.scaled_file)
+    out: dict[str, dict] = {
+        "tmp": {
+            "name": "fidelity-tmp",
+            "description": "The 2024 thesis's /tmp cells with dd, as it ran them (the 1 GB file "
+                           f"scaled to {big}: the time per I/O call is compared)",
+            "provider": provider,
+            "function": {"memory_mb": 128, "ephemeral_mb": 512, "timeout_s": 900},
+            "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential"},
+            # both profiles always: the study's decisions compare them
+            "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
+                        "file_size": ["10KB", big], "io_size": ["512B", "128KiB"],
+                        "op": ["read", "write"]},
+            "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
+                          {"when": "op == 'write'", "set": {"source": "urandom"}}],
+            "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
+                       "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB"]},
+        },
+    }
+    if "lambda" in cfg.profiles:
+        nb = NETWORK_BYTES[0 if cfg.quick else 1]
+        out["network"] = {
+            "name": "fidelity-network", "provider": provider,
+            "function": {"memory_mb": NETWORK_MEMORY_MB, "profile": "lambda",
+                         "net_shape": "lambda"},
+            "workload": {"kind": "network", "direction": "in", "bytes": format_size(nb),
+                         "duration_ms": 15000, "interval_ms": 20},
+            "factors": {},
+            "design": {"replications": cfg.reps("network"), "seed": SEED},
+        }
+        n = REQUESTS[0 if cfg.quick else 1]
+        out["object"] = {
+            "name": "fidelity-object", "provider": provider,
+            "function": {"memory_mb": STORAGE_MEMORY_MB, "profile": "lambda"},
+            "workload": {"kind": "object", "object_size": "1KiB", "count": n},
+            "factors": {"op": ["put", "get"]},
+            "design": {"replications": cfg.reps("object"), "seed": SEED},
+        }
+        out["kv"] = {
+            "name": "fidelity-kv", "provider": provider,
+            "function": {"memory_mb": STORAGE_MEMORY_MB, "profile": "lambda"},
+            "workload": {"kind": "kv", "backend": "dynamodb", "item_size": "1KiB", "count": n},
+            "factors": {"op": ["put", "get"]},
+            "design": {"replications": cfg.reps("kv"), "seed": SEED},
+        }
+        out["warm"] = {
+            "name": "fidelity-warm", "provider": provider,
+            "function": {"memory_mb": NOOP_MEMORY_MB, "profile": "lambda"},
+            "workload": {"kind": "noop"}, "factors": {},
+            "design": {"replications": cfg.reps("warm"), "seed": SEED, "warmup": 1},
+        }
+    out["cold"] = {
+        "name": "fidelity-cold", "provider": provider,
+        "function": {"memory_mb": NOOP_MEMORY_MB},
+        "workload": {"kind": "noop"},
+        "factors": {"profile": list(cfg.profiles)},
+        "design": {"replications": cfg.reps("cold"), "seed": SEED, "cold": "every"},
+    }
+    for s in out.values():
+        if not s["factors"]:
+            del s["factors"]
+    return out
+
+
+def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun:
+    """Start a platform, run every campaign of the battery through ``run_campaign``, read the
+    local figures, stop the platform."""
+    cfg.workdir.mkdir(parents=True, exist_ok=True)
+    pdir = cfg.workdir / "platform"
+    state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port)
+    try:
+        health = local_platform.health(state["endpoint"]) or {}
+        results: dict[str, str] = {}
+        for name, spec in specs(cfg, state["endpoint"]).items():
+            path = cfg.workdir / f"{name}.yaml"
+            path.write_text(yaml.safe_dump(spec, sort_keys=False))
+            db = cfg.workdir / f"{name}.db"
+            say(f"fidelity: {name} ({path})")
+            run_campaign(path, db, progress=False, console=console)
+            results[name] = str(db)
+    finally:
+        local_platform.stop(pdir)
+    local: dict[str, Local] = {}
+    local.update(read_tmp(Path(results["tmp"]), cfg))
+    if "network" in results:
+        local.update(read_network(Path(results["network"])))
+    for name in ("object", "kv"):
+        if name in results:
+            local.update(read_storage(Path(results[name]), name))
+    if "warm" in results:
+        local.update(read_warm(Path(results["warm"])))
+    local.update(read_cold(Path(results["cold"])))
+    platform = {k: health.get(k) for k in ("version", "isolation", "profile") if k in health}
+    return BatteryRun(local=local, results=results, platform=platform,
+                      scaled_file=cfg.scaled_file)
+
+
+# ------------------------------------------------------------------------------ reading
+def _measured(db: Path) -> pd.DataFrame:
+    with ResultsFile(db) as rf:
+        rf.require_campaign()
+        df = rf.flat(include_warmups=True)
+    df, _ = measured_only(df)
+    return df
+
+
+def _median(values) -> Optional[float]:
+    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return median(vals) if vals else None
+
+
+def _bool(v) -> Optional[bool]:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return bool(int(v)) if not isinstance(v, str) else v.lower() in ("1", "true")
+
+
+def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
+    """Time per dd I/O call per profile and thesis cell (median over invocations)."""
+    df = _measured(db)
+    out: dict[str, Local] = {}
+    for profile in ("lambda", "gcf"):
+        for c in THESIS_CELLS:
+            size = local_file_size(c, cfg)
+            sel = df[(df["profile"] == profile) & (pd.to_numeric(df["memory"]) == c.memory_mb)
+                     & (pd.to_numeric(df["file_size"]) == size)
+                     & (pd.to_numeric(df["io_size"]) == c.io_size) & (df["op"] == c.workload_op)]
+            per_call = (pd.to_numeric(sel["latency_seconds"]) / pd.to_numeric(sel["ops"])).dropna()
+            direct = [_bool(v) for v in sel["direct_effective"]] if c.op == "direct_read" else []
+            facts = {"memory_mb": c.memory_mb, "file_size": size,
+                     "ops": _median(pd.to_numeric(sel["ops"]))}
+            if direct and any(d is not None for d in direct):
+                facts["direct_effective"] = all(d for d in direct if d is not None)
+            note = ""
+            if c.large:
+                note = f"file {format_size(size)} instead of {c.file_size:,} B"
+            if direct and facts.get("direct_effective") is False:
+                note = (note + "; " if note else "") + "O_DIRECT refused: buffered reads"
+            value = _median(per_call) if len(per_call) else None
+            out[f"{profile}/tmp/{c.op}/m{c.memory_mb}/f{c.file_size}/io{c.io_size}"] = Local(
+                value=value, n=len(per_call), note=note if value is not None else
+                (note or "no successful invocation"), facts=facts)
+    return out
+
+
+def read_network(db: Path) -> dict[str, Local]:
+    """Burst bytes, burst rate and baseline fitted per invocation (median over invocations)."""
+    df = _measured(db)
+    with ResultsFile(db) as rf:
+        samples = rf.network_samples()
+    samples = samples[(samples["direction"] == "in")
+                      & samples["invocation_id"].isin(df["invocation_id"])]
+    burst_bytes, burst_rate, baseline, steady = [], [], [], []
+    for _, s in samples.groupby("invocation_id"):
+        s = s.sort_values("sample")
+        b = pd.to_numeric(s["bytes"]).to_numpy(float)
+        try:
+            fit = fit_token_bucket(b, float(s["interval_s"].iloc[0]), seed=SEED)
+        except ValueError:
+            continue
+        if fit.knee and fit.burst_bytes_per_s and fit.burst_end_s is not None:
+            burst_rate.append(fit.burst_bytes_per_s)
+            burst_bytes.append(fit.burst_bytes_per_s * max(fit.burst_end_s - fit.start_s, 0.0))
+            baseline.append(fit.refill_bytes_per_s)
+        else:
+            steady.append(fit.refill_bytes_per_s)
+    n = len(burst_rate)
+    facts = {"no_burst": n == 0 and bool(steady)}
+    rate_facts = dict(facts, burst=True)
+    note = ""
+    if n == 0:
+        note = (f"no burst visible: a steady {np.median(steady) / 1e6:.3g} MB/s"
+                if steady else "no successful network invocation")
+    out = {
+        "lambda/network/burst_bytes": Local(_median(burst_bytes), n, note, facts),
+        "lambda/network/burst_rate": Local(_median(burst_rate), n, note, rate_facts),
+        # without a burst the steady rate is the baseline
+        "lambda/network/baseline_rate": Local(_median(baseline or steady), n or len(steady),
+                                              note if n == 0 and not steady else "", facts),
+    }
+    return out
+
+
+def read_storage(db: Path, name: str) -> dict[str, Local]:
+    """Request latency median and p99 per operation (median over invocations)."""
+    df = _measured(db)
+    service = "s3_standard" if name == "object" else "dynamodb"
+    out: dict[str, Local] = {}
+    for op, what in (("put", "write"), ("get", "read")):
+        sel = df[df["op"] == op]
+        for stat, col in (("median", "request_p50_s"), ("p99", "request_p99_s")):
+            vals = pd.to_numeric(sel[col]).dropna()
+            reqs = int(pd.to_numeric(sel["request_count"]).fillna(0).sum())
+            out[f"lambda/storage/{service}/{what}/{stat}"] = Local(
+                _median(vals), len(vals),
+                f"{reqs} requests in {len(vals)} invocation(s)" if len(vals) else
+                "no successful invocation")
+    return out
+
+
+def read_cold(db: Path) -> dict[str, Local]:
+    """Cold invocation latency (client) per profile; the runtime's init on the lambda profile."""
+    df = _measured(db)
+    out: dict[str, Local] = {}
+    for profile in ("lambda", "gcf"):
+        sel = df[(df["profile"] == profile)]
+        if sel.empty:
+            continue
+        cold = sel[[bool(_bool(v)) for v in sel["cold"]]]
+        # the platform's set-up includes the profile's modelled cold-start cost, if it has one
+        setup = _median(pd.to_numeric(cold["platform_setup_ms"]).dropna())
+        init = _median(pd.to_numeric(cold["platform_init_ms"]).dropna())
+        parts = f"platform set-up (modelled part included) {setup:.0f} ms" if setup is not None else ""
+        if init is not None:
+            parts += f", runtime init {init:.0f} ms"
+        lat = pd.to_numeric(cold["client_latency_seconds"]).dropna()
+        out[f"{profile}/cold/latency"] = Local(_median(lat), len(lat),
+                                               f"medians: {parts}" if parts else "")
+        if profile == "lambda":
+            inits = pd.to_numeric(cold["platform_init_ms"]).dropna() / 1000.0
+            out["lambda/cold/init"] = Local(_median(inits), len(inits),
+                                            "the platform's X-Faascope-Init-Ms (Lambda's Init Duration)")
+    return out
+
+
+def read_warm(db: Path) -> dict[str, Local]:
+    df = _measured(db)
+    warm = df[[not bool(_bool(v)) for v in df["cold"]]]
+    lat = pd.to_numeric(warm["client_latency_seconds"]).dropna()
+    return {"lambda/warm/latency": Local(_median(lat), len(lat))}
