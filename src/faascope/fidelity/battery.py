@@ -24,6 +24,7 @@ for what they need and stopped with them.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -84,6 +85,9 @@ class BatteryRun:
     results: dict[str, str]
     platform: dict[str, Any] = field(default_factory=dict)
     scaled_file: int = 0
+    #: CPUs and the 1-minute load average before and after: timings on a loaded machine
+    #: include waiting for a CPU, which the report says
+    machine: dict[str, Any] = field(default_factory=dict)
 
 
 def local_file_size(cell: ThesisCell, cfg: BatteryConfig) -> int:
@@ -162,6 +166,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun
     """Start a platform, run every campaign of the battery through ``run_campaign``, read the
     local figures, stop the platform."""
     cfg.workdir.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()[0]
     pdir = cfg.workdir / "platform"
     state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port)
     try:
@@ -176,28 +181,53 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun
             results[name] = str(db)
     finally:
         local_platform.stop(pdir)
-    local: dict[str, Local] = {}
-    local.update(read_tmp(Path(results["tmp"]), cfg))
-    if "network" in results:
-        local.update(read_network(Path(results["network"])))
-    for name in ("object", "kv"):
-        if name in results:
-            local.update(read_storage(Path(results[name]), name))
-    if "warm" in results:
-        local.update(read_warm(Path(results["warm"])))
-    local.update(read_cold(Path(results["cold"])))
+    local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in ("version", "isolation", "profile") if k in health}
+    machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
+               "load_1min_after": round(os.getloadavg()[0], 2)}
     return BatteryRun(local=local, results=results, platform=platform,
-                      scaled_file=cfg.scaled_file)
+                      scaled_file=cfg.scaled_file, machine=machine)
 
 
 # ------------------------------------------------------------------------------ reading
+def read_all(cfg: BatteryConfig, results: dict[str, Path]) -> dict[str, Local]:
+    """The local figure of every metric the battery's results files hold."""
+    readers = {"tmp": lambda db: read_tmp(db, cfg), "network": read_network,
+               "object": lambda db: read_storage(db, "object"),
+               "kv": lambda db: read_storage(db, "kv"), "warm": read_warm, "cold": read_cold}
+    local: dict[str, Local] = {}
+    for name, db in results.items():
+        local.update(_with_failures(readers[name](db), db))
+    return local
+
+
 def _measured(db: Path) -> pd.DataFrame:
     with ResultsFile(db) as rf:
         rf.require_campaign()
         df = rf.flat(include_warmups=True)
     df, _ = measured_only(df)
     return df
+
+
+def failures(db: Path) -> str:
+    """How many measured invocations of a results file failed, and the first error, or ""."""
+    with ResultsFile(db) as rf:
+        df = rf.flat(include_warmups=False)
+    failed = df[pd.to_numeric(df["ok"], errors="coerce").fillna(0) == 0]
+    if failed.empty:
+        return ""
+    first = failed.iloc[0]
+    msg = str(first.get("error_message") or "")[:160]
+    return f"{len(failed)} of {len(df)} invocations failed ({first.get('error_type')}: {msg})"
+
+
+def _with_failures(local: dict[str, Local], db: Path) -> dict[str, Local]:
+    """Every figure read from ``db`` notes the invocations that failed there."""
+    note = failures(db)
+    if note:
+        for v in local.values():
+            v.note = f"{v.note}; {note}" if v.note and v.note != "no successful invocation" else note
+    return local
 
 
 def _median(values) -> Optional[float]:

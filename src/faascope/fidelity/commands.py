@@ -48,10 +48,10 @@ def fidelity_command(profile, fmt, quick, data_dir, port):
     metrics = battery_metrics(PROFILES)
     published_of = {m.id: published(m, tables) for m in metrics}
     cfg = BatteryConfig(profiles=profiles, quick=quick, workdir=workdir, port=port)
-    run = run_battery(cfg, say=lambda s: err.print(s, highlight=False), console=err)
+    run = run_battery(cfg, say=lambda s: err.print(s, highlight=False, soft_wrap=True), console=err)
     ev = evaluate(metrics, run.local, published_of, profiles)
     meta = {"profiles": list(profiles), "quick": quick, "workdir": str(workdir),
-            "results": run.results, "platform": run.platform,
+            "results": run.results, "platform": run.platform, "machine": run.machine,
             "scaled_file_bytes": run.scaled_file, "scaled_file": format_size(run.scaled_file),
             "tables": {name: f"{t.name}@{t.version}" for name, t in tables.items()}}
     if fmt == "json":

@@ -95,6 +95,11 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None
     fit, held = ev.fit, ev.held_out
     console.print(f"Local platform vs published figures (ratio = local / published; within "
                   f"×{WITHIN:g} either way). Results files: {meta.get('workdir', '')}")
+    m = meta.get("machine") or {}
+    load = max(m.get("load_1min_before", 0), m.get("load_1min_after", 0))
+    if m.get("cpus") and load > 2 * m["cpus"]:
+        console.print(f"[yellow]warning[/yellow]: the machine was loaded (1-minute load average "
+                      f"{load:.0f} on {m['cpus']} CPUs): timings include waiting for a CPU.")
     if meta.get("scaled_file_bytes"):
         console.print(f"The thesis's 1,024,000,000 B cells ran on a {meta['scaled_file']} file: "
                       "the time per dd I/O call is compared.")
