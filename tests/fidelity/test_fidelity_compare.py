@@ -142,3 +142,18 @@ def test_tmp_spec_plans_exactly_the_thesis_cells_on_both_profiles(tmp_path):
         # as the thesis: dd iflag=direct for reads, dd if=/dev/urandom (page cache allowed) for writes
         assert (bool(w.get("direct")), w.get("source", "zero")) == \
             ((True, "zero") if w["op"] == "read" else (False, "urandom"))
+
+
+@pytest.mark.parametrize("profiles", [("lambda", "gcf"), ("lambda",), ("gcf",)])
+def test_every_spec_of_the_battery_plans(tmp_path, profiles):
+    for quick in (True, False):
+        cfg = battery.BatteryConfig(profiles=profiles, quick=quick, workdir=tmp_path)
+        specs = battery.specs(cfg, "http://127.0.0.1:1")
+        # lambda's published network, storage and warm figures only exist for Lambda
+        assert ("network" in specs) is ("lambda" in profiles)
+        for name, spec in specs.items():
+            plan = build_plan(parse_spec(spec, name), seed=1)
+            assert plan.runs, name
+        cold = parse_spec(specs["cold"], "cold")
+        assert cold.spec.design.cold_mode == "every"
+        assert sorted(c.levels["profile"] for c in build_plan(cold, seed=1).cells) == sorted(profiles)
