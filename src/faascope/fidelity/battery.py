@@ -58,6 +58,8 @@ STORAGE_MEMORY_MB = 1769
 #: STeLLAR and lambda-perf measured small functions; lambda-perf at 128 MB
 NOOP_MEMORY_MB = 128
 SEED = 16
+#: the fewest samples a burst must span for its rate to count (fewer: one lump, no rate)
+MIN_BURST_SAMPLES = 3
 
 Say = Callable[[str], None]
 
@@ -276,30 +278,41 @@ def read_network(db: Path) -> dict[str, Local]:
         samples = rf.network_samples()
     samples = samples[(samples["direction"] == "in")
                       & samples["invocation_id"].isin(df["invocation_id"])]
-    burst_bytes, burst_rate, baseline, steady = [], [], [], []
+    burst_bytes, burst_rate, baseline, steady, lumps = [], [], [], [], 0
     for _, s in samples.groupby("invocation_id"):
         s = s.sort_values("sample")
         b = pd.to_numeric(s["bytes"]).to_numpy(float)
+        interval = float(s["interval_s"].iloc[0])
         try:
-            fit = fit_token_bucket(b, float(s["interval_s"].iloc[0]), seed=SEED)
+            fit = fit_token_bucket(b, interval, seed=SEED)
         except ValueError:
             continue
         if fit.knee and fit.burst_bytes_per_s and fit.burst_end_s is not None:
-            burst_rate.append(fit.burst_bytes_per_s)
-            burst_bytes.append(fit.burst_bytes_per_s * max(fit.burst_end_s - fit.start_s, 0.0))
+            span = max(fit.burst_end_s - fit.start_s, 0.0)
+            burst_bytes.append(fit.burst_bytes_per_s * span)
             baseline.append(fit.refill_bytes_per_s)
+            # a burst that arrived within a couple of samples (a receiver kept off the CPU,
+            # then handed a lump) has no measurable rate
+            if span >= MIN_BURST_SAMPLES * interval:
+                burst_rate.append(fit.burst_bytes_per_s)
+            else:
+                lumps += 1
         else:
             steady.append(fit.refill_bytes_per_s)
-    n = len(burst_rate)
+    n = len(burst_bytes)
     facts = {"no_burst": n == 0 and bool(steady)}
     rate_facts = dict(facts, burst=True)
-    note = ""
+    note = rate_note = ""
     if n == 0:
-        note = (f"no burst visible: a steady {np.median(steady) / 1e6:.3g} MB/s"
-                if steady else "no successful network invocation")
+        note = rate_note = (f"no burst visible: a steady {np.median(steady) / 1e6:.3g} MB/s"
+                            if steady else "no successful network invocation")
+    elif lumps:
+        rate_note = (f"{lumps} of {n} bursts arrived within {MIN_BURST_SAMPLES} samples "
+                     f"({MIN_BURST_SAMPLES * interval * 1e3:.0f} ms): no rate measurable there")
     out = {
         "lambda/network/burst_bytes": Local(_median(burst_bytes), n, note, facts),
-        "lambda/network/burst_rate": Local(_median(burst_rate), n, note, rate_facts),
+        "lambda/network/burst_rate": Local(_median(burst_rate), len(burst_rate), rate_note,
+                                           rate_facts),
         # without a burst the steady rate is the baseline
         "lambda/network/baseline_rate": Local(_median(baseline or steady), n or len(steady),
                                               note if n == 0 and not steady else "", facts),
