@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
 from faascope import calibration
@@ -157,3 +159,27 @@ def test_every_spec_of_the_battery_plans(tmp_path, profiles):
         cold = parse_spec(specs["cold"], "cold")
         assert cold.spec.design.cold_mode == "every"
         assert sorted(c.levels["profile"] for c in build_plan(cold, seed=1).cells) == sorted(profiles)
+
+
+def _bucket_series(burst_rate, budget, refill, seconds, interval=0.02):
+    """Bytes per interval a token bucket lets through from t=0: min(P·t, B + r·t), differenced."""
+    t = np.arange(1, int(round(seconds / interval)) + 1) * interval
+    cum = np.minimum(burst_rate * t, budget + refill * t)
+    return np.diff(np.concatenate([[0.0], cum]))
+
+
+def test_burst_figures_of_a_known_bucket_and_of_a_lump():
+    # 885 MB/s until 300 MB are spent (bucket keeps refilling at 77.5 MB/s), then 77.5 MB/s:
+    # the burst ends where 885e6·t = 300e6 + 77.5e6·t, t = 0.3715 s, having moved 328.8 MB
+    clean = _bucket_series(885e6, 300e6, 77.5e6, 3.0)
+    f = battery.burst_figures([(clean, 0.02)])
+    assert f.burst_rate == [pytest.approx(885e6, rel=0.02)]
+    assert f.baseline == [pytest.approx(77.5e6, rel=0.02)]
+    assert f.burst_bytes == [pytest.approx(885e6 * 300e6 / (885e6 - 77.5e6), rel=0.03)]
+    # the same bytes handed over in one 20 ms lump: a burst with no measurable rate
+    lump = np.concatenate([[330e6], np.full(130, 77.5e6 * 0.02)])
+    g = battery.burst_figures([(clean, 0.02), (lump, 0.02)])
+    assert g.lumps == 1 and len(g.burst_rate) == 1 and len(g.burst_bytes) == 2
+    # a steady transfer has no burst at all
+    h = battery.burst_figures([(np.full(100, 1.5e6), 0.02)])
+    assert (h.burst_bytes, h.steady) == ([], [pytest.approx(75e6, rel=0.02)])

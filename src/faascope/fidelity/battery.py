@@ -271,6 +271,40 @@ def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
     return out
 
 
+@dataclass
+class BurstFigures:
+    """Per invocation with a burst: bytes moved in it, its rate (only when it spans at least
+    MIN_BURST_SAMPLES samples), the baseline after it; steady rates of invocations without one."""
+    burst_bytes: list[float] = field(default_factory=list)
+    burst_rate: list[float] = field(default_factory=list)
+    baseline: list[float] = field(default_factory=list)
+    steady: list[float] = field(default_factory=list)
+    lumps: int = 0
+
+
+def burst_figures(series: list[tuple[np.ndarray, float]]) -> BurstFigures:
+    """The token bucket fitted to each invocation's series of bytes per interval."""
+    out = BurstFigures()
+    for b, interval in series:
+        try:
+            fit = fit_token_bucket(b, interval, seed=SEED)
+        except ValueError:
+            continue
+        if fit.knee and fit.burst_bytes_per_s and fit.burst_end_s is not None:
+            span = max(fit.burst_end_s - fit.start_s, 0.0)
+            out.burst_bytes.append(fit.burst_bytes_per_s * span)
+            out.baseline.append(fit.refill_bytes_per_s)
+            # a burst that arrived within a couple of samples (a receiver kept off the CPU,
+            # then handed a lump) has no measurable rate
+            if span >= MIN_BURST_SAMPLES * interval:
+                out.burst_rate.append(fit.burst_bytes_per_s)
+            else:
+                out.lumps += 1
+        else:
+            out.steady.append(fit.refill_bytes_per_s)
+    return out
+
+
 def read_network(db: Path) -> dict[str, Local]:
     """Burst bytes, burst rate and baseline fitted per invocation (median over invocations)."""
     df = _measured(db)
@@ -278,27 +312,12 @@ def read_network(db: Path) -> dict[str, Local]:
         samples = rf.network_samples()
     samples = samples[(samples["direction"] == "in")
                       & samples["invocation_id"].isin(df["invocation_id"])]
-    burst_bytes, burst_rate, baseline, steady, lumps = [], [], [], [], 0
-    for _, s in samples.groupby("invocation_id"):
-        s = s.sort_values("sample")
-        b = pd.to_numeric(s["bytes"]).to_numpy(float)
-        interval = float(s["interval_s"].iloc[0])
-        try:
-            fit = fit_token_bucket(b, interval, seed=SEED)
-        except ValueError:
-            continue
-        if fit.knee and fit.burst_bytes_per_s and fit.burst_end_s is not None:
-            span = max(fit.burst_end_s - fit.start_s, 0.0)
-            burst_bytes.append(fit.burst_bytes_per_s * span)
-            baseline.append(fit.refill_bytes_per_s)
-            # a burst that arrived within a couple of samples (a receiver kept off the CPU,
-            # then handed a lump) has no measurable rate
-            if span >= MIN_BURST_SAMPLES * interval:
-                burst_rate.append(fit.burst_bytes_per_s)
-            else:
-                lumps += 1
-        else:
-            steady.append(fit.refill_bytes_per_s)
+    series = [(pd.to_numeric(g.sort_values("sample")["bytes"]).to_numpy(float),
+               float(g["interval_s"].iloc[0])) for _, g in samples.groupby("invocation_id")]
+    f = burst_figures(series)
+    burst_bytes, burst_rate, baseline, steady, lumps = (
+        f.burst_bytes, f.burst_rate, f.baseline, f.steady, f.lumps)
+    interval = series[0][1] if series else 0.02
     n = len(burst_bytes)
     facts = {"no_burst": n == 0 and bool(steady)}
     rate_facts = dict(facts, burst=True)
