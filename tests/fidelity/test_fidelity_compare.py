@@ -182,3 +182,12 @@ def test_burst_figures_of_a_known_bucket_and_of_a_lump():
     # a steady transfer has no burst at all
     h = battery.burst_figures([(np.full(100, 1.5e6), 0.02)])
     assert (h.burst_bytes, h.steady) == ([], [pytest.approx(75e6, rel=0.02)])
+
+
+def test_a_loaded_machine_is_named_in_slower_times_only():
+    assert compare.load_note({"cpus": 2, "load_1min_before": 3.9, "load_1min_after": 1}) == ""
+    note = compare.load_note({"cpus": 2, "load_1min_before": 1, "load_1min_after": 5})
+    assert "load average 5 on 2 CPUs" in note
+    slow = compare.compare(BY_ID[BIG_READ], Local(PUB[BIG_READ].value * 3), PUB[BIG_READ], note)
+    fast = compare.compare(BY_ID[BIG_READ], Local(PUB[BIG_READ].value / 3), PUB[BIG_READ], note)
+    assert note in slow.why and note not in fast.why

@@ -34,7 +34,7 @@ def fidelity_command(profile, fmt, quick, data_dir, port):
     from rich.console import Console
 
     from faascope.fidelity.battery import BatteryConfig, run_battery
-    from faascope.fidelity.compare import evaluate
+    from faascope.fidelity.compare import evaluate, load_note
     from faascope.fidelity.metrics import PROFILES, battery_metrics, load_tables, published
     from faascope.fidelity.render import as_json, render_table
     from faascope.providers.local_platform import default_data_dir
@@ -49,7 +49,7 @@ def fidelity_command(profile, fmt, quick, data_dir, port):
     published_of = {m.id: published(m, tables) for m in metrics}
     cfg = BatteryConfig(profiles=profiles, quick=quick, workdir=workdir, port=port)
     run = run_battery(cfg, say=lambda s: err.print(s, highlight=False, soft_wrap=True), console=err)
-    ev = evaluate(metrics, run.local, published_of, profiles)
+    ev = evaluate(metrics, run.local, published_of, profiles, loaded=load_note(run.machine))
     meta = {"profiles": list(profiles), "quick": quick, "workdir": str(workdir),
             "results": run.results, "platform": run.platform, "machine": run.machine,
             "scaled_file_bytes": run.scaled_file, "scaled_file": format_size(run.scaled_file),

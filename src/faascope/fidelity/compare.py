@@ -59,11 +59,26 @@ def within(r: Optional[float], factor: float = WITHIN) -> bool:
     return r is not None and 1 / factor <= r <= factor
 
 
-def compare(metric: Metric, local: Local, pub: Published) -> Comparison:
+def compare(metric: Metric, local: Local, pub: Published, loaded: str = "") -> Comparison:
+    """``loaded``: what to add to the explanation of a time that came out slower (a machine
+    busy with other work makes every time longer), e.g. "the machine was loaded (…)"."""
     r = ratio(local.value, pub.value)
     ok = within(r)
-    return Comparison(metric=metric, local=local, published=pub, ratio=r, within=ok,
-                      why="" if ok else why(metric, local, r))
+    text = "" if ok else why(metric, local, r)
+    if text and loaded and r is not None and r > 1 and metric.unit == "s":
+        text = f"{text}; {loaded}"
+    return Comparison(metric=metric, local=local, published=pub, ratio=r, within=ok, why=text)
+
+
+def load_note(machine: dict) -> str:
+    """What to say of a machine that was busy during the battery (1-minute load average above
+    twice its CPUs, before or after), or ""."""
+    load = max(machine.get("load_1min_before", 0), machine.get("load_1min_after", 0))
+    cpus = machine.get("cpus") or 0
+    if cpus and load > 2 * cpus:
+        return (f"the machine was loaded (1-minute load average {load:.0f} on {cpus} CPUs): "
+                "timings include waiting for a CPU")
+    return ""
 
 
 def winner(lambda_value: float, gcf_value: float) -> str:
@@ -144,8 +159,9 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
             return (f"{d} than AWS: the stand-in answers from this machine "
                     f"({_ms(local.value)}) without the service's latency: it is not shaped "
                     "(no latency model in front of it)")
-        return (f"{d} than AWS: the stand-in on this machine (2 cores shared with the platform "
-                "and the function) adds its own time on top of the modelled latency")
+        return (f"{d} than AWS: a shaped stand-in's drawn latency is the whole request's, so "
+                "what exceeds it is this machine's own time (the function, the shaper and the "
+                "server sharing its CPUs)")
     if k in ("cold", "init"):
         src = "STeLLAR" if k == "cold" else "lambda-perf"
         if r < 1 / WITHIN:
@@ -182,12 +198,13 @@ class Evaluation:
 
 def evaluate(metrics: list[Metric], local: dict[str, Local],
              published_of: dict[str, Published],
-             profiles: Optional[tuple[str, ...]] = None) -> Evaluation:
+             profiles: Optional[tuple[str, ...]] = None, loaded: str = "") -> Evaluation:
     """Compare every metric (a metric the battery did not measure has a Local without value)
     and decide every thesis cell for which both profiles' metrics are there; only the
-    comparisons of ``profiles`` (default all) are kept, the decisions need both."""
-    comps = [compare(m, local.get(m.id, Local(None, note="not measured")), published_of[m.id])
-             for m in metrics]
+    comparisons of ``profiles`` (default all) are kept, the decisions need both. ``loaded``
+    (see :func:`compare`) is added to the explanation of every time that came out slower."""
+    comps = [compare(m, local.get(m.id, Local(None, note="not measured")), published_of[m.id],
+                     loaded) for m in metrics]
     by_cell: dict[tuple, dict[str, Comparison]] = {}
     for c in comps:
         if c.metric.cell is not None:

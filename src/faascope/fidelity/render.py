@@ -8,7 +8,7 @@ from typing import Any, Optional
 from rich.console import Console
 from rich.table import Table
 
-from faascope.fidelity.compare import WITHIN, Comparison, Decision, Evaluation
+from faascope.fidelity.compare import WITHIN, Comparison, Decision, Evaluation, load_note
 from faascope.units import format_bytes, format_rate, format_seconds
 
 #: JSON layout version of ``faascope platform fidelity --format json``
@@ -95,11 +95,9 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None
     fit, held = ev.fit, ev.held_out
     console.print(f"Local platform vs published figures (ratio = local / published; within "
                   f"×{WITHIN:g} either way). Results files: {meta.get('workdir', '')}")
-    m = meta.get("machine") or {}
-    load = max(m.get("load_1min_before", 0), m.get("load_1min_after", 0))
-    if m.get("cpus") and load > 2 * m["cpus"]:
-        console.print(f"[yellow]warning[/yellow]: the machine was loaded (1-minute load average "
-                      f"{load:.0f} on {m['cpus']} CPUs): timings include waiting for a CPU.")
+    loaded = load_note(meta.get("machine") or {})
+    if loaded:
+        console.print(f"[yellow]warning[/yellow]: {loaded}.")
     if meta.get("scaled_file_bytes"):
         console.print(f"The thesis's 1,024,000,000 B cells ran on a {meta['scaled_file']} file: "
                       "the time per dd I/O call is compared.")
