@@ -61,6 +61,11 @@ SEED = 16
 #: the fewest samples a burst must span for its rate to count (fewer: one lump, no rate)
 MIN_BURST_SAMPLES = 3
 
+#: what the report keeps of the platform's /faascope/health: how it isolates, and which
+#: calibration tables, block I/O limits and direct-I/O loop devices were in force
+PLATFORM_FACTS = ("version", "isolation", "profile", "cgroup_version", "calibration",
+                  "block_io_limits", "tmp_direct_io")
+
 Say = Callable[[str], None]
 
 
@@ -184,7 +189,13 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun
     finally:
         local_platform.stop(pdir)
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
-    platform = {k: health.get(k) for k in ("version", "isolation", "profile") if k in health}
+    platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
+    for key, v in local.items():
+        if "/tmp/" in key:
+            # what the explanation of a /tmp figure may rest on: calibrated limits in force or not
+            v.facts.update(calibrated=bool(health.get("calibration")),
+                           block_io_limits=health.get("block_io_limits"),
+                           tmp_direct_io=health.get("tmp_direct_io"))
     machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                "load_1min_after": round(os.getloadavg()[0], 2)}
     return BatteryRun(local=local, results=results, platform=platform,

@@ -141,10 +141,14 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
         if f.get("direct_effective") is False:
             return (f"{d} than Lambda: O_DIRECT was refused on this /tmp, so reads came from the "
                     "page cache, not a device")
-        return (f"{d} than Lambda: the lambda profile's /tmp device is not limited to Lambda's "
-                "fitted rate on this platform (no calibrated block I/O limit)" if r < 1 else
-                f"{d} than Lambda: this machine's disk under the profile's /tmp limits is slower "
-                "than the fitted rate")
+        if r < 1:
+            if not f.get("calibrated") or not f.get("block_io_limits"):
+                return (f"{d} than Lambda: this platform sets no calibrated block I/O limit on "
+                        "the lambda profile's /tmp, so reads run at this machine's disk speed")
+            return (f"{d} than Lambda although calibrated block I/O limits are in force: they "
+                    "did not hold these reads to the fitted rate")
+        return (f"{d} than Lambda: this machine's disk behind the profile's /tmp is slower per "
+                "call than the fitted rate allows")
     if k == "network":
         if f.get("no_burst"):
             return ("no burst visible: the transfer ran at one steady rate, so the network was "

@@ -95,6 +95,10 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None
     fit, held = ev.fit, ev.held_out
     console.print(f"Local platform vs published figures (ratio = local / published; within "
                   f"×{WITHIN:g} either way). Results files: {meta.get('workdir', '')}")
+    cal = (meta.get("platform") or {}).get("calibration") or {}
+    console.print("Platform calibration in force: " + (", ".join(
+        f"{profile}: {c.get('table')}@{c.get('version')}" for profile, c in sorted(cal.items()))
+        if cal else "none (uncalibrated profiles)"))
     loaded = load_note(meta.get("machine") or {})
     if loaded:
         console.print(f"[yellow]warning[/yellow]: {loaded}.")
