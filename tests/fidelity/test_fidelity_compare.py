@@ -191,3 +191,21 @@ def test_a_loaded_machine_is_named_in_slower_times_only():
     slow = compare.compare(BY_ID[BIG_READ], Local(PUB[BIG_READ].value * 3), PUB[BIG_READ], note)
     fast = compare.compare(BY_ID[BIG_READ], Local(PUB[BIG_READ].value / 3), PUB[BIG_READ], note)
     assert note in slow.why and note not in fast.why
+
+
+def test_table_shows_fit_held_out_and_decisions_apart():
+    from rich.console import Console
+
+    local = _local_all(lambda m: PUB[m.id].value * (1.2 if PUB[m.id].fit else 3.0))
+    ev = compare.evaluate(ALL, local, PUB)
+    con = Console(record=True, width=250)
+    render.render_table(ev, {"workdir": "/x", "machine": {"cpus": 2, "load_1min_before": 9},
+                             "platform": {}}, con)
+    out = con.export_text()
+    n_fit, n_held = len(ev.fit), len(ev.held_out)
+    assert f"Fit: the platform was calibrated on these figures ({n_fit}/{n_fit} within)" in out
+    assert f"Held out of the fit (0/{n_held} within)" in out
+    assert "(8/8 agree)" in out and "load average 9 on 2 CPUs" in out
+    assert "none (uncalibrated profiles)" in out
+    # 1 GB direct read on Lambda: 265.3265 s / 2,000,000 calls, auto-scaled
+    assert "133 µs" in out
