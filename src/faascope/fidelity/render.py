@@ -99,6 +99,10 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None
     console.print("Platform calibration in force: " + (", ".join(
         f"{profile}: {c.get('table')}@{c.get('version')}" for profile, c in sorted(cal.items()))
         if cal else "none (uncalibrated profiles)"))
+    isolation = (meta.get("platform") or {}).get("isolation")
+    if isolation and isolation != "namespaces":
+        console.print(f"[yellow]warning[/yellow]: the platform ran with isolation {isolation} "
+                      "(no sandboxes: not root, or no cgroups), so no profile's limits applied.")
     loaded = load_note(meta.get("machine") or {})
     if loaded:
         console.print(f"[yellow]warning[/yellow]: {loaded}.")
