@@ -166,14 +166,20 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
         return (f"{d} than AWS: a shaped stand-in's drawn latency is the whole request's, so "
                 "what exceeds it is this machine's own time (the function, the shaper and the "
                 "server sharing its CPUs)")
-    if k in ("cold", "init"):
-        src = "STeLLAR" if k == "cold" else "lambda-perf"
+    if k == "cold":
         if r < 1 / WITHIN:
-            return (f"{d} than {src}: a local cold start is this machine's sandbox set-up and "
+            return (f"{d} than STeLLAR: a local cold start is this machine's sandbox set-up and "
                     "runtime start, without the provider's placement, package fetch and microVM "
                     "boot, unless the profile models them")
-        return (f"{d} than {src}: this machine's sandbox set-up and runtime start under the "
+        return (f"{d} than STeLLAR: this machine's sandbox set-up and runtime start under the "
                 "profile's CPU quota take longer than the provider's")
+    if k == "init":
+        if r < 1 / WITHIN:
+            return (f"{d} than lambda-perf: the runtime starts from a binary in this machine's "
+                    "page cache on this machine's CPU; Lambda's Init phase starts it in a fresh "
+                    "microVM, which no profile models (only the set-up before it is modelled)")
+        return (f"{d} than lambda-perf: this machine's CPU under the 128 MB quota "
+                "(0.07 vCPU) starts the runtime more slowly than Lambda's")
     if k == "warm":
         return (f"{d} than STeLLAR: a warm invocation over loopback has no cloud front end "
                 "(load balancer, request routing) on its path" if r < 1 else
