@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -190,6 +191,9 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun
             results[name] = str(db)
     finally:
         local_platform.stop(pdir)
+        # its functions were deleted by the campaigns; what is left is a code store (~10 MB a
+        # run) nothing reads again. The log stays, beside the results files.
+        shutil.rmtree(pdir / "platform", ignore_errors=True)
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
     for key, v in local.items():
