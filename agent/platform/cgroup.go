@@ -25,6 +25,9 @@ const pidsLimit = 1024
 type Cgroup struct {
 	v2   bool
 	dirs map[string]string // controller ("cpu", "memory", "pids", or "" for v2) → directory
+	// blkio is the platform's v1 blkio group, which every sandbox joins (blkio.go); "" = none.
+	// It is not the sandbox's own: never renamed or removed with it.
+	blkio string
 }
 
 // CgroupVersion reports which cgroup layout this host uses: 1, 2, or 0 when neither is usable.
@@ -69,6 +72,14 @@ func NewCgroup(parent, name string, lim Limits) (*Cgroup, error) {
 			}
 			cg.dirs[c] = d
 		}
+		if blkioV1Available() {
+			b, err := platformBlkio(parent)
+			if err != nil {
+				cg.Remove()
+				return nil, err
+			}
+			cg.blkio = b.Dir
+		}
 	case 2:
 		cg.v2 = true
 		if err := enableV2Controllers(parent); err != nil {
@@ -101,6 +112,8 @@ func enableV2Controllers(parent string) error {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0); err != nil {
 			return fmt.Errorf("delegate controllers in %s: %w", dir, err)
 		}
+		// io (block I/O limits, blkio.go) where the host has it; without it only those go.
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+io"), 0)
 	}
 	return nil
 }
@@ -171,6 +184,11 @@ func (cg *Cgroup) Add(pid int) error {
 	for c := range cg.dirs {
 		if err := cg.write(c, "cgroup.procs", strconv.Itoa(pid)); err != nil {
 			return err
+		}
+	}
+	if cg.blkio != "" {
+		if err := os.WriteFile(filepath.Join(cg.blkio, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("join blkio group: %w", err)
 		}
 	}
 	return nil

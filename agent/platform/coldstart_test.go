@@ -142,14 +142,12 @@ func TestCodeStoreSharedReadOnlyAndCollected(t *testing.T) {
 // A profile's modelled cold-start cost is added explicitly, as a step of the set-up, and never
 // counted in the runtime's init.
 func TestModelledColdStartIsExplicit(t *testing.T) {
-	defer func(f func(string, int) time.Duration) { modelledColdStart = f }(modelledColdStart)
-	modelledColdStart = func(profile string, memoryMB int) time.Duration {
-		if profile == ProfileLambda {
-			return 80 * time.Millisecond
-		}
-		return 0
+	cal, err := parseCalibration([]byte(`{"profiles": {"lambda": {"table": "platform-lambda", "version": "test",
+		"entries": {"cold_start_fixed": {"value": 80, "unit": "ms", "source": "test", "role": "assumed"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	tp := startPlatform(t, Config{})
+	tp := startPlatform(t, Config{Calibration: cal})
 	tp.create("m", nil)
 	resp, r, body := tp.invoke("m", `{"workload":{"kind":"noop"}}`)
 	if !r.OK || !r.Cold {

@@ -457,7 +457,7 @@ func (p *Platform) checkTags(f *Function) error {
 		}
 	}
 	if v, ok := f.Tags[TagNetShape]; ok {
-		if _, err := ParseNetShape(v); err != nil {
+		if _, err := ParseNetShape(v, p.cfg.Calibration); err != nil {
 			return errInvalid("Tags[%s]: %v", TagNetShape, err)
 		}
 	}

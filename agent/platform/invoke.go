@@ -241,7 +241,8 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 	}
 	in.pool = pool
 	in.busy = true
-	limits, err := LimitsFor(p.profileOf(f), cfg.MemorySize, cfg.EphemeralStorage.Size)
+	limits, err := p.cfg.Calibration.LimitsFor(p.profileOf(f), cfg.MemorySize, cfg.EphemeralStorage.Size,
+		packageBytes(cfg))
 	if err != nil {
 		in.server.Close()
 		return nil, err
@@ -352,7 +353,7 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 	if v, ok := f.Tags[TagNetShape]; ok {
 		shapeSpec = v
 	}
-	shape, err := ParseNetShape(shapeSpec)
+	shape, err := ParseNetShape(shapeSpec, p.cfg.Calibration)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,9 @@ type Config struct {
 	// SpareSandboxes is how many sandboxes are kept made ahead for cold starts (spares.go); 0 or
 	// less is none.
 	SpareSandboxes int
+	// Calibration is the calibrated profiles' figures (calibration.go, --calibration); nil =
+	// none: no block I/O limits, no modelled cold start, no shared-file-system budget.
+	Calibration *Calibration
 }
 
 // DefaultSpareSandboxes is the command's default for Config.SpareSandboxes.
@@ -70,6 +73,9 @@ type Platform struct {
 	code               *codeStore                         // packages and layers unpacked once (codestore.go)
 	tmpPool            *tmpPool                           // ext4 /tmp images formatted ahead (tmppool.go)
 	spares             *spares                            // sandboxes made ahead (spares.go)
+	blkio              blkioTarget                        // the platform's block I/O group (blkio.go)
+	shared             *sharedDevice                      // the shared directory's budgeted device (shareddev.go)
+	tmpDirectIO        bool                               // the data directory allows direct I/O (loopdio.go)
 }
 
 // New loads the functions persisted in the data directory and clears what a crashed
@@ -102,7 +108,7 @@ func New(cfg Config) (*Platform, error) {
 	if _, err := LimitsFor(cfg.DefaultProfile, defaultMemoryMB, minEphemeralMB); err != nil {
 		return nil, err
 	}
-	if _, err := ParseNetShape(cfg.NetShape); err != nil {
+	if _, err := ParseNetShape(cfg.NetShape, cfg.Calibration); err != nil {
 		return nil, fmt.Errorf("net shape: %w", err)
 	}
 	if cfg.SharedDir != "" {
@@ -137,6 +143,10 @@ func New(cfg Config) (*Platform, error) {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
 	if cfg.Isolation == "namespaces" {
+		if err := p.setupBlockIO(); err != nil {
+			p.tmpPool.close()
+			return nil, err
+		}
 		p.spares = newSpares(spareOptions{CgroupGroup: p.cgroupDir, Network: !cfg.HostNetwork,
 			SharedDir: cfg.SharedDir}, p.sandboxRoot(), cfg.SpareSandboxes)
 	}
@@ -183,8 +193,10 @@ func (p *Platform) Close() {
 	p.wg.Wait()
 	p.tmpPool.close()
 	p.spares.close()
+	p.shared.close()
 	if p.cfg.Isolation == "namespaces" {
 		RemoveParentCgroups(p.cgroupDir)
+		removePlatformBlkio(p.cgroupDir)
 	}
 }
 
@@ -264,6 +276,16 @@ type Status struct {
 	NetShape      string        `json:"net_shape"`
 	SharedDir     string        `json:"shared_dir"`
 	S3Endpoint    string        `json:"s3_endpoint"` // where S3 code is read from; "" = refused
+	// Calibration names the calibration table (and version, and what a user file overrode) in
+	// force per profile; empty = uncalibrated.
+	Calibration     map[string]CalibrationInfo `json:"calibration"`
+	CalibrationFile string                     `json:"calibration_file"`
+	// SharedBudget is the shared file system's one throughput budget (zero = none).
+	SharedBudget BlockIO `json:"shared_budget"`
+	// BlockIOLimits: a block I/O controller holds the calibrated device limits; TmpDirectIO: the
+	// loop devices of ext4 /tmp read and write with direct I/O (loopdio.go).
+	BlockIOLimits bool `json:"block_io_limits"`
+	TmpDirectIO   bool `json:"tmp_direct_io"`
 }
 
 // Status reports how the platform runs and how busy it is.
@@ -276,7 +298,9 @@ func (p *Platform) Status() Status {
 		Concurrency: p.cfg.Concurrency, Instances: n, InFlight: inflight,
 		DataDir: p.cfg.DataDir, Arch: hostArch(), Pid: pid(),
 		HostNetwork: p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", Expose: p.cfg.Expose,
-		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir, S3Endpoint: p.cfg.S3.Endpoint}
+		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir, S3Endpoint: p.cfg.S3.Endpoint,
+		Calibration: p.cfg.Calibration.Info(), CalibrationFile: p.cfg.Calibration.path(),
+		SharedBudget: p.sharedBudget(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO}
 }
 
 // hostArch is the Lambda name of the architecture the platform runs functions for.

@@ -29,20 +29,19 @@ type Limits struct {
 	MemoryBytes int64   `json:"memory_bytes"` // 0 = no memory limit
 	TmpKind     TmpKind `json:"tmp_kind"`
 	TmpBytes    int64   `json:"tmp_bytes"` // 0 = no size limit
-	// ModelledColdStart is the cold-start cost the profile adds on purpose (modelledColdStart),
-	// on top of what the platform's machinery costs.
+	// TmpIO throttles the /tmp device (an ext4 /tmp's loop device), from the profile's
+	// calibration (calibration.go); zero = unthrottled.
+	TmpIO BlockIO `json:"tmp_io"`
+	// ModelledColdStart is the cold-start cost the profile adds on purpose, on top of what the
+	// platform's machinery costs: the provider's time before the runtime's init that the local
+	// machinery does not spend (placement, image fetch, microVM boot), from the profile's
+	// calibration (Calibration.LimitsFor: a fixed part plus the package's fetch). It is 0
+	// without a calibration: a cold start then costs only what the machinery costs
+	// (docs/platform.md, "What a cold start and a warm invoke cost"). The delay is served before
+	// the sandbox is made, reported as its own step ("modelled" in X-Faascope-Setup-Steps,
+	// X-Faascope-Modelled-Ms) and counted in the set-up, never in the runtime's Init Duration.
 	ModelledColdStart time.Duration `json:"modelled_cold_start_ns"`
 }
-
-// modelledColdStart is the hook through which a cloud-like profile adds its provider's cold-start
-// cost to every cold start, explicitly, from calibration tables (issue "calibrated platform"):
-// the time the provider spends before the runtime's init that the local machinery does not
-// (placement, image fetch, microVM boot). Every profile's is 0 until it is calibrated: a cold
-// start then costs only what the machinery costs (docs/platform.md, "What a cold start and a
-// warm invoke cost"). The delay is served before the sandbox is made, reported as its own step
-// ("modelled" in X-Faascope-Setup-Steps, X-Faascope-Modelled-Ms) and counted in the set-up,
-// never in the runtime's Init Duration.
-var modelledColdStart = func(profile string, memoryMB int) time.Duration { return 0 }
 
 // Lambda gives one vCPU per 1,769 MB of memory ("MB" here and on AWS means MiB): AWS Lambda
 // Developer Guide, "Configure Lambda function memory".
@@ -60,14 +59,9 @@ var gcfTiers = []struct {
 
 const mib = 1 << 20
 
-// LimitsFor derives a sandbox's limits from a function's configuration.
+// LimitsFor derives a sandbox's resource model from a function's configuration, uncalibrated
+// (Calibration.LimitsFor adds what a profile's calibration sets).
 func LimitsFor(profile string, memoryMB, ephemeralMB int) (Limits, error) {
-	lim, err := limitsFor(profile, memoryMB, ephemeralMB)
-	lim.ModelledColdStart = modelledColdStart(profile, memoryMB)
-	return lim, err
-}
-
-func limitsFor(profile string, memoryMB, ephemeralMB int) (Limits, error) {
 	switch profile {
 	case ProfileLambda:
 		return Limits{

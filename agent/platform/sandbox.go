@@ -36,6 +36,9 @@ type SandboxSpec struct {
 	EtcDir      string `json:"etc_dir"`   // the sandbox's own /etc, bound read-only
 	Hold        bool   `json:"hold"`      // not a sandbox: hold a user namespace (sharedDirUserns)
 	ReportFD    int    `json:"report_fd"` // where the init reports its steps before exec; 0 = nowhere
+	// Blkio is where the /tmp device's throttle is written (blkio.go); TmpIO the limits.
+	Blkio blkioTarget `json:"blkio"`
+	TmpIO BlockIO     `json:"tmp_io"`
 }
 
 // SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
@@ -199,6 +202,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		UID: sp.uid(), Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
 		SharedIDMap: sp.sharedIDMap, ReportFD: sp.reportFD,
 		CgroupDirs: sb.Cgroup.Dirs(), CgroupV2: sb.Cgroup.V2(),
+		Blkio: sb.Cgroup.blkioTarget(), TmpIO: o.Limits.TmpIO,
 	}
 	st.mark("claim")
 	switch o.Limits.TmpKind {
@@ -379,7 +383,9 @@ func makeExt4(path string, size int64) error {
 		return err
 	}
 	f.Close()
-	out, err := exec.Command("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1",
+	// 4,096-byte blocks whatever the size (mke2fs picks 1,024 below 512 MiB): a multiple of any
+	// logical block size the loop device may take from the disk (loopdio.go).
+	out, err := exec.Command("mkfs.ext4", "-q", "-F", "-b", "4096", "-E", "lazy_itable_init=1,lazy_journal_init=1",
 		"-m", "0", path).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))

@@ -129,21 +129,21 @@ type NetShape struct {
 	In, Out Shaping
 }
 
-// lambdaNet is Lambda's measured network behaviour (Bodner et al., "An Empirical Evaluation of
-// Serverless Cloud Infrastructure for Large-Scale Data Processing", arXiv:2501.07771, the
-// Skyrise study): ~1.2 GiB/s bursts, a ~300 MiB budget of which ~150 MiB is one-off and
-// ~150 MiB refills, then 75 MiB/s.
-var lambdaNet = Shaping{Size: 150 << 20, RefillTime: 2 * time.Second, OneTimeBurst: 150 << 20,
-	PeakBps: 1288490188} // 1.2 GiB/s
-
 // ParseNetShape reads "none", "lambda", or "size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]"
-// (the same for both directions; prefix a key with in_ or out_ to set one direction).
-func ParseNetShape(s string) (NetShape, error) {
+// (the same for both directions; prefix a key with in_ or out_ to set one direction). "lambda"
+// is Lambda's measured network behaviour, from the lambda profile's calibration table (the
+// Skyrise study's token bucket: net_* entries, calibration.go), the same in each direction since
+// Lambda's inbound and outbound are separate buckets; without a calibration it is refused.
+func ParseNetShape(s string, cal *Calibration) (NetShape, error) {
 	switch s {
 	case "", "none":
 		return NetShape{}, nil
 	case "lambda":
-		return NetShape{In: lambdaNet, Out: lambdaNet}, nil
+		sh, ok := cal.netShape(ProfileLambda)
+		if !ok {
+			return NetShape{}, fmt.Errorf("\"lambda\" comes from the lambda profile's calibration table (net_* entries): start the platform with --calibration")
+		}
+		return NetShape{In: sh, Out: sh}, nil
 	}
 	var ns NetShape
 	for _, kv := range strings.Split(s, ",") {

@@ -48,6 +48,7 @@ func run() int {
 	s3Region := fs.String("s3-region", "us-east-1", "signing region of --s3-endpoint")
 	spareSandboxes := fs.Int("spare-sandboxes", platform.DefaultSpareSandboxes, "sandboxes made ahead for cold starts (namespaces, cgroup, process), refilled in the background; 0 for none")
 	asyncRetries := fs.String("async-retry-delays", "1m,2m", "waits before the retries of a failed Event invocation (Lambda's: 1m,2m; \"\" for none)")
+	calibration := fs.String("calibration", "", "the calibrated profiles' figures, as faascope.calibration.platform_calibration writes them (block I/O limits, modelled cold start, network token bucket, shared file system budget); \"\" = uncalibrated")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -72,7 +73,14 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "--expose:", err)
 		return 2
 	}
-	if _, err := platform.ParseNetShape(*netShape); err != nil {
+	var cal *platform.Calibration
+	if *calibration != "" {
+		if cal, err = platform.LoadCalibration(*calibration); err != nil {
+			fmt.Fprintln(os.Stderr, "--calibration:", err)
+			return 2
+		}
+	}
+	if _, err := platform.ParseNetShape(*netShape, cal); err != nil {
 		fmt.Fprintln(os.Stderr, "--net-shape:", err)
 		return 2
 	}
@@ -99,7 +107,7 @@ func run() int {
 		// Keys through the environment, not argv (argv is world-readable in /proc).
 		S3: platform.S3Config{Endpoint: *s3Endpoint, Region: *s3Region,
 			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")},
-		AsyncRetryDelays: retryDelays, SpareSandboxes: *spareSandboxes})
+		AsyncRetryDelays: retryDelays, SpareSandboxes: *spareSandboxes, Calibration: cal})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2

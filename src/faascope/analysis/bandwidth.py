@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from faascope.calibration import PLATFORM_TABLES, load_table
+
 MiB = 1 << 20
 
 
@@ -198,8 +200,12 @@ def parse_net_shape(spec: str) -> dict[str, dict]:
     """The local platform's net-shape string ("size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]",
     in_/out_ prefixes, or "lambda") as expected buckets per direction ("in", "out")."""
     if spec == "lambda":
-        one = {"size": 150 * MiB, "refill_ms": 2000, "one_time_burst": 150 * MiB, "peak": 1288490188}
-        return {"in": expected_bucket(**one), "out": expected_bucket(**one)}
+        # the platform's "lambda" bucket is the platform-lambda table's net_* entries (one source)
+        t = load_table(PLATFORM_TABLES["lambda"])
+        size, burst = int(t.value("net_bucket_size")), int(t.value("net_one_time_burst"))
+        one = {"budget_bytes": size + burst, "refill_bytes_per_s": float(t.value("net_refill_rate")),
+               "burst_bytes_per_s": int(t.value("net_peak_rate"))}
+        return {"in": dict(one), "out": dict(one)}
     cfg: dict[str, dict] = {"in": {}, "out": {}}
     for part in spec.split(","):
         k, v = part.strip().split("=", 1)

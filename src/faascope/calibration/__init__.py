@@ -248,3 +248,49 @@ def load_override(path: Union[str, Path]) -> CalibrationTable:
         table.entries[str(key)] = _entry(merged, where)
         table.overridden[str(key)] = str(path)
     return table
+
+
+#: the local platform's calibrated profiles and their tables (``unlimited`` has none, ever)
+PLATFORM_TABLES = {"lambda": "platform-lambda", "gcf": "platform-gcf"}
+#: the file the platform reads (``faascope-platform --calibration``), in the data directory
+PLATFORM_CALIBRATION_FILE = "calibration.json"
+
+
+def platform_calibration(override: Union[None, str, Path, list] = None) -> dict[str, Any]:
+    """The calibration the local platform applies, as ``faascope-platform --calibration`` reads
+    it: each calibrated profile's table (the newest version, or the one a user file pins) with
+    the user's override files applied, ``{"profiles": {profile: table}}``. Each override file
+    extends one platform table; a key no platform table has is refused (the platform would
+    ignore it: a typo must not pass silently)."""
+    files = [] if override is None else (list(override) if isinstance(override, (list, tuple)) else [override])
+    tables = {p: load_table(name) for p, name in PLATFORM_TABLES.items()}
+    known = {k for t in tables.values() for k in t.entries}
+    by_table = {name: p for p, name in PLATFORM_TABLES.items()}
+    done: dict[str, str] = {}
+    for path in files:
+        t = load_override(path)
+        profile = by_table.get(t.name)
+        if profile is None:
+            raise BadInput(f"{path} extends {t.name!r}, which is no platform table "
+                           f"({', '.join(sorted(by_table))})", field="calibration.extends")
+        if profile in done:
+            raise BadInput(f"{path} and {done[profile]} both extend {t.name}: merge them into one file",
+                           field="calibration.extends")
+        unknown = sorted(set(t.overridden) - known)
+        if unknown:
+            raise BadInput(f"{path}: no platform table has {', '.join(unknown)}; keys: {', '.join(sorted(known))}",
+                           field=f"calibration.entries.{unknown[0]}")
+        tables[profile], done[profile] = t, str(path)
+    return {"profiles": {p: t.as_dict() for p, t in sorted(tables.items())}}
+
+
+def write_platform_calibration(data_dir: Union[str, Path], override: Union[None, str, Path, list] = None) -> Path:
+    """Write :func:`platform_calibration` to ``<data_dir>/calibration.json`` (atomically) and
+    return its path, for ``faascope-platform --calibration``."""
+    data = platform_calibration(override)
+    path = Path(data_dir) / PLATFORM_CALIBRATION_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.new")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)
+    return path

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from faascope.binaries import platform_binary
+from faascope.calibration import write_platform_calibration
 from faascope.errors import BadInput, Failure
 
 PROFILES = ("lambda", "gcf", "unlimited")
@@ -84,15 +85,19 @@ def s3_source(s3: dict | None) -> tuple[list[str], dict[str, str]]:
 
 def platform_command(data_dir: Path, listen: str, profile: str, keep_alive: str, concurrency: int,
                      isolation: str, network: str, expose: str, net_shape: str,
-                     shared_dir: Path | None, s3: dict | None) -> tuple[list[str], dict[str, str]]:
+                     shared_dir: Path | None, s3: dict | None,
+                     calibration: Path | list | None = None) -> tuple[list[str], dict[str, str]]:
     """The `faascope-platform` command line for a data directory, and its environment (S3 keys
     travel there, never in argv), for `start` (detached) and `faascope platform start`
-    (foreground, exec'd)."""
+    (foreground, exec'd). The calibrated profiles' figures (the packaged tables, with the
+    user's ``calibration`` override files applied) are written to ``<data_dir>/calibration.json``
+    and handed over with ``--calibration`` (docs/platform.md, "Calibrated profiles")."""
     cmd = [str(platform_binary()), "--listen", listen, "--profile", profile,
            "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
            "--concurrency", str(concurrency), "--isolation", isolation,
            "--ready-file", str(data_dir / "platform.ready"),
-           "--network", network, "--expose", expose, "--net-shape", net_shape]
+           "--network", network, "--expose", expose, "--net-shape", net_shape,
+           "--calibration", str(write_platform_calibration(data_dir, calibration))]
     if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
         cmd.append("--require-token")
     if shared_dir:
@@ -105,9 +110,10 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
           keep_alive: str = "5m", concurrency: int = 1000, isolation: str = "auto",
           listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
           net_shape: str = "none", shared_dir: Path | None = None, network: str = "isolated",
-          s3: dict | None = None) -> dict:
+          s3: dict | None = None, calibration: Path | list | None = None) -> dict:
     """Start a detached platform and wait until it serves; returns its state. ``s3`` is the S3
-    server it reads code packages from (:func:`s3_source`); None = none."""
+    server it reads code packages from (:func:`s3_source`); None = none. ``calibration``: user
+    files overriding the calibration tables (faascope.calibration.load_override)."""
     if profile not in PROFILES:
         raise BadInput(f"{profile!r} is not one of {', '.join(PROFILES)}", field="--profile")
     data_dir = Path(data_dir or default_data_dir())
@@ -118,7 +124,7 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     ready.unlink(missing_ok=True)
     log = open(data_dir / "platform.log", "ab")
     cmd, env = platform_command(data_dir, f"{listen_host}:{port}", profile, keep_alive, concurrency,
-                                isolation, network, expose, net_shape, shared_dir, s3)
+                                isolation, network, expose, net_shape, shared_dir, s3, calibration)
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                             start_new_session=True, env=env)
     deadline = time.monotonic() + wait_s

@@ -57,8 +57,11 @@ def platform_group():
 @click.option("--s3-endpoint", default=None,
               help="S3 server to read Code.S3Bucket/S3Key packages from (keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID/"
                    "_SECRET_ACCESS_KEY). Default: the S3 stand-in `faascope standins start` runs, if any; 'none' = no S3.")
+@click.option("--calibration", "calibration", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A file (YAML or JSON) overriding a calibration table: 'extends: platform-lambda' and "
+                   "'entries: {tmp_read_iops: {value: 5000, unit: IOPS, source: ...}}'; repeat for several tables.")
 def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isolation, network, expose,
-                  net_shape, shared_dir, s3_endpoint):
+                  net_shape, shared_dir, s3_endpoint, calibration):
     """Start the local platform."""
     data_dir = Path(data_dir or default_data_dir())
     current = running(data_dir)
@@ -74,7 +77,8 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
               "secret_key": os.environ.get("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")}
     if detach:
         state = start(profile, data_dir, port, keep_alive, concurrency, isolation, expose=expose,
-                      net_shape=net_shape, shared_dir=shared_dir, network=network, s3=s3)
+                      net_shape=net_shape, shared_dir=shared_dir, network=network, s3=s3,
+                      calibration=list(calibration))
         click.echo(f"local platform running at {state['endpoint']} (pid {state['pid']}, "
                    f"profile {state['profile']}, isolation {state['isolation']})")
         click.echo(f"  aws lambda list-functions --endpoint-url {state['endpoint']}")
@@ -82,7 +86,8 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
     # Foreground: become the platform, so Ctrl-C and service managers reach it directly.
     data_dir.mkdir(parents=True, exist_ok=True)
     cmd, env = platform_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if port is None else port}", profile,
-                                keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3)
+                                keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3,
+                                list(calibration))
     sys.stdout.flush()
     os.execve(cmd[0], cmd, env)
 
