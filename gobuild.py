@@ -21,7 +21,8 @@ def build_go(root: Path) -> list[Path]:
     # The platform runs here; the agent is packaged for Lambda in both architectures, and the
     # host-arch copy is also what the local platform executes.
     targets = [("faascope-platform", host, "faascope-platform"),
-               ("faascope-dispatch", host, "faascope-dispatch")]  # the burst driver's sender
+               ("faascope-dispatch", host, "faascope-dispatch"),  # the burst driver's sender
+               ("faascope-shaper", host, "faascope-shaper")]  # the stand-ins' cloud-shaped proxy
     targets += [("faascope-agent", arch, f"faascope-agent-{arch}") for arch in ("amd64", "arm64")]
     built = []
     for cmd, arch, name in targets:

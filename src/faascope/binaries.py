@@ -61,3 +61,8 @@ def platform_binary() -> Path:
 def dispatch_binary() -> Path:
     """The burst dispatcher (agent/cmd/faascope-dispatch), built for this machine."""
     return binary("faascope-dispatch")
+
+
+def shaper_binary() -> Path:
+    """The stand-ins' shaping proxy (agent/cmd/faascope-shaper), built for this machine."""
+    return binary("faascope-shaper")

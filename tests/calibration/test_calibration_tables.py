@@ -40,7 +40,16 @@ def test_skyrise_latencies_are_as_published():
     # values as the Skyrise paper's raw data give them (write/read median and p99, ms)
     assert (t.value("s3_standard_write_median"), t.value("s3_standard_read_p99")) == (36.99, 82.11)
     assert (t.value("dynamodb_write_p99"), t.value("efs_read_median")) == (11.65, 5.15)
-    assert all(e.unit == "ms" and e.role == "published" for e in t.entries.values())
+    assert all(e.unit == "ms" and e.role == "published" for k, e in t.entries.items()
+               if k.endswith(("_median", "_p99")))
+
+
+def test_s3_prefix_rates_are_as_documented_and_bursts_assumed():
+    t = calibration.load_table("standins-aws")
+    # AWS: 3,500 PUT/COPY/POST/DELETE and 5,500 GET/HEAD requests per second per prefix
+    assert (t.value("s3_prefix_write_rate"), t.value("s3_prefix_read_rate")) == (3500, 5500)
+    assert {t["s3_prefix_write_rate"].role, t["s3_prefix_read_rate"].role} == {"published"}
+    assert {t["s3_prefix_write_burst"].role, t["s3_prefix_read_burst"].role} == {"assumed"}
 
 
 def test_override_replaces_one_entry_and_records_it(tmp_path):

@@ -63,12 +63,16 @@ def test_object_campaign_starts_versitygw_and_stops_it(tmp_path, platform_dir):
                              "op: [put, get]")
     assert [(s["kind"], s["server"], s["version"], s["started"]) for s in ev["servers"]] == \
         [("s3", "versitygw", standins.VERSITYGW_VERSION, True)]
-    assert ev["platform"]["how"] == "running" and ev["expose"] == ev["servers"][0]["endpoint"].rsplit(":", 1)[1]
+    # functions of the platform's default profile (lambda) reach S3 through its shaper only
+    shaped = ev["shaping"]["lambda"]
+    assert ev["default_profile"] == "lambda" and shaped["table"].startswith("standins-aws@")
+    assert ev["platform"]["how"] == "running" and ev["expose"] == shaped["endpoints"]["s3"].rsplit(":", 1)[1]
     # the spec names no endpoint, bucket or keys: the function's environment did
     w = [x["workload"] for x in responses]
     assert {x["op"] for x in w} == {"put", "get"} and all(x["requests"]["ok"] == 3 for x in w)
     assert all(x["credentials_source"] == "environment" for x in w)
     assert not listening(ev["servers"][0]["endpoint"])  # stopped with the campaign
+    assert not listening(shaped["endpoints"]["s3"])
 
 
 def test_kv_redis_campaign_starts_redis_server(tmp_path, platform_dir):
@@ -128,7 +132,8 @@ def test_kv_dynamodb_put_then_get_against_moto_started_by_faascope(platform_dir)
         p = provider.invoke("standins-ddb", put)
         assert p.status == "ok" and p.response["ok"], (p.error_message, p.response)
         w = p.response["workload"]
-        assert (w["backend"], w["table"], w["endpoint"]) == ("dynamodb", standins.DEFAULT_TABLE, s["endpoint"])
+        shaped = ev["shaping"]["lambda"]["endpoints"]["dynamodb"]
+        assert (w["backend"], w["table"], w["endpoint"]) == ("dynamodb", standins.DEFAULT_TABLE, shaped)
         assert w["requests"]["ok"] == 6 and w["bytes"] == 6000 and w["credentials_source"] == "environment"
         ddb = boto3.client("dynamodb", endpoint_url=s["endpoint"], region_name="us-east-1",
                            aws_access_key_id="x", aws_secret_access_key="x")
@@ -163,3 +168,36 @@ def test_transfer_chain_reaches_the_platform_api_and_s3_without_endpoints(platfo
         provider.teardown("standins-chain")
     finally:
         provider.close()
+
+
+def test_a_shaper_left_running_by_standins_start_is_reused(platform_dir):
+    """`faascope standins start --shape lambda` for the platform's data directory: a campaign
+    of the lambda profile uses that shaper (and its server) and leaves both running."""
+    r = CliRunner().invoke(cli, ["standins", "start", "--only", "s3", "--shape", "lambda",
+                                 "--data-dir", str(platform_dir)])
+    assert r.exit_code == 0, r.output
+    try:
+        saved = standins.load(platform_dir)
+        settings = SimpleNamespace(data_dir=str(platform_dir), endpoint_url=None, max_attempts=1,
+                                   read_timeout_s=300.0, connect_timeout_s=10.0, keep_alive_s=None)
+        events = []
+        payload = {"workload": {"kind": "object", "op": "put", "object_size": 1024, "count": 2}}
+        provider = open_provider("local", settings, [payload], lambda k, d: events.append((k, d)),
+                                 profiles=["lambda", "unlimited", "gcf"])
+        try:
+            ((_, ev),) = events
+            lam = ev["shaping"]["lambda"]
+            assert lam["started"] is False and lam["endpoints"]["s3"] == saved.shaped["lambda"]["s3"].endpoint
+            assert ev["shaping"]["unlimited"] is None
+            # gcf: a shaper of its own, started for the campaign, with S3's figures marked assumed
+            gcf = ev["shaping"]["gcf"]
+            assert gcf["started"] is True and gcf["role"] == "assumed" and gcf["table"] == lam["table"]
+            assert gcf["endpoints"]["s3"] != lam["endpoints"]["s3"]
+            assert ev["expose_by_profile"]["gcf"] == gcf["endpoints"]["s3"].rsplit(":", 1)[1]
+            assert provider.standins_for(FunctionConfig.from_dict({"memory_mb": 128, "profile": "unlimited"}))[0][
+                "FAASCOPE_S3_ENDPOINT_URL"] == saved.servers["s3"].endpoint
+        finally:
+            provider.close()
+        assert standins.alive(saved.shaped["lambda"]["s3"]) and standins.alive(saved.servers["s3"])
+    finally:
+        standins.stop_saved(platform_dir)

@@ -304,7 +304,8 @@ class Campaign:
             # a local campaign's stand-ins start here and stop when the provider closes
             self.provider = (self.provider_factory(self.loaded) if self.provider_factory
                              else open_provider(self.loaded.provider_kind, self.settings,
-                                                [c.payload for c in self.plan.cells], self.event))
+                                                [c.payload for c in self.plan.cells], self.event,
+                                                profiles=[c.config.get("profile") for c in self.plan.cells]))
             self.provider.bind_campaign(self.uid, self.loaded.spec.name)
         return self.provider
 

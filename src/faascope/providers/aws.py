@@ -103,7 +103,7 @@ class AWSProvider(LambdaAPIProvider):
         return {**self.user_tags, **super()._tags(config)}
 
     # ------------------------------------------------------------------ function
-    def _function_env(self) -> dict[str, str]:
+    def _function_env(self, config: FunctionConfig) -> dict[str, str]:
         env = {}
         for key, var in STORAGE_ENV.items():
             v = self.storage.get(key)

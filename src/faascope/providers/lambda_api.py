@@ -394,7 +394,7 @@ class LambdaAPIProvider(Provider):
                 self.teardown(name)
                 current = None
         if current is None:
-            env = {**self._function_env(), COLD_NONCE_VAR: secrets.token_hex(8)}
+            env = {**self._function_env(config), COLD_NONCE_VAR: secrets.token_hex(8)}
             try:
                 self.control.create_function(**self._create_kwargs(name, config, code, env))
             except ClientError as exc:
@@ -421,8 +421,8 @@ class LambdaAPIProvider(Provider):
         if have != config:
             self.update_configuration(name, config)
 
-    def _function_env(self) -> dict[str, str]:
-        """Environment variables every function gets (subclasses add storage settings)."""
+    def _function_env(self, config: FunctionConfig) -> dict[str, str]:
+        """Environment variables a function of ``config`` gets (subclasses add storage settings)."""
         return {}
 
     def _create_kwargs(self, name: str, config: FunctionConfig, code: bytes,

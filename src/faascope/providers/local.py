@@ -10,7 +10,9 @@ be a factor within one campaign.
 Stand-ins (``faascope.standins.wiring``, which ``faascope run`` uses for a local campaign) hand
 it the functions' environment (``function_env``: stand-in endpoints and their made-up keys), the
 host ports sandboxes must reach (``expose``, the ``faascope:expose`` tag of every function it
-creates) and what to stop when the campaign ends (``on_close``).
+creates) and what to stop when the campaign ends (``on_close``); with ``by_profile``, a
+function's profile (or ``default_profile``) picks its own environment and ports (the stand-ins
+shaped for that profile).
 """
 from __future__ import annotations
 
@@ -52,7 +54,9 @@ class LocalProvider(LambdaAPIProvider):
                  max_attempts: int = 1, read_timeout_s: float = 960.0,
                  connect_timeout_s: float = 10.0, keep_alive_s: Optional[int] = None,
                  function_env: Optional[dict[str, str]] = None, expose: str = "",
-                 on_close: Optional[Callable[[], None]] = None, details: Optional[dict] = None):
+                 on_close: Optional[Callable[[], None]] = None, details: Optional[dict] = None,
+                 default_profile: str = "lambda",
+                 by_profile: Optional[dict[str, tuple[dict[str, str], str]]] = None):
         endpoint = endpoint_url or local_endpoint(data_dir)
         super().__init__(region="us-east-1", endpoint_url=endpoint, role=LOCAL_ROLE,
                          credentials=local_credentials(), max_attempts=max_attempts,
@@ -62,25 +66,33 @@ class LocalProvider(LambdaAPIProvider):
         self.expose = expose
         self.on_close = on_close
         self.details = dict(details or {})
+        self.default_profile = default_profile
+        self.by_profile = dict(by_profile or {})
+
+    def standins_for(self, config: FunctionConfig) -> tuple[dict[str, str], str]:
+        """The stand-in environment and exposed ports of a function of ``config``."""
+        got = self.by_profile.get(config.profile or self.default_profile)
+        return (dict(got[0]), got[1]) if got else (dict(self.standin_env), self.expose)
 
     def describe(self) -> dict:
         return {**super().describe(), **self.details}
 
-    def _function_env(self) -> dict[str, str]:
-        return dict(self.standin_env)
+    def _function_env(self, config: FunctionConfig) -> dict[str, str]:
+        return self.standins_for(config)[0]
 
     def _tags(self, config: FunctionConfig) -> dict[str, str]:
         tags = super()._tags(config)
-        if self.expose:
-            tags[EXPOSE_TAG] = self.expose
+        expose = self.standins_for(config)[1]
+        if expose:
+            tags[EXPOSE_TAG] = expose
         return tags
 
     def deploy(self, name: str, config: FunctionConfig) -> None:
-        if self.standin_env or self.expose:
-            self.replace_if_stale(name)
+        if self.standin_env or self.expose or self.by_profile:
+            self.replace_if_stale(name, config)
         super().deploy(name, config)
 
-    def replace_if_stale(self, name: str) -> None:
+    def replace_if_stale(self, name: str, config: Optional[FunctionConfig] = None) -> None:
         """Delete the function if it exists with other stand-in settings (a resumed campaign's
         stand-ins listen on new ports): deploy only updates code and limits, and the
         environment and the expose tag are fixed at creation here."""
@@ -92,10 +104,12 @@ class LocalProvider(LambdaAPIProvider):
             if exc.response["Error"]["Code"] == "ResourceNotFoundException":
                 return
             raise Failure(f"GetFunction {name}: {exc}") from None
+        want_env, want_expose = self.standins_for(config) if config is not None else \
+            (self.standin_env, self.expose)
         env = (current["Configuration"].get("Environment") or {}).get("Variables") or {}
         tags = current.get("Tags") or {}
-        if any(env.get(k) != v for k, v in self.standin_env.items()) or \
-                (tags.get(EXPOSE_TAG) or "") != self.expose:
+        if any(env.get(k) != v for k, v in want_env.items()) or \
+                (tags.get(EXPOSE_TAG) or "") != want_expose:
             self.teardown(name)
 
     def close(self) -> None:

@@ -18,6 +18,13 @@ Each server keeps its data in its own temporary directory. ``start`` returns a
 
 ``faascope run`` starts the ones a local campaign's payloads need by itself
 (:mod:`faascope.standins.needs` decides which, :mod:`faascope.standins.wiring` starts them).
+
+Shaped like the cloud (``start(shape=["lambda"])``, :mod:`faascope.standins.shaping`): a
+``faascope-shaper`` process per shaped profile sits in front of the S3 and DynamoDB servers with
+the calibrated request latency and S3's per-prefix rate limits, and the S3 server keeps its
+objects in memory (a tmpfs of bounded size), so that object storage is not one shared disk: on
+Lambda each function's own network is the limit, and the local platform's per-sandbox token
+bucket plays that part.
 """
 from __future__ import annotations
 
@@ -35,8 +42,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from faascope import __version__
+from faascope.binaries import shaper_binary
 from faascope.errors import BadInput, Failure
 from faascope.providers.local_platform import default_data_dir
+from faascope.standins import shaping
 
 VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
 VERSITYGW_VERSION = "v1.8.0"
@@ -49,6 +59,8 @@ DEFAULT_BUCKET = "faascope"
 DEFAULT_REGION = "us-east-1"
 #: the DynamoDB table every dynamodb stand-in has (hash key pk, type S, as the kv workload wants)
 DEFAULT_TABLE = "faascope"
+#: the most a shaped S3 stand-in keeps in memory (a tmpfs's size is a bound, not an allocation)
+S3_MEMORY_BYTES = 4 * 1024 ** 3
 
 
 def free_port() -> int:
@@ -141,6 +153,15 @@ class Server:
 class StandIns:
     servers: dict[str, Server] = field(default_factory=dict)
     owned_dirs: list[str] = field(default_factory=list)
+    #: profile -> kind -> the shaper in front of that server (shaping.PROFILE_SHAPING)
+    shaped: dict[str, dict[str, Server]] = field(default_factory=dict)
+    #: tmpfs mounts to unmount at stop (the shaped S3 stand-in's store)
+    mounts: list[str] = field(default_factory=list)
+
+    def servers_for(self, profile: str | None = None) -> dict[str, Server]:
+        """The servers a function of ``profile`` talks to: the shaped ones where its profile has
+        a shaper, else the servers themselves."""
+        return {**self.servers, **self.shaped.get(profile or "", {})}
 
     @property
     def ports(self) -> list[int]:
@@ -151,26 +172,32 @@ class StandIns:
         """The ports a sandbox must reach: the local platform's --expose / faascope:expose."""
         return ",".join(str(p) for p in self.ports)
 
-    def s3_settings(self) -> dict:
+    def expose_for(self, profile: str | None = None) -> str:
+        """The ports a function of ``profile`` must reach (shaped ones for a shaped profile)."""
+        return ",".join(str(s.port) for s in self.servers_for(profile).values() if s.port)
+
+    def s3_settings(self, profile: str | None = None) -> dict:
         """Workload parameters for object/transfer/app against the local S3 stand-in."""
-        s = self.servers["s3"]
+        s = self.servers_for(profile)["s3"]
         return {"endpoint": s.endpoint, "bucket": s.extra["bucket"], "region": s.extra["region"],
                 "access_key_id": s.extra["access_key"], "secret_access_key": s.extra["secret_key"]}
 
-    def function_env(self) -> dict[str, str]:
-        """Environment variables for a function that uses these stand-ins (no secrets)."""
+    def function_env(self, profile: str | None = None) -> dict[str, str]:
+        """Environment variables for a function (of ``profile``: its shaped endpoints) that uses
+        these stand-ins (no secrets)."""
         env = {}
-        if "s3" in self.servers:
-            s = self.servers["s3"]
+        servers = self.servers_for(profile)
+        if "s3" in servers:
+            s = servers["s3"]
             env.update(FAASCOPE_S3_ENDPOINT_URL=s.endpoint, FAASCOPE_S3_BUCKET=s.extra["bucket"])
-        if "redis" in self.servers:
-            env["FAASCOPE_REDIS_URL"] = self.servers["redis"].endpoint
-        if "dynamodb" in self.servers:
-            d = self.servers["dynamodb"]
+        if "redis" in servers:
+            env["FAASCOPE_REDIS_URL"] = servers["redis"].endpoint
+        if "dynamodb" in servers:
+            d = servers["dynamodb"]
             env.update(AWS_ENDPOINT_URL_DYNAMODB=d.endpoint, FAASCOPE_DYNAMODB_TABLE=d.extra["table"])
-        if "sink" in self.servers:
-            env["FAASCOPE_NETWORK_SINK"] = self.servers["sink"].endpoint
-        if "shared" in self.servers:
+        if "sink" in servers:
+            env["FAASCOPE_NETWORK_SINK"] = servers["sink"].endpoint
+        if "shared" in servers:
             env["FAASCOPE_SHARED_DIR"] = "/mnt/shared"
         return env
 
@@ -181,20 +208,29 @@ class StandIns:
 
     def to_json(self) -> dict:
         return {"servers": {k: asdict(v) for k, v in self.servers.items()}, "owned_dirs": self.owned_dirs,
-                "expose": self.expose}
+                "expose": self.expose, "mounts": self.mounts,
+                "shaped": {p: {k: asdict(v) for k, v in by.items()} for p, by in self.shaped.items()}}
 
     @classmethod
     def from_json(cls, doc: dict) -> "StandIns":
         return cls(servers={k: Server(**v) for k, v in doc.get("servers", {}).items()},
-                   owned_dirs=list(doc.get("owned_dirs", [])))
+                   owned_dirs=list(doc.get("owned_dirs", [])), mounts=list(doc.get("mounts", [])),
+                   shaped={p: {k: Server(**v) for k, v in by.items()}
+                           for p, by in doc.get("shaped", {}).items()})
 
     def stop(self) -> None:
-        for s in self.servers.values():
-            if s.pid:
-                _terminate(s.pid)
+        # shapers first (their clients see a closed port, not a backend error), then servers
+        pids = [s.pid for by in self.shaped.values() for s in by.values()]
+        pids += [s.pid for s in self.servers.values()]
+        for pid in dict.fromkeys(p for p in pids if p):
+            _terminate(pid)
+        for m in self.mounts:
+            _unmount(m)
         for d in self.owned_dirs:
             shutil.rmtree(d, ignore_errors=True)
         self.servers.clear()
+        self.shaped.clear()
+        self.mounts.clear()
         self.owned_dirs.clear()
 
     def __enter__(self) -> "StandIns":
@@ -233,6 +269,31 @@ def _terminate(pid: int, wait_s: float = 10.0) -> None:
         pass
 
 
+def _unmount(path: str) -> None:
+    r = subprocess.run(["umount", path], capture_output=True, text=True)
+    if r.returncode != 0 and os.path.ismount(path):
+        print(f"faascope: could not unmount {path}: {r.stderr.strip()}", file=sys.stderr)
+
+
+def memory_store(work: Path, st: "StandIns", size: int = S3_MEMORY_BYTES) -> tuple[Path, str]:
+    """A directory in memory for the S3 stand-in's objects, and what it is: a tmpfs of ``size``
+    bytes mounted for it (root), else a directory in /dev/shm (bounded by /dev/shm's own size),
+    else the work directory on disk. Recorded for stop (unmount, remove)."""
+    d = work / "s3-memory"
+    if os.geteuid() == 0 and shutil.which("mount"):
+        d.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(size)},mode=0700", "faascope-s3", str(d)],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            st.mounts.append(str(d))
+            return d, f"tmpfs ({int(size)} B)"
+    if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK):
+        shm = Path(tempfile.mkdtemp(prefix="faascope-s3-", dir="/dev/shm"))
+        st.owned_dirs.append(str(shm))
+        return shm, "/dev/shm"
+    return work, "disk"
+
+
 def _spawn(cmd: list[str], log: Path) -> subprocess.Popen:
     with open(log, "ab") as out:
         return subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -241,16 +302,21 @@ def _spawn(cmd: list[str], log: Path) -> subprocess.Popen:
 # ------------------------------------------------------------------------------ servers
 def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
              access_key: str = DEFAULT_ACCESS_KEY, secret_key: str = DEFAULT_SECRET_KEY,
-             region: str = DEFAULT_REGION, data_dir: Path | None = None) -> Server:
+             region: str = DEFAULT_REGION, data_dir: Path | None = None,
+             store: Path | None = None, store_kind: str = "disk") -> Server:
+    """VersityGW on 127.0.0.1; objects and their metadata under ``store`` (default ``work``)."""
     binary = versitygw_binary(data_dir)
-    root = work / "s3"
+    store = store or work
+    root = store / "s3"
     root.mkdir(parents=True, exist_ok=True)
     (root / bucket).mkdir(exist_ok=True)  # the posix backend: a bucket is a top-level directory
     port = port or free_port()
     log = work / "versitygw.log"
-    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--region", region, "--quiet", "posix",
-               "--sidecar", str(work / "sidecar"), str(root)]
-    (work / "sidecar").mkdir(exist_ok=True)
+    # --keep-alive: without it VersityGW answers every request with "Connection: close", and
+    # each request then costs a new TCP connection (and, from a sandbox, a new relay) on the host
+    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--region", region, "--quiet", "--keep-alive",
+               "posix", "--sidecar", str(store / "sidecar"), str(root)]
+    (store / "sidecar").mkdir(exist_ok=True)
     # Credentials through the environment, not argv (argv is world-readable in /proc).
     with open(log, "ab") as out:
         proc = subprocess.Popen(env_cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True,
@@ -261,7 +327,8 @@ def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
     version = versitygw_version(binary)
     return Server("s3", proc.pid, port, endpoint, str(root), str(log),
                   {"bucket": bucket, "region": region, "access_key": access_key, "secret_key": secret_key,
-                   "server": f"versitygw {version}", "name": "versitygw", "version": version})
+                   "server": f"versitygw {version}", "name": "versitygw", "version": version,
+                   "store": store_kind})
 
 
 def ensure_bucket(endpoint: str, bucket: str, access_key: str = DEFAULT_ACCESS_KEY,
@@ -353,13 +420,51 @@ def make_shared(path: Path | None, work: Path) -> Server:
     return Server("shared", None, None, str(p), str(p), extra={"name": "directory", "version": ""})
 
 
+def start_shaper(st: StandIns, profile: str, work: Path, ports: dict[str, int] | None = None,
+                 seed: int = 0, calibration_file: Path | None = None) -> dict[str, Server]:
+    """A ``faascope-shaper`` for ``profile`` in front of st's S3 and DynamoDB servers (one
+    process, one port per server), recorded in ``st.shaped[profile]``; {} for an unshaped
+    profile or when st has neither server."""
+    sh = shaping.shaping_for(profile)
+    kinds = [k for k in shaping.SHAPED_KINDS if k in st.servers]
+    if sh is None or not kinds:
+        return {}
+    table = shaping.load(sh, calibration_file)
+    ports = ports or {}
+    listen = {k: ports.get(k) or free_port() for k in kinds}
+    routes = [shaping.route(k, listen[k], st.servers[k].endpoint, table) for k in kinds]
+    work.mkdir(parents=True, exist_ok=True)
+    conf = work / f"shaper-{profile}.json"
+    conf.write_text(json.dumps(shaping.config(routes, seed), indent=2))
+    log = work / f"shaper-{profile}.log"
+    proc = _spawn([str(shaper_binary()), "--config", str(conf)], log)
+    for k in kinds:
+        _wait_port(listen[k], proc, "faascope-shaper", log)
+    detail = shaping.describe(sh, table, {k: f"http://127.0.0.1:{listen[k]}" for k in kinds})
+    out = {}
+    for k in kinds:
+        backend = st.servers[k]
+        out[k] = Server(k, proc.pid, listen[k], f"http://127.0.0.1:{listen[k]}", backend.data, str(log),
+                        {**backend.extra, "name": "faascope-shaper", "version": __version__,
+                         "server": f"faascope-shaper {__version__} -> {backend.extra.get('server', '')}",
+                         "backend": backend.endpoint, "shaping": detail})
+    st.shaped[profile] = out
+    return out
+
+
 def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = None,
           ports: dict[str, int] | None = None, shared_dir: Path | None = None,
-          bucket: str = DEFAULT_BUCKET, tables: tuple[str, ...] = (DEFAULT_TABLE,)) -> StandIns:
-    """Start the chosen stand-ins; on any failure the ones already started are stopped."""
+          bucket: str = DEFAULT_BUCKET, tables: tuple[str, ...] = (DEFAULT_TABLE,),
+          shape: tuple[str, ...] = (), s3_memory_bytes: int = S3_MEMORY_BYTES,
+          shape_ports: dict[str, int] | None = None, calibration_file: Path | None = None,
+          memory: bool | None = None) -> StandIns:
+    """Start the chosen stand-ins, with a shaper in front of S3 and DynamoDB for each profile in
+    ``shape`` that is shaped; the S3 server's objects in memory when ``memory`` (default: when
+    a profile is shaped). On any failure the ones already started are stopped."""
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise BadInput(f"unknown stand-in {unknown[0]!r} (one of {', '.join(KINDS)})", field="kinds")
+    shaped_profiles = [p for p in dict.fromkeys(shape) if shaping.shaping_for(p) is not None]
     ports = ports or {}
     st = StandIns()
     if work_dir is None:
@@ -370,7 +475,10 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
         work.mkdir(parents=True, exist_ok=True)
     try:
         if "s3" in kinds:
-            st.servers["s3"] = start_s3(work, ports.get("s3"), bucket=bucket, data_dir=data_dir)
+            in_memory = bool(shaped_profiles) if memory is None else memory
+            store, store_kind = memory_store(work, st, s3_memory_bytes) if in_memory else (work, "disk")
+            st.servers["s3"] = start_s3(work, ports.get("s3"), bucket=bucket, data_dir=data_dir,
+                                        store=store, store_kind=store_kind)
         if "redis" in kinds:
             st.servers["redis"] = start_redis(work, ports.get("redis"))
         if "dynamodb" in kinds:
@@ -379,6 +487,8 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
             st.servers["sink"] = start_sink(work, ports.get("sink"))
         if "shared" in kinds:
             st.servers["shared"] = make_shared(shared_dir, work)
+        for p in shaped_profiles:
+            start_shaper(st, p, work, ports=shape_ports, calibration_file=calibration_file)
     except BaseException:
         st.stop()
         raise

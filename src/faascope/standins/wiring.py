@@ -20,8 +20,15 @@ to the local platform and the functions, stopped when the campaign ends (docs/st
   so specs name no endpoints. The stand-ins' made-up keys are what the local platform sets as
   every function's ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` (its stand-in for the
   execution role; Lambda reserves those variables, so a function's configuration cannot).
+- **Shaping** (:mod:`faascope.standins.shaping`): a function of a cloud-like profile (its
+  ``profile``, else the platform's default) talks to S3 and DynamoDB through a
+  ``faascope-shaper`` for its profile (calibrated latency, S3's prefix rate limits), started
+  here unless ``faascope standins start --shape`` left one running; ``unlimited`` functions talk
+  to the servers themselves. Each profile's functions get their own endpoints and exposed ports.
+  A campaign with a shaped profile keeps a started S3 server's objects in memory.
 - **Record**: a ``standins`` campaign event with each server's kind, name, version, endpoint
-  and whether it was started for the campaign, and the platform used.
+  and whether it was started for the campaign, the platform used, and per profile the shaping
+  in force (calibration table and version, role, reason, endpoints) or none.
 """
 from __future__ import annotations
 
@@ -37,6 +44,7 @@ from faascope.errors import Failure
 from faascope.providers import local_platform
 from faascope.providers.base import Provider, make_provider
 from faascope.providers.local import LocalProvider
+from faascope.standins import shaping
 from faascope.standins.needs import Needs, needs_of
 
 #: the Lambda Runtime API's port inside every sandbox (docs/platform.md): the platform's own API
@@ -59,6 +67,12 @@ class Wired:
     env: dict[str, str] = field(default_factory=dict)
     expose: str = ""
     dedicated_dir: Optional[Path] = None
+    #: the platform's profile for functions that name none
+    default_profile: str = "lambda"
+    #: profile -> (function environment, exposed ports) of the campaign's profiles
+    by_profile: dict[str, tuple[dict[str, str], str]] = field(default_factory=dict)
+    #: profile -> the shaping in force (shaping.describe) or None
+    shaping: dict[str, Optional[dict]] = field(default_factory=dict)
 
     def stop(self) -> None:
         """Stop what was started for the campaign; leave what already ran."""
@@ -72,25 +86,31 @@ class Wired:
 
     def event_detail(self) -> dict:
         servers = [d | {"started": d["kind"] not in self.reused} for d in self.used.describe()]
-        return {"servers": servers, "platform": self.platform, "expose": self.expose}
+        return {"servers": servers, "platform": self.platform, "expose": self.expose,
+                "default_profile": self.default_profile, "shaping": dict(self.shaping),
+                "expose_by_profile": {p: e for p, (_, e) in self.by_profile.items()}}
 
 
 def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
-                  event: Optional[EventSink] = None) -> Provider:
+                  event: Optional[EventSink] = None,
+                  profiles: Iterable[Optional[str]] = (None,)) -> Provider:
     """The campaign's provider: for a local campaign whose payloads need stand-ins, a
-    :class:`LocalProvider` wired to them (they stop when it closes); else ``make_provider``."""
+    :class:`LocalProvider` wired to them (they stop when it closes); else ``make_provider``.
+    ``profiles`` are the sandbox profiles of the campaign's functions (None: the platform's
+    default), for which stand-ins are shaped."""
     if kind != "local":
         return make_provider(kind, settings)
     n = needs_of(payloads)
     if not n:
         return make_provider(kind, settings)
-    wired = provide(n, data_dir=settings.data_dir, endpoint_url=settings.endpoint_url)
+    wired = provide(n, data_dir=settings.data_dir, endpoint_url=settings.endpoint_url, profiles=profiles)
     try:
         provider = LocalProvider(
             endpoint_url=wired.endpoint, max_attempts=settings.max_attempts,
             read_timeout_s=settings.read_timeout_s, connect_timeout_s=settings.connect_timeout_s,
             keep_alive_s=getattr(settings, "keep_alive_s", None), function_env=wired.env,
-            expose=wired.expose, on_close=wired.stop,
+            expose=wired.expose, on_close=wired.stop, default_profile=wired.default_profile,
+            by_profile=wired.by_profile,
             details={"platform": wired.platform["how"],
                      "standins": sorted(wired.used.servers)})
         if event is not None:
@@ -102,10 +122,11 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
 
 
 def provide(n: Needs, data_dir: Optional[str | Path] = None,
-            endpoint_url: Optional[str] = None) -> Wired:
-    """Start (or reuse) the stand-ins ``n`` names and choose the platform; the caller stops
-    the result (:meth:`Wired.stop`)."""
+            endpoint_url: Optional[str] = None, profiles: Iterable[Optional[str]] = (None,)) -> Wired:
+    """Start (or reuse) the stand-ins ``n`` names, choose the platform and shape the stand-ins
+    for the profiles' functions; the caller stops the result (:meth:`Wired.stop`)."""
     data_dir = Path(data_dir or local_platform.default_data_dir())
+    profiles = list(dict.fromkeys(profiles)) or [None]
     saved = standins.load(data_dir)
     used, reused = standins.StandIns(), set()
     for k in SERVER_KINDS:
@@ -113,14 +134,20 @@ def provide(n: Needs, data_dir: Optional[str | Path] = None,
             used.servers[k] = saved.servers[k]
             reused.add(k)
     missing = [k for k in SERVER_KINDS if k in n.kinds and k not in used.servers]
-    owned = standins.start(missing, data_dir=data_dir, tables=tuple(sorted(n.tables))) \
+    # objects in memory when any function may be shaped (None: the platform's default profile,
+    # lambda unless a running platform says otherwise)
+    memory = any(p is None or shaping.shaping_for(p, field="function.profile") is not None for p in profiles)
+    owned = standins.start(missing, data_dir=data_dir, tables=tuple(sorted(n.tables)), memory=memory) \
         if missing else standins.StandIns()
     wired = Wired(endpoint="", used=used, owned=owned, reused=reused, platform={})
     try:
         used.servers.update(owned.servers)
         _ensure_containers(used, n)
         _choose_platform(wired, n, data_dir, endpoint_url)
-        _wire_functions(wired, n)
+        wired.default_profile = wired.platform.get("profile") or "lambda"
+        resolved = list(dict.fromkeys(p or wired.default_profile for p in profiles))
+        _shape(wired, resolved, saved)
+        _wire_functions(wired, n, resolved)
     except BaseException:
         wired.stop()
         raise
@@ -173,6 +200,7 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
             h, how = local_platform.health(state["endpoint"]) or {}, "dedicated"
         w.endpoint = state["endpoint"]
     w.platform = {"endpoint": w.endpoint, "how": how, "isolation": h.get("isolation", ""),
+                  "profile": h.get("profile", ""),
                   "host_network": bool(h.get("host_network", False)),
                   "shared_dir": h.get("shared_dir") or ""}
     if want_shared:
@@ -193,10 +221,44 @@ def _s3_source(w: Wired) -> Optional[dict]:
     return {"endpoint": s.endpoint, **{k: s.extra.get(k) for k in ("region", "access_key", "secret_key")}}
 
 
-def _wire_functions(w: Wired, n: Needs) -> None:
-    """The functions' environment and the ports their sandboxes reach."""
-    env = dict(w.used.function_env())
-    ports = [str(s.port) for k, s in w.used.servers.items() if s.port]
+def _shape(w: Wired, profiles: list[str], saved: Optional[standins.StandIns]) -> None:
+    """A shaper for every shaped profile in front of the campaign's S3 and DynamoDB servers:
+    the one `faascope standins start --shape` left running in front of the same servers, else
+    one started here (stopped with the campaign)."""
+    for p in profiles:
+        sh = shaping.shaping_for(p, field="function.profile")
+        kinds = [k for k in shaping.SHAPED_KINDS if k in w.used.servers]
+        if sh is None or not kinds:
+            w.shaping[p] = None
+            continue
+        have = (saved.shaped.get(p, {}) if saved is not None else {})
+        if all(k in have and have[k].extra.get("backend") == w.used.servers[k].endpoint
+               and isinstance(have[k].extra.get("shaping"), dict) and standins.alive(have[k])
+               for k in kinds):
+            w.used.shaped[p] = {k: have[k] for k in kinds}
+            started = False
+        else:
+            work = Path(tempfile.mkdtemp(prefix=f"faascope-shaper-{p}-"))
+            w.owned.owned_dirs.append(str(work))
+            fronted = standins.StandIns(servers={k: w.used.servers[k] for k in kinds})
+            w.owned.shaped[p] = standins.start_shaper(fronted, p, work)
+            w.used.shaped[p] = w.owned.shaped[p]
+            started = True
+        w.shaping[p] = {**w.used.shaped[p][kinds[0]].extra["shaping"], "started": started,
+                        "s3_store": w.used.servers["s3"].extra.get("store", "") if "s3" in w.used.servers else ""}
+
+
+def _wire_functions(w: Wired, n: Needs, profiles: list[str]) -> None:
+    """The functions' environment and the ports their sandboxes reach, per profile; the
+    platform default's are the provider's defaults."""
+    for p in dict.fromkeys([w.default_profile, *profiles]):
+        w.by_profile[p] = _wire_profile(w, n, p)
+    w.env, w.expose = w.by_profile[w.default_profile]
+
+
+def _wire_profile(w: Wired, n: Needs, profile: str) -> tuple[dict[str, str], str]:
+    env = dict(w.used.function_env(profile))
+    ports = [str(s.port) for s in w.used.servers_for(profile).values() if s.port]
     if "shared" in w.used.servers and w.platform["isolation"] != "namespaces":
         # without namespaces nothing is mounted at /mnt/shared: functions use the host path
         env["FAASCOPE_SHARED_DIR"] = w.used.servers["shared"].endpoint
@@ -212,5 +274,4 @@ def _wire_functions(w: Wired, n: Needs) -> None:
                     inside += 1
             ports.append(f"{inside}:{port}" if inside != port else str(port))
             env["AWS_ENDPOINT_URL_LAMBDA"] = f"http://127.0.0.1:{inside}"
-    w.env = env
-    w.expose = ",".join(ports)
+    return env, ",".join(ports)
