@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"standins", "analysis"},
     {"report", "compare"},
     {"driver"},
-    {"stagger", "tune"},
+    {"stagger", "tune", "fidelity"},
     {"cli"},
     {"__main__"},
 ]

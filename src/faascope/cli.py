@@ -26,6 +26,17 @@ COMMANDS = {
     "standins": "faascope.standins.commands:standins_group",
     "tune": "faascope.tune.commands:tune_command",
 }
+# group name -> {subcommand: "module:attribute"}: subcommands that live in a higher layer than
+# their group (`platform fidelity` runs campaigns through the driver, above the stand-ins'
+# layer that owns `platform`), so the command line, the top layer, puts them together
+SUBCOMMANDS = {
+    "platform": {"fidelity": "faascope.fidelity.commands:fidelity_command"},
+}
+
+
+def _load(target: str):
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 class LazyGroup(click.Group):
@@ -36,9 +47,12 @@ class LazyGroup(click.Group):
         target = COMMANDS.get(name)
         if target is None:
             return None
-        module, attr = target.split(":")
         try:
-            return getattr(importlib.import_module(module), attr)
+            command = _load(target)
+            for sub, sub_target in SUBCOMMANDS.get(name, {}).items():
+                if sub not in command.commands:
+                    command.add_command(_load(sub_target), sub)
+            return command
         except ModuleNotFoundError as exc:
             if exc.name and exc.name.startswith("faascope"):
                 return None  # not built yet in this checkout

@@ -175,3 +175,35 @@ def parse_duration(value: object) -> float:
         f"cannot read {value!r} as a duration; write seconds or a number with ms, s, m, h or d "
         "(e.g. 30s, 15m, 1h)"
     )
+
+
+def format_seconds(seconds: float, digits: int = 3) -> str:
+    """A duration auto-scaled to ns, µs, ms or s with ``digits`` significant digits, saying which
+    (``0.000132`` -> ``132 µs``)."""
+    if seconds != seconds:  # NaN
+        return "–"
+    a = abs(seconds)
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if a >= factor:
+            return f"{_significant(seconds / factor, digits)} {unit}"
+    return f"{_significant(seconds / 1e-9, digits)} ns" if a else "0 s"
+
+
+def _significant(v: float, digits: int) -> str:
+    s = f"{v:.{digits}g}"
+    return f"{v:.0f}" if "e" in s else s
+
+
+def format_bytes(n: float, digits: int = 3) -> str:
+    """A byte count auto-scaled to decimal units (B, kB, MB, GB) with ``digits`` significant
+    digits (``317500000`` -> ``318 MB``); for display only (:func:`format_size` is exact)."""
+    a = abs(n)
+    for factor, unit in ((1000**3, "GB"), (1000**2, "MB"), (1000, "kB")):
+        if a >= factor:
+            return f"{_significant(n / factor, digits)} {unit}"
+    return f"{_significant(n, digits)} B"
+
+
+def format_rate(bytes_per_s: float, digits: int = 3) -> str:
+    """Bytes per second auto-scaled (``885000000`` -> ``885 MB/s``)."""
+    return format_bytes(bytes_per_s, digits) + "/s"

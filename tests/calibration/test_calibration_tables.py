@@ -1,7 +1,11 @@
 """The calibration tables' loader: every packaged table is valid, overrides keep units and name
 their source, and mistakes are BadInput naming the field."""
 import json
+import math
+import re
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from faascope import calibration
@@ -90,3 +94,72 @@ def test_table_files_round_trip_through_as_dict():
         t = calibration.load_table(name, versions[-1])
         again = calibration.parse_table(json.loads(json.dumps(t.as_dict())), "x")
         assert again.entries == t.entries
+
+
+# ------------------------------------------------------------------ published anchors, fitted_by
+THESIS_CSV = Path(__file__).resolve().parents[2] / "examples/data/thesis-2024/main_experiment.csv"
+FIT_CELLS = {  # CALIBRATION contract (docs/platform.md, "Fidelity"): only these two thesis cells
+    "thesis_lambda_direct_read_m2048_f1024000000_io512_median",
+    "thesis_lambda_direct_read_m2048_f1024000000_io131072_median",
+}
+
+
+def _thesis_cells():
+    """(platform, op, memory, file, io as dd used it) -> (median, dd I/O calls), recomputed from the
+    thesis's own rows shipped with the examples."""
+    df = pd.read_csv(THESIS_CSV)
+    df = df[df["status"] == "SUCCESS"]
+    out = {}
+    for (system, exp, tier, f, cmd), g in df.groupby(
+            ["system_name", "experiment_name", "resource_tier", "file_size_bytes", "command"]):
+        bs = {"512": 512, "128k": 131072}[re.search(r"bs=(\w+)", cmd).group(1)]
+        count = re.search(r"count=(\d+)", cmd)
+        calls = int(count.group(1)) if count else math.ceil(f / bs)   # reads go to the end of file
+        platform = {"LAMBDA_DD": "lambda", "GCF_DD": "gcf"}[system]
+        mem = {"TIER_1": 128, "TIER_5": 2048}[tier]
+        out[f"thesis_{platform}_{exp.lower()}_m{mem}_f{f}_io{bs}"] = (float(g["latency_seconds"].median()), calls)
+    return out
+
+
+def test_thesis_anchors_are_the_medians_of_the_thesis_data():
+    t = calibration.load_table("published-anchors")
+    cells = _thesis_cells()
+    assert len(cells) == 16
+    for key, (med, calls) in cells.items():
+        assert t.value(key + "_median") == pytest.approx(med, rel=1e-12), key
+        assert t[key + "_median"].unit == "s" and t[key + "_median"].role == "published"
+        assert t.value(key + "_ops") == calls, key
+    thesis_keys = {k.rsplit("_", 1)[0] for k in t.entries if k.startswith("thesis_")}
+    assert thesis_keys == set(cells)
+
+
+def test_anchors_say_which_entries_were_fitted():
+    t = calibration.load_table("published-anchors")
+    fitted = t.fit_keys()
+    assert {k for k in fitted if k.startswith("thesis_")} == FIT_CELLS
+    # the thesis cells and Skyrise's network fit the lambda profile, STeLLAR's cold medians each
+    # profile's modelled cold start; nothing else (warm latency and init are held out)
+    assert {k for k, tables in fitted.items() if tables == ["platform-gcf@2026-11-23"]} == \
+        {"stellar_cold_median_google"}
+    assert set(fitted) - FIT_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
+                                       "skyrise_net_baseline_rate", "stellar_cold_median_aws",
+                                       "stellar_cold_median_google"}
+    # request latencies are not repeated here: standins-aws holds them
+    assert not any(k.startswith(("s3_", "dynamodb_", "efs_")) for k in t.entries)
+
+
+def test_fitted_by_round_trips_and_names_bad_keys():
+    t = calibration.load_table("published-anchors")
+    again = calibration.parse_table(json.loads(json.dumps(t.as_dict())), "x")
+    assert again.fitted_by == t.fitted_by and again.fit_keys() == t.fit_keys()
+    # tables without it load as before
+    assert calibration.load_table("standins-aws").fitted_by == {}
+    raw = t.as_dict()
+    raw["fitted_by"] = {"platform-lambda@2026-11-23": ["no_such_entry"]}
+    with pytest.raises(BadInput) as exc:
+        calibration.parse_table(raw, "x")
+    assert exc.value.field == "x.fitted_by.platform-lambda@2026-11-23"
+    raw["fitted_by"] = {"platform-lambda": []}
+    with pytest.raises(BadInput) as exc:
+        calibration.parse_table(raw, "x")
+    assert exc.value.field == "x.fitted_by"

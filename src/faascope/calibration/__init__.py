@@ -18,6 +18,14 @@ A user extends or overrides a table with a file of their own (YAML or JSON)::
 An override must keep the entry's unit (a typo in a unit is an error, not a silent rescale) and
 name its source; the effective table lists every overridden key, so a figure is never separated
 from what it assumed.
+
+A table of published figures may say which of its entries another table was fitted to, in an
+optional ``fitted_by`` mapping (the fitted table's ``name@version`` -> entry keys)::
+
+    "fitted_by": {"platform-lambda@2026-11-23": ["thesis_lambda_direct_read_m2048_f1024000000_io512_median"]}
+
+so a check that compares the platform with those figures knows, machine-readably, which
+comparisons are circular (fit) and which are held out (:meth:`CalibrationTable.fit_keys`).
 """
 from __future__ import annotations
 
@@ -65,12 +73,22 @@ class CalibrationTable:
     notes: list[str] = field(default_factory=list)
     #: keys a user file replaced, with the file's path
     overridden: dict[str, str] = field(default_factory=dict)
+    #: table ``name@version`` -> the keys of this table it was fitted to (published-figure tables)
+    fitted_by: dict[str, list[str]] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Entry:
         return self.entries[key]
 
     def value(self, key: str) -> float:
         return self.entries[key].value
+
+    def fit_keys(self) -> dict[str, list[str]]:
+        """Entry key -> the tables fitted to it (keys no table was fitted to are absent)."""
+        out: dict[str, list[str]] = {}
+        for table, keys in sorted(self.fitted_by.items()):
+            for k in keys:
+                out.setdefault(k, []).append(table)
+        return out
 
     def provenance(self) -> dict[str, Any]:
         d: dict[str, Any] = {"table": self.name, "version": self.version}
@@ -83,6 +101,8 @@ class CalibrationTable:
         d = {"table": self.name, "title": self.title, "version": self.version,
              "notes": list(self.notes),
              "entries": {k: e.as_dict() for k, e in sorted(self.entries.items())}}
+        if self.fitted_by:
+            d["fitted_by"] = {t: list(keys) for t, keys in self.fitted_by.items()}
         if self.overridden:
             d["overridden"] = dict(self.overridden)
         return d
@@ -143,7 +163,27 @@ def parse_table(raw: Any, where: str) -> CalibrationTable:
     entries = {str(k): _entry(v, f"{where}.entries.{k}") for k, v in raw["entries"].items()}
     return CalibrationTable(name=str(raw["table"]), version=str(raw["version"]),
                             title=str(raw.get("title", "")), entries=entries,
-                            notes=[str(n) for n in raw.get("notes", [])])
+                            notes=[str(n) for n in raw.get("notes", [])],
+                            fitted_by=_fitted_by(raw.get("fitted_by", {}), entries, where))
+
+
+def _fitted_by(raw: Any, entries: dict[str, Entry], where: str) -> dict[str, list[str]]:
+    """The optional ``fitted_by`` mapping, checked: every table named as ``name@version`` and
+    every key an entry of this table (a renamed entry must not silently leave the fit)."""
+    where = f"{where}.fitted_by"
+    if not isinstance(raw, dict):
+        raise BadInput("must be a mapping of table name@version to entry keys", field=where)
+    out: dict[str, list[str]] = {}
+    for table, keys in raw.items():
+        if not isinstance(table, str) or "@" not in table:
+            raise BadInput(f"{table!r} must name a table as name@version", field=where)
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise BadInput("must be a list of entry keys", field=f"{where}.{table}")
+        unknown = [k for k in keys if k not in entries]
+        if unknown:
+            raise BadInput(f"no such entry: {', '.join(unknown)}", field=f"{where}.{table}")
+        out[table] = list(keys)
+    return out
 
 
 @lru_cache(maxsize=None)

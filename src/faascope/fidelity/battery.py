@@ -1,0 +1,405 @@
+"""The fidelity battery: a fixed set of campaigns on the local platform, run by the same driver as
+``faascope run`` (each spec is written as a file beside its results file, so any of them can be
+resumed, reported or analysed as any campaign), and the local figure of every metric read back
+from the results files.
+
+Campaigns (``quick`` runs fewer invocations and smaller files; minutes either way):
+
+- ``tmp``: the thesis's design with ``engine: dd`` as the thesis ran it (direct reads, writes
+  from /dev/urandom), on both profiles (the study's decisions compare them). The 1 GB cells run on
+  a smaller file (8 MiB quick, 32 MiB otherwise) and compare the time per dd I/O call, which
+  a 1 GB file would only repeat (2,000,000 calls of 512 B take ~4.4 min at Lambda's rate);
+- ``network`` (lambda): the network workload against the sink, 400 or 600 MiB in, on a fresh
+  sandbox each time with the ``lambda`` token bucket; the bucket is fitted to each invocation's
+  20 ms samples (:func:`faascope.analysis.bandwidth.fit_token_bucket`);
+- ``object``, ``kv`` (lambda): 1 KiB PUT/GET against the S3 stand-in and put/get against the
+  DynamoDB stand-in, request latency median and p99 per invocation;
+- ``cold``, ``warm``: a 128 MB noop, every invocation cold (forced as on AWS: a configuration
+  change retires warm instances), then warm ones after a warm-up.
+
+The battery starts a platform of its own (its own data directory under the work directory,
+the port given or any free one) and stops it at the end; stand-ins are started by the campaigns
+for what they need and stopped with them.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from faascope.analysis.bandwidth import fit_token_bucket
+from faascope.driver.runner import run_campaign
+from faascope.fidelity.compare import Local
+from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
+from faascope.providers import local_platform
+from faascope.store.reader import ResultsFile, measured_only
+from faascope.units import MIB, format_size
+
+#: the file the 1 GB thesis cells run on locally (quick, full)
+SCALED_FILE = {True: 8 * MIB, False: 32 * MIB}
+#: invocations per cell (quick, full)
+REPLICATIONS = {"tmp": (1, 5), "network": (1, 3), "object": (1, 3), "kv": (1, 3),
+                "cold": (3, 10), "warm": (5, 20)}
+#: requests per storage invocation (quick, full)
+REQUESTS = (100, 300)
+#: bytes per network invocation (quick, full): the burst (~318 MB) and then baseline
+NETWORK_BYTES = (400 * MIB, 600 * MIB)
+#: Skyrise measured the network of a 7076 MB function
+NETWORK_MEMORY_MB = 7076
+#: memory of the storage functions: one full vCPU on Lambda
+STORAGE_MEMORY_MB = 1769
+#: STeLLAR and lambda-perf measured small functions; lambda-perf at 128 MB
+NOOP_MEMORY_MB = 128
+SEED = 16
+#: the fewest samples a burst must span for its rate to count (fewer: one lump, no rate)
+MIN_BURST_SAMPLES = 3
+
+#: what the report keeps of the platform's /faascope/health: how it isolates, and which
+#: calibration tables, block I/O limits and direct-I/O loop devices were in force
+PLATFORM_FACTS = ("version", "isolation", "profile", "cgroup_version", "calibration",
+                  "block_io_limits", "tmp_direct_io")
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class BatteryConfig:
+    profiles: tuple[str, ...]
+    quick: bool
+    workdir: Path
+    port: int = 0
+
+    def reps(self, name: str) -> int:
+        return REPLICATIONS[name][0 if self.quick else 1]
+
+    @property
+    def scaled_file(self) -> int:
+        return SCALED_FILE[self.quick]
+
+
+@dataclass
+class BatteryRun:
+    """What the battery measured: the local figure per metric id, the results files, and what
+    the local platform said about itself."""
+    local: dict[str, Local]
+    results: dict[str, str]
+    platform: dict[str, Any] = field(default_factory=dict)
+    scaled_file: int = 0
+    #: CPUs and the 1-minute load average before and after: timings on a loaded machine
+    #: include waiting for a CPU, which the report says
+    machine: dict[str, Any] = field(default_factory=dict)
+
+
+def local_file_size(cell: ThesisCell, cfg: BatteryConfig) -> int:
+    return cfg.scaled_file if cell.large else cell.file_size
+
+
+def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
+    """The battery's specs, as ``faascope run`` takes them."""
+    provider = {"kind": "local", "settings": {"endpoint_url": endpoint,
+                                              "data_dir": str(cfg.workdir)}}
+    big = format_size(cfg.scaled_file)
+    out: dict[str, dict] = {
+        "tmp": {
+            "name": "fidelity-tmp",
+            "description": "The 2024 thesis's /tmp cells with dd, as it ran them (the 1 GB file "
+                           f"scaled to {big}: the time per I/O call is compared)",
+            "provider": provider,
+            "function": {"memory_mb": 128, "ephemeral_mb": 512, "timeout_s": 900},
+            "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential"},
+            # both profiles always: the study's decisions compare them
+            "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
+                        "file_size": ["10KB", big], "io_size": ["512B", "128KiB"],
+                        "op": ["read", "write"]},
+            "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
+                          {"when": "op == 'write'", "set": {"source": "urandom"}}],
+            "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
+                       "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB"]},
+        },
+    }
+    if "lambda" in cfg.profiles:
+        nb = NETWORK_BYTES[0 if cfg.quick else 1]
+        out["network"] = {
+            "name": "fidelity-network", "provider": provider,
+            "function": {"memory_mb": NETWORK_MEMORY_MB, "profile": "lambda",
+                         "net_shape": "lambda"},
+            "workload": {"kind": "network", "direction": "in", "bytes": format_size(nb),
+                         "duration_ms": 15000, "interval_ms": 20},
+            "factors": {},
+            # a fresh instance every time: the one-time burst is spent once per instance and
+            # the bucket refills in 2 s, so a warm instance's next transfer starts at baseline
+            "design": {"replications": cfg.reps("network"), "seed": SEED, "cold": "every"},
+        }
+        n = REQUESTS[0 if cfg.quick else 1]
+        out["object"] = {
+            "name": "fidelity-object", "provider": provider,
+            "function": {"memory_mb": STORAGE_MEMORY_MB, "profile": "lambda"},
+            "workload": {"kind": "object", "object_size": "1KiB", "count": n},
+            "factors": {"op": ["put", "get"]},
+            "design": {"replications": cfg.reps("object"), "seed": SEED},
+        }
+        out["kv"] = {
+            "name": "fidelity-kv", "provider": provider,
+            "function": {"memory_mb": STORAGE_MEMORY_MB, "profile": "lambda"},
+            "workload": {"kind": "kv", "backend": "dynamodb", "item_size": "1KiB", "count": n},
+            "factors": {"op": ["put", "get"]},
+            "design": {"replications": cfg.reps("kv"), "seed": SEED},
+        }
+        out["warm"] = {
+            "name": "fidelity-warm", "provider": provider,
+            "function": {"memory_mb": NOOP_MEMORY_MB, "profile": "lambda"},
+            "workload": {"kind": "noop"}, "factors": {},
+            "design": {"replications": cfg.reps("warm"), "seed": SEED, "warmup": 1},
+        }
+    out["cold"] = {
+        "name": "fidelity-cold", "provider": provider,
+        "function": {"memory_mb": NOOP_MEMORY_MB},
+        "workload": {"kind": "noop"},
+        "factors": {"profile": list(cfg.profiles)},
+        "design": {"replications": cfg.reps("cold"), "seed": SEED, "cold": "every"},
+    }
+    for s in out.values():
+        if not s["factors"]:
+            del s["factors"]
+    return out
+
+
+def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun:
+    """Start a platform, run every campaign of the battery through ``run_campaign``, read the
+    local figures, stop the platform."""
+    cfg.workdir.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()[0]
+    pdir = cfg.workdir / "platform"
+    state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port)
+    try:
+        health = local_platform.health(state["endpoint"]) or {}
+        results: dict[str, str] = {}
+        for name, spec in specs(cfg, state["endpoint"]).items():
+            path = cfg.workdir / f"{name}.yaml"
+            path.write_text(yaml.safe_dump(spec, sort_keys=False))
+            db = cfg.workdir / f"{name}.db"
+            say(f"fidelity: {name} ({path})")
+            run_campaign(path, db, progress=False, console=console)
+            results[name] = str(db)
+    finally:
+        local_platform.stop(pdir)
+        # its functions were deleted by the campaigns; what is left is a code store (~10 MB a
+        # run) nothing reads again. The log stays, beside the results files.
+        shutil.rmtree(pdir / "platform", ignore_errors=True)
+    local = read_all(cfg, {k: Path(v) for k, v in results.items()})
+    platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
+    for key, v in local.items():
+        if "/tmp/" in key:
+            # what the explanation of a /tmp figure may rest on: calibrated limits in force or not
+            v.facts.update(calibrated=bool(health.get("calibration")),
+                           block_io_limits=health.get("block_io_limits"),
+                           tmp_direct_io=health.get("tmp_direct_io"))
+    machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
+               "load_1min_after": round(os.getloadavg()[0], 2)}
+    return BatteryRun(local=local, results=results, platform=platform,
+                      scaled_file=cfg.scaled_file, machine=machine)
+
+
+# ------------------------------------------------------------------------------ reading
+def read_all(cfg: BatteryConfig, results: dict[str, Path]) -> dict[str, Local]:
+    """The local figure of every metric the battery's results files hold."""
+    readers = {"tmp": lambda db: read_tmp(db, cfg), "network": read_network,
+               "object": lambda db: read_storage(db, "object"),
+               "kv": lambda db: read_storage(db, "kv"), "warm": read_warm, "cold": read_cold}
+    local: dict[str, Local] = {}
+    for name, db in results.items():
+        local.update(_with_failures(readers[name](db), db))
+    return local
+
+
+def _measured(db: Path) -> pd.DataFrame:
+    with ResultsFile(db) as rf:
+        rf.require_campaign()
+        df = rf.flat(include_warmups=True)
+    df, _ = measured_only(df)
+    return df
+
+
+def failures(db: Path) -> str:
+    """How many measured invocations of a results file failed, and the first error, or ""."""
+    with ResultsFile(db) as rf:
+        df = rf.flat(include_warmups=False)
+    failed = df[pd.to_numeric(df["ok"], errors="coerce").fillna(0) == 0]
+    if failed.empty:
+        return ""
+    first = failed.iloc[0]
+    msg = str(first.get("error_message") or "")[:160]
+    return f"{len(failed)} of {len(df)} invocations failed ({first.get('error_type')}: {msg})"
+
+
+def _with_failures(local: dict[str, Local], db: Path) -> dict[str, Local]:
+    """Every figure read from ``db`` notes the invocations that failed there."""
+    note = failures(db)
+    if note:
+        for v in local.values():
+            v.note = f"{v.note}; {note}" if v.note and v.note != "no successful invocation" else note
+    return local
+
+
+def _median(values) -> Optional[float]:
+    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return median(vals) if vals else None
+
+
+def _bool(v) -> Optional[bool]:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return bool(int(v)) if not isinstance(v, str) else v.lower() in ("1", "true")
+
+
+def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
+    """Time per dd I/O call per profile and thesis cell (median over invocations)."""
+    df = _measured(db)
+    out: dict[str, Local] = {}
+    for profile in ("lambda", "gcf"):
+        for c in THESIS_CELLS:
+            size = local_file_size(c, cfg)
+            sel = df[(df["profile"] == profile) & (pd.to_numeric(df["memory"]) == c.memory_mb)
+                     & (pd.to_numeric(df["file_size"]) == size)
+                     & (pd.to_numeric(df["io_size"]) == c.io_size) & (df["op"] == c.workload_op)]
+            per_call = (pd.to_numeric(sel["latency_seconds"]) / pd.to_numeric(sel["ops"])).dropna()
+            direct = [_bool(v) for v in sel["direct_effective"]] if c.op == "direct_read" else []
+            facts = {"memory_mb": c.memory_mb, "file_size": size,
+                     "ops": _median(pd.to_numeric(sel["ops"]))}
+            if direct and any(d is not None for d in direct):
+                facts["direct_effective"] = all(d for d in direct if d is not None)
+            note = ""
+            if c.large:
+                note = f"file {format_size(size)} instead of {c.file_size:,} B"
+            if direct and facts.get("direct_effective") is False:
+                note = (note + "; " if note else "") + "O_DIRECT refused: buffered reads"
+            value = _median(per_call) if len(per_call) else None
+            out[f"{profile}/tmp/{c.op}/m{c.memory_mb}/f{c.file_size}/io{c.io_size}"] = Local(
+                value=value, n=len(per_call), note=note if value is not None else
+                (note or "no successful invocation"), facts=facts)
+    return out
+
+
+@dataclass
+class BurstFigures:
+    """Per invocation with a burst: bytes moved in it, its rate (only when it spans at least
+    MIN_BURST_SAMPLES samples), the baseline after it; steady rates of invocations without one."""
+    burst_bytes: list[float] = field(default_factory=list)
+    burst_rate: list[float] = field(default_factory=list)
+    baseline: list[float] = field(default_factory=list)
+    steady: list[float] = field(default_factory=list)
+    lumps: int = 0
+
+
+def burst_figures(series: list[tuple[np.ndarray, float]]) -> BurstFigures:
+    """The token bucket fitted to each invocation's series of bytes per interval."""
+    out = BurstFigures()
+    for b, interval in series:
+        try:
+            fit = fit_token_bucket(b, interval, seed=SEED)
+        except ValueError:
+            continue
+        if fit.knee and fit.burst_bytes_per_s and fit.burst_end_s is not None:
+            span = max(fit.burst_end_s - fit.start_s, 0.0)
+            out.burst_bytes.append(fit.burst_bytes_per_s * span)
+            out.baseline.append(fit.refill_bytes_per_s)
+            # a burst that arrived within a couple of samples (a receiver kept off the CPU,
+            # then handed a lump) has no measurable rate
+            if span >= MIN_BURST_SAMPLES * interval:
+                out.burst_rate.append(fit.burst_bytes_per_s)
+            else:
+                out.lumps += 1
+        else:
+            out.steady.append(fit.refill_bytes_per_s)
+    return out
+
+
+def read_network(db: Path) -> dict[str, Local]:
+    """Burst bytes, burst rate and baseline fitted per invocation (median over invocations)."""
+    df = _measured(db)
+    with ResultsFile(db) as rf:
+        samples = rf.network_samples()
+    samples = samples[(samples["direction"] == "in")
+                      & samples["invocation_id"].isin(df["invocation_id"])]
+    series = [(pd.to_numeric(g.sort_values("sample")["bytes"]).to_numpy(float),
+               float(g["interval_s"].iloc[0])) for _, g in samples.groupby("invocation_id")]
+    f = burst_figures(series)
+    burst_bytes, burst_rate, baseline, steady, lumps = (
+        f.burst_bytes, f.burst_rate, f.baseline, f.steady, f.lumps)
+    interval = series[0][1] if series else 0.02
+    n = len(burst_bytes)
+    facts = {"no_burst": n == 0 and bool(steady)}
+    rate_facts = dict(facts, burst=True)
+    note = rate_note = ""
+    if n == 0:
+        note = rate_note = (f"no burst visible: a steady {np.median(steady) / 1e6:.3g} MB/s"
+                            if steady else "no successful network invocation")
+    elif lumps:
+        rate_note = (f"{lumps} of {n} bursts arrived within {MIN_BURST_SAMPLES} samples "
+                     f"({MIN_BURST_SAMPLES * interval * 1e3:.0f} ms): no rate measurable there")
+    out = {
+        "lambda/network/burst_bytes": Local(_median(burst_bytes), n, note, facts),
+        "lambda/network/burst_rate": Local(_median(burst_rate), len(burst_rate), rate_note,
+                                           rate_facts),
+        # without a burst the steady rate is the baseline
+        "lambda/network/baseline_rate": Local(_median(baseline or steady), n or len(steady),
+                                              note if n == 0 and not steady else "", facts),
+    }
+    return out
+
+
+def read_storage(db: Path, name: str) -> dict[str, Local]:
+    """Request latency median and p99 per operation (median over invocations)."""
+    df = _measured(db)
+    service = "s3_standard" if name == "object" else "dynamodb"
+    out: dict[str, Local] = {}
+    for op, what in (("put", "write"), ("get", "read")):
+        sel = df[df["op"] == op]
+        for stat, col in (("median", "request_p50_s"), ("p99", "request_p99_s")):
+            vals = pd.to_numeric(sel[col]).dropna()
+            reqs = int(pd.to_numeric(sel["request_count"]).fillna(0).sum())
+            out[f"lambda/storage/{service}/{what}/{stat}"] = Local(
+                _median(vals), len(vals),
+                f"{reqs} requests in {len(vals)} invocation(s)" if len(vals) else
+                "no successful invocation")
+    return out
+
+
+def read_cold(db: Path) -> dict[str, Local]:
+    """Cold invocation latency (client) per profile; the runtime's init on the lambda profile."""
+    df = _measured(db)
+    out: dict[str, Local] = {}
+    for profile in ("lambda", "gcf"):
+        sel = df[(df["profile"] == profile)]
+        if sel.empty:
+            continue
+        cold = sel[[bool(_bool(v)) for v in sel["cold"]]]
+        # the platform's set-up includes the profile's modelled cold-start cost, if it has one
+        setup = _median(pd.to_numeric(cold["platform_setup_ms"]).dropna())
+        init = _median(pd.to_numeric(cold["platform_init_ms"]).dropna())
+        parts = f"platform set-up (modelled part included) {setup:.0f} ms" if setup is not None else ""
+        if init is not None:
+            parts += f", runtime init {init:.0f} ms"
+        lat = pd.to_numeric(cold["client_latency_seconds"]).dropna()
+        out[f"{profile}/cold/latency"] = Local(_median(lat), len(lat),
+                                               f"medians: {parts}" if parts else "")
+        if profile == "lambda":
+            inits = pd.to_numeric(cold["platform_init_ms"]).dropna() / 1000.0
+            out["lambda/cold/init"] = Local(_median(inits), len(inits),
+                                            "the platform's X-Faascope-Init-Ms (Lambda's Init Duration)")
+    return out
+
+
+def read_warm(db: Path) -> dict[str, Local]:
+    df = _measured(db)
+    warm = df[[not bool(_bool(v)) for v in df["cold"]]]
+    lat = pd.to_numeric(warm["client_latency_seconds"]).dropna()
+    return {"lambda/warm/latency": Local(_median(lat), len(lat))}

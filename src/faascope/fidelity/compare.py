@@ -1,0 +1,230 @@
+"""Local figure against published figure, and the 2024 study's decisions, as plain arithmetic.
+
+- ratio = local / published (above 1: slower, larger or later locally);
+- within: 1/1.5 <= ratio <= 1.5 (the issue's bar, ×1.5 either way);
+- why: for a metric that is not within, what on this machine keeps it out (said plainly, from
+  what the measurement showed: an in-memory /tmp, the CPU behind /dev/urandom, an unshaped
+  stand-in, no visible burst…);
+- decisions: per thesis cell, which platform wins (lower time per I/O call) in the thesis
+  (Lambda vs GCF) and locally (the lambda profile vs the gcf profile), and whether they agree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from faascope.fidelity.metrics import CLOUD, Metric, Published, ThesisCell
+
+#: the issue's bar: within ×1.5 of the published figure, either way
+WITHIN = 1.5
+
+
+@dataclass
+class Local:
+    """What the battery measured for one metric: the median over ``n`` invocations (None when
+    nothing could be measured; ``note`` says why), plus facts the explanation may use."""
+    value: Optional[float]
+    n: int = 0
+    note: str = ""
+    facts: dict = field(default_factory=dict)
+
+
+@dataclass
+class Comparison:
+    metric: Metric
+    local: Local
+    published: Published
+    ratio: Optional[float]
+    within: bool
+    why: str = ""
+
+
+@dataclass
+class Decision:
+    cell: ThesisCell
+    published_winner: str           # lambda, gcf or tie
+    local_winner: Optional[str]     # None when a local figure is missing
+    published_ratio: float          # Lambda / GCF time per I/O call
+    local_ratio: Optional[float]    # lambda / gcf profile
+    agree: Optional[bool]
+
+
+def ratio(local: Optional[float], published: float) -> Optional[float]:
+    if local is None or published <= 0:
+        return None
+    return local / published
+
+
+def within(r: Optional[float], factor: float = WITHIN) -> bool:
+    return r is not None and 1 / factor <= r <= factor
+
+
+def compare(metric: Metric, local: Local, pub: Published, loaded: str = "") -> Comparison:
+    """``loaded``: what to add to the explanation of a time that came out slower (a machine
+    busy with other work makes every time longer), e.g. "the machine was loaded (…)"."""
+    r = ratio(local.value, pub.value)
+    ok = within(r)
+    text = "" if ok else why(metric, local, r)
+    if text and loaded and r is not None and r > 1 and metric.unit == "s":
+        text = f"{text}; {loaded}"
+    return Comparison(metric=metric, local=local, published=pub, ratio=r, within=ok, why=text)
+
+
+def load_note(machine: dict) -> str:
+    """What to say of a machine that was busy during the battery (1-minute load average above
+    twice its CPUs, before or after), or ""."""
+    load = max(machine.get("load_1min_before", 0), machine.get("load_1min_after", 0))
+    cpus = machine.get("cpus") or 0
+    if cpus and load > 2 * cpus:
+        return (f"the machine was loaded (1-minute load average {load:.0f} on {cpus} CPUs): "
+                "timings include waiting for a CPU")
+    return ""
+
+
+def winner(lambda_value: float, gcf_value: float) -> str:
+    if lambda_value < gcf_value:
+        return "lambda"
+    if gcf_value < lambda_value:
+        return "gcf"
+    return "tie"
+
+
+def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
+           local_lambda: Optional[float], local_gcf: Optional[float]) -> Decision:
+    """The study's decision for one cell (which platform's /tmp is faster there) and the local
+    one, from times per I/O call."""
+    pw = winner(published_lambda, published_gcf)
+    if local_lambda is None or local_gcf is None:
+        return Decision(cell, pw, None, published_lambda / published_gcf, None, None)
+    lw = winner(local_lambda, local_gcf)
+    lr = local_lambda / local_gcf if local_gcf > 0 else None
+    return Decision(cell, pw, lw, published_lambda / published_gcf, lr, lw == pw)
+
+
+def direction(unit: str, r: float) -> str:
+    """How the local figure differs, in words that fit the unit: a longer time is slower, a
+    higher rate faster, more bytes larger."""
+    if unit == "B/s":
+        return "faster" if r > 1 else "slower"
+    if unit == "B":
+        return "larger" if r > 1 else "smaller"
+    return "slower" if r > 1 else "faster"
+
+
+def why(metric: Metric, local: Local, r: Optional[float]) -> str:
+    """Why a metric is not within ×1.5 here, in plain words (from what was measured)."""
+    if r is None:
+        return local.note or "nothing was measured for it"
+    d = direction(metric.unit, r)
+    f = local.facts
+    k = metric.kind
+    cloud = CLOUD.get(metric.profile, metric.profile)
+    if k == "urandom":
+        return (f"{d} than {cloud}: dd reads /dev/urandom inside its timing, so the time is this "
+                "machine's CPU generating random bytes under the profile's CPU quota, not /tmp; "
+                "no calibration of /tmp can move it")
+    if k == "tmp_memory":
+        return (f"{d} than GCF: the gcf profile's /tmp is in memory as GCF's is (O_DIRECT "
+                f"{'refused, served buffered' if f.get('direct_effective') is False else 'on'}), "
+                "so the time is system calls and memory copies on this machine's CPU under the "
+                "profile's CPU quota, not a device")
+    if k == "small_file":
+        if f.get("memory_mb") == 128:
+            return (f"{d} than Lambda: at 128 MB Lambda's direct reads took ~24× longer per call "
+                    "than at 2048 MB in the thesis (0.020 s vs 0.00084 s for the same 20 reads), "
+                    "a per-memory-size device limit the profile's /tmp limits (fitted at 2048 MB "
+                    "only) do not scale with memory")
+        return (f"{d} than Lambda: 20 calls on a 10 KB file measure per-call overhead (the first "
+                "read's latency, the CPU quota's 100 ms period), which the device limits fitted "
+                "on 1 GB files do not set")
+    if k == "tmp_device":
+        if f.get("direct_effective") is False:
+            return (f"{d} than Lambda: O_DIRECT was refused on this /tmp, so reads came from the "
+                    "page cache, not a device")
+        if r < 1:
+            if not f.get("calibrated") or not f.get("block_io_limits"):
+                return (f"{d} than Lambda: this platform sets no calibrated block I/O limit on "
+                        "the lambda profile's /tmp, so reads run at this machine's disk speed")
+            return (f"{d} than Lambda although calibrated block I/O limits are in force: they "
+                    "did not hold these reads to the fitted rate")
+        return (f"{d} than Lambda: this machine's disk behind the profile's /tmp is slower per "
+                "call than the fitted rate allows")
+    if k == "network":
+        if f.get("no_burst"):
+            return ("no burst visible: the transfer ran at one steady rate, so the network was "
+                    "not shaped with a token bucket (or the bucket was larger than the transfer)")
+        if metric.unit == "B/s" and r < 1 and f.get("burst"):
+            return (f"{d} than Skyrise's Lambda: the burst ran at what the sandbox's network "
+                    "relay moves on this machine's CPU, below the token bucket's peak rate")
+        return (f"{d} than Skyrise's Lambda: the sandbox's token bucket is set to other "
+                "figures than those Skyrise measured")
+    if k == "storage":
+        if r < 1 / WITHIN:
+            return (f"{d} than AWS: the stand-in answers from this machine "
+                    f"({_ms(local.value)}) without the service's latency: it is not shaped "
+                    "(no latency model in front of it)")
+        return (f"{d} than AWS: a shaped stand-in's drawn latency is the whole request's, so "
+                "what exceeds it is this machine's own time (the function, the shaper and the "
+                "server sharing its CPUs)")
+    if k == "cold":
+        if r < 1 / WITHIN:
+            return (f"{d} than STeLLAR: a local cold start is this machine's sandbox set-up and "
+                    "runtime start, without the provider's placement, package fetch and microVM "
+                    "boot, unless the profile models them")
+        return (f"{d} than STeLLAR: this machine's sandbox set-up and runtime start under the "
+                "profile's CPU quota take longer than the provider's")
+    if k == "init":
+        if r < 1 / WITHIN:
+            return (f"{d} than lambda-perf: the runtime starts from a binary in this machine's "
+                    "page cache on this machine's CPU; Lambda's Init phase starts it in a fresh "
+                    "microVM, which no profile models (only the set-up before it is modelled)")
+        return (f"{d} than lambda-perf: this machine's CPU under the 128 MB quota "
+                "(0.07 vCPU) starts the runtime more slowly than Lambda's")
+    if k == "warm":
+        return (f"{d} than STeLLAR: a warm invocation over loopback has no cloud front end "
+                "(load balancer, request routing) on its path" if r < 1 else
+                f"{d} than STeLLAR: this machine's invocation path is slower than the cloud's")
+    return f"{d} than published"
+
+
+def _ms(v: Optional[float]) -> str:
+    return "–" if v is None else f"{v * 1e3:.3g} ms"
+
+
+@dataclass
+class Evaluation:
+    """Every metric compared, and the study's decisions."""
+    comparisons: list[Comparison]
+    decisions: list[Decision]
+
+    @property
+    def fit(self) -> list[Comparison]:
+        return [c for c in self.comparisons if c.published.fit]
+
+    @property
+    def held_out(self) -> list[Comparison]:
+        return [c for c in self.comparisons if not c.published.fit]
+
+
+def evaluate(metrics: list[Metric], local: dict[str, Local],
+             published_of: dict[str, Published],
+             profiles: Optional[tuple[str, ...]] = None, loaded: str = "") -> Evaluation:
+    """Compare every metric (a metric the battery did not measure has a Local without value)
+    and decide every thesis cell for which both profiles' metrics are there; only the
+    comparisons of ``profiles`` (default all) are kept, the decisions need both. ``loaded``
+    (see :func:`compare`) is added to the explanation of every time that came out slower."""
+    comps = [compare(m, local.get(m.id, Local(None, note="not measured")), published_of[m.id],
+                     loaded) for m in metrics]
+    by_cell: dict[tuple, dict[str, Comparison]] = {}
+    for c in comps:
+        if c.metric.cell is not None:
+            by_cell.setdefault((c.metric.cell,), {})[c.metric.profile] = c
+    decisions = []
+    for (cell,), pair in by_cell.items():
+        if set(pair) >= {"lambda", "gcf"}:
+            decisions.append(decide(cell, pair["lambda"].published.value,
+                                    pair["gcf"].published.value, pair["lambda"].local.value,
+                                    pair["gcf"].local.value))
+    if profiles is not None:
+        comps = [c for c in comps if c.metric.profile in profiles]
+    return Evaluation(comps, decisions)

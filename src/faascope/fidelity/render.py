@@ -1,0 +1,128 @@
+"""The fidelity report as JSON (``as_json``: every figure in SI units, exact) and as tables
+(``render_table``: figures auto-scaled, fit and held-out metrics in separate tables, then the
+study's decisions)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.console import Console
+from rich.table import Table
+
+from faascope.fidelity.compare import WITHIN, Comparison, Decision, Evaluation, load_note
+from faascope.units import format_bytes, format_rate, format_seconds
+
+#: JSON layout version of ``faascope platform fidelity --format json``
+FORMAT_VERSION = 1
+#: short names of the sources, by the key's prefix in its table (the JSON has the full source)
+SHORT_SOURCE = (("thesis_", "thesis 2024"), ("skyrise_", "Skyrise"), ("stellar_", "STeLLAR"),
+                ("lambda_perf_", "lambda-perf"), ("s3_", "Skyrise"), ("dynamodb_", "Skyrise"),
+                ("efs_", "Skyrise"))
+
+
+def fmt(value: Optional[float], unit: str) -> str:
+    if value is None:
+        return "–"
+    if unit == "s":
+        return format_seconds(value)
+    if unit == "B/s":
+        return format_rate(value)
+    if unit == "B":
+        return format_bytes(value)
+    return f"{value:.3g} {unit}"
+
+
+def short_source(c: Comparison) -> str:
+    key = c.published.anchor.rsplit(":", 1)[-1]
+    return next((name for prefix, name in SHORT_SOURCE if key.startswith(prefix)), c.published.source)
+
+
+def comparison_json(c: Comparison) -> dict[str, Any]:
+    m, p = c.metric, c.published
+    d: dict[str, Any] = {
+        "id": m.id, "profile": m.profile, "group": m.group, "label": m.label, "unit": m.unit,
+        "local": c.local.value, "local_n": c.local.n, "published": p.value,
+        "source": p.source, "anchor": p.anchor, "ratio": c.ratio, "within": c.within,
+        "fit": p.fit, "held_out": not p.fit, "fitted_by": list(p.fitted_by),
+        "published_note": p.note, "local_note": c.local.note, "why": c.why,
+    }
+    if m.cell is not None:
+        d["cell"] = {"op": m.cell.op, "memory_mb": m.cell.memory_mb,
+                     "file_size": m.cell.file_size, "io_size": m.cell.io_size}
+    return d
+
+
+def decision_json(d: Decision) -> dict[str, Any]:
+    return {"cell": {"op": d.cell.op, "memory_mb": d.cell.memory_mb,
+                     "file_size": d.cell.file_size, "io_size": d.cell.io_size},
+            "label": d.cell.label(), "published_winner": d.published_winner,
+            "local_winner": d.local_winner, "published_ratio_lambda_to_gcf": d.published_ratio,
+            "local_ratio_lambda_to_gcf": d.local_ratio, "agree": d.agree}
+
+
+def _count(cs: list[Comparison]) -> dict[str, int]:
+    return {"within": sum(c.within for c in cs), "total": len(cs)}
+
+
+def as_json(ev: Evaluation, meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": FORMAT_VERSION, **meta, "within_factor": WITHIN,
+        "metrics": [comparison_json(c) for c in ev.comparisons],
+        "decisions": [decision_json(d) for d in ev.decisions],
+        "summary": {"fit": _count(ev.fit), "held_out": _count(ev.held_out),
+                    "decisions": {"agree": sum(bool(d.agree) for d in ev.decisions),
+                                  "total": len(ev.decisions)}},
+    }
+
+
+def _table(title: str, cs: list[Comparison]) -> Table:
+    t = Table(title=title, title_justify="left", show_lines=False)
+    for col, just in (("metric", "left"), ("local", "right"), ("published", "right"),
+                      ("source", "left"), ("ratio", "right"), (f"×{WITHIN:g}", "center"),
+                      ("why not / note", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for c in cs:
+        r = "–" if c.ratio is None else f"{c.ratio:.2f}"
+        note = c.why or c.local.note
+        if c.why and c.local.note:
+            note = f"{c.why}; {c.local.note}"
+        t.add_row(f"{c.metric.profile}: {c.metric.label}", fmt(c.local.value, c.metric.unit),
+                  fmt(c.published.value, c.metric.unit), short_source(c), r,
+                  "yes" if c.within else "no", note)
+    return t
+
+
+def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None:
+    fit, held = ev.fit, ev.held_out
+    console.print(f"Local platform vs published figures (ratio = local / published; within "
+                  f"×{WITHIN:g} either way). Results files: {meta.get('workdir', '')}")
+    cal = (meta.get("platform") or {}).get("calibration") or {}
+    console.print("Platform calibration in force: " + (", ".join(
+        f"{profile}: {c.get('table')}@{c.get('version')}" for profile, c in sorted(cal.items()))
+        if cal else "none (uncalibrated profiles)"))
+    isolation = (meta.get("platform") or {}).get("isolation")
+    if isolation and isolation != "namespaces":
+        console.print(f"[yellow]warning[/yellow]: the platform ran with isolation {isolation} "
+                      "(no sandboxes: not root, or no cgroups), so no profile's limits applied.")
+    loaded = load_note(meta.get("machine") or {})
+    if loaded:
+        console.print(f"[yellow]warning[/yellow]: {loaded}.")
+    if meta.get("scaled_file_bytes"):
+        console.print(f"The thesis's 1,024,000,000 B cells ran on a file of {meta['scaled_file']}: "
+                      "the time per dd I/O call is compared.")
+    if fit:
+        console.print(_table(f"Fit: the platform was calibrated on these figures "
+                             f"({_count(fit)['within']}/{len(fit)} within)", fit))
+    if held:
+        console.print(_table(f"Held out of the fit ({_count(held)['within']}/{len(held)} "
+                             "within)", held))
+    if ev.decisions:
+        t = Table(title=f"The 2024 study's decisions: which /tmp is faster "
+                        f"({sum(bool(d.agree) for d in ev.decisions)}/{len(ev.decisions)} agree)",
+                  title_justify="left")
+        for col in ("cell", "thesis: Lambda/GCF", "winner", "local: lambda/gcf", "winner", "same"):
+            t.add_column(col)
+        for d in ev.decisions:
+            lr = "–" if d.local_ratio is None else f"{d.local_ratio:.3g}"
+            t.add_row(d.cell.label(), f"{d.published_ratio:.3g}", d.published_winner, lr,
+                      d.local_winner or "–", {True: "yes", False: "no", None: "–"}[d.agree])
+        console.print(t)

@@ -1,0 +1,44 @@
+"""`faascope platform fidelity --quick --format json` end to end on the REAL local platform: its
+own platform and stand-ins, campaigns through the driver into results files, and a JSON where
+every metric has a local figure, a published one, its source and the ratio."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from faascope.cli import cli
+from faascope.fidelity import metrics
+from faascope.store.reader import read_flat
+from go_binaries import skip_unless_built
+
+pytestmark = [pytest.mark.slow, skip_unless_built(),
+              pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes need root (cgroups, namespaces)")]
+
+
+def test_quick_battery_json(tmp_path):
+    r = CliRunner().invoke(cli, ["platform", "fidelity", "--quick", "--format", "json",
+                                 "--data-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    ids = [m["id"] for m in doc["metrics"]]
+    assert ids == [m.id for m in metrics.battery_metrics()]
+    for m in doc["metrics"]:
+        assert isinstance(m["local"], float) and m["local"] > 0, m
+        assert m["published"] > 0 and m["source"] and m["anchor"]
+        assert m["ratio"] == pytest.approx(m["local"] / m["published"])
+        assert m["within"] == (1 / 1.5 <= m["ratio"] <= 1.5)
+        assert m["held_out"] is (not m["fit"])
+        assert m["within"] or m["why"], m        # a miss always says why
+    assert doc["summary"]["fit"]["total"] > 0 and doc["summary"]["held_out"]["total"] > 0
+    assert len(doc["decisions"]) == 8
+    assert all(d["local_winner"] in ("lambda", "gcf", "tie") for d in doc["decisions"])
+    # the figures came from the product's own measurement path: results files of campaigns
+    for name, path in doc["results"].items():
+        assert Path(path).is_relative_to(tmp_path)
+        assert len(read_flat(path)) > 0, name
+    # the battery's platform is gone
+    assert not (Path(doc["workdir"]) / "platform" / "platform.json").exists()
