@@ -20,6 +20,7 @@ does that conversion; the spec's ``memory_mb`` and ``ephemeral_mb`` are such num
 """
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -107,14 +108,42 @@ def format_size(n: int) -> str:
     return f"{n}B"
 
 
-def format_duration(seconds: float) -> str:
+#: SI prefixes from nano to giga, the range a measured duration, size or rate needs
+SI_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+
+
+def si_prefix(value: float, largest: float = 1e9, smallest: float = 1e-9) -> tuple[float, str]:
+    """The (factor, prefix) that puts |value| in [1, 1000), between ``smallest`` and ``largest``
+    (the one choice of prefix every printed figure and axis in faascope makes)."""
+    a = abs(value)
+    usable = [(f, p) for f, p in SI_PREFIXES if smallest <= f <= largest]
+    if a == 0 or not math.isfinite(a):
+        return 1.0, ""
+    for f, p in usable:
+        if a >= f * (1 - 5e-13):
+            return f, p
+    return usable[-1]
+
+
+def time_unit(seconds: float) -> tuple[float, str]:
+    """(factor, unit) of a duration: s, ms or µs (no ks: a long run is still in seconds; no ns:
+    nothing faascope times is that short)."""
+    f, p = si_prefix(seconds, largest=1.0, smallest=1e-6)
+    return f, f"{p}s"
+
+
+def format_duration(seconds: float, half: float | None = None) -> str:
     """``seconds`` to 3 significant digits in the unit that suits it: µs below a millisecond, ms
-    below a second, else s (``0.000861`` → ``861 µs``, ``0.0314`` → ``31.4 ms``)."""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds:.3g} s"
+    below a second, else s (``0.000861`` → ``861 µs``, ``0.0314`` → ``31.4 ms``); with
+    ``half``, ``± half`` in the same unit (``36.4 µs ± 2.1``). None or NaN is ``–``."""
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    f, unit = time_unit(seconds)
+    x = seconds / f
+    text = f"{x:.3g} {unit}" if abs(x) < 1000 else f"{x:.0f} {unit}"  # never 1.5e+03 s
+    if half is not None and math.isfinite(half):
+        text += f" ± {half / f:.2g}"
+    return text
 
 
 def memory_mb_to_bytes(mb: int) -> int:

@@ -69,6 +69,13 @@ def test_bad_duration():
 @pytest.mark.parametrize("seconds,text", [
     (0.000000861, "0.861 µs"), (0.000861, "861 µs"), (0.000999, "999 µs"), (0.001, "1 ms"),
     (0.0314, "31.4 ms"), (0.9994, "999 ms"), (1.0, "1 s"), (2.5, "2.5 s"), (125.0, "125 s"),
+    (1500.0, "1500 s"), (86400.0, "86400 s"),
 ])
 def test_format_duration_scales_to_the_unit_that_suits(seconds, text):
     assert format_duration(seconds) == text
+
+
+def test_format_duration_gives_the_half_width_in_the_same_unit():
+    assert format_duration(3.64e-5, 2.1e-6) == "36.4 µs ± 2.1"
+    assert format_duration(1.25, 0.031) == "1.25 s ± 0.031"
+    assert format_duration(float("nan")) == "–"

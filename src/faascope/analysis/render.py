@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from faascope.analysis.calendar import calendar_note
+from faascope.units import format_duration, time_unit
 
 
 @dataclass
@@ -33,28 +34,17 @@ def g4(v) -> str:
 
 
 #: time units from large to small: a value is shown in the largest unit it reaches
-TIME_UNITS = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
-
-
 def seconds_unit(v: float) -> tuple[float, str]:
-    """(scale, unit) of the largest time unit ``v`` seconds reaches (ns below that)."""
-    a = abs(v) if v is not None and math.isfinite(v) else 0.0
-    for scale, unit in TIME_UNITS:
-        if a >= scale:
-            return scale, unit
-    return TIME_UNITS[-1]
+    """(scale, unit) of the time unit ``v`` seconds is printed in (faascope.units.time_unit)."""
+    return time_unit(v if v is not None else 0.0)
 
 
 def fmt_seconds(v, half=None) -> str:
-    """Seconds auto-scaled to s/ms/µs/ns with 3 significant digits, with ``± half`` in the
-    same unit when given: ``36.4 µs ± 2.1``."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+    """Seconds auto-scaled to s/ms/µs with 3 significant digits, with ``± half`` in the same
+    unit when given: ``36.4 µs ± 2.1`` (faascope.units.format_duration)."""
+    if v is None or isinstance(v, str):
         return "–"
-    scale, unit = seconds_unit(v)
-    text = f"{v / scale:.3g} {unit}"
-    if half is not None and isinstance(half, (int, float)) and math.isfinite(half):
-        text += f" ± {half / scale:.2g}"
-    return text
+    return format_duration(float(v), half if isinstance(half, (int, float)) else None)
 
 
 def fmt_p(p) -> str:

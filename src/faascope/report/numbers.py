@@ -6,20 +6,7 @@ from __future__ import annotations
 
 import math
 
-#: SI prefixes from nano to giga, the range a measured duration, size or rate needs
-_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
-
-
-def prefix_for(value: float) -> tuple[float, str]:
-    """The (factor, prefix) that puts |value| in [1, 1000) (nano to giga)."""
-    a = abs(value)
-    if a == 0 or not math.isfinite(a):
-        return 1.0, ""
-    for f, p in _PREFIXES:
-        if a >= f * (1 - 5e-13):
-            return f, p
-    return _PREFIXES[-1]
-
+from faascope.units import si_prefix as prefix_for  # one choice of prefix for tables, axes and the terminal
 
 def si(value: float | None, unit: str, digits: int = 3, ref: float | None = None) -> str:
     """``value`` with an SI prefix and `digits` significant digits: si(3.6e-05, "s") = "36.0 µs".
