@@ -93,6 +93,14 @@ design:
                      provider_factory=lambda loaded: TimeLapseLocalProvider(
                          LocalProvider(data_dir=str(platform_dir))))
     assert s.complete and s.recorded == 88 and s.statuses == {"ok": 88}
+    # the run's provenance names the calibration the local platform ran under (issue #18)
+    with sqlite3.connect(db) as c:
+        starts = [json.loads(d) for (d,) in c.execute(
+            "SELECT detail_json FROM events WHERE kind = 'provenance'")]
+    start = next(p for p in starts if p["phase"] == "start")
+    cal = start["platform"]["calibration"]
+    assert cal["lambda"]["table"] == "platform-lambda" and cal["gcf"]["table"] == "platform-gcf"
+    assert start["platform"]["tmp_direct_io"] is True
 
     zone = "Europe/Berlin"
     r = CliRunner().invoke(analyze_command, [
