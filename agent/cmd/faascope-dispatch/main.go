@@ -526,22 +526,7 @@ func (d *dispatcher) run(m *member) {
 		return
 	}
 	res.HeadersNs = time.Now().UnixNano()
-	res.Status = resp.StatusCode
-	for k, vs := range resp.Header {
-		for _, v := range vs {
-			res.Headers = append(res.Headers, [2]string{k, v})
-		}
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		d.readFailed(res, err)
-		return
-	}
-	res.EndNs = time.Now().UnixNano()
-	res.Body = body
-	res.Transport = "replied"
-	d.emit(res)
+	d.readReply(res, resp)
 }
 
 func (d *dispatcher) readFailed(res *result, err error) {
@@ -997,6 +982,12 @@ func (d *dispatcher) runH2C(m *member, res *result) {
 	}
 	res.HeadersNs = time.Now().UnixNano()
 	res.FirstByteNs = res.HeadersNs
+	d.readReply(res, resp)
+}
+
+// readReply records a reply whose headers arrived at res.HeadersNs: status, headers, body and
+// the time its last byte was read, then emits the record.
+func (d *dispatcher) readReply(res *result, resp *http.Response) {
 	res.Status = resp.StatusCode
 	for k, vs := range resp.Header {
 		for _, v := range vs {

@@ -390,6 +390,17 @@ class Campaign:
         return DeploymentProviders({name: made[group[name]] for name in deployments
                                     if group[name] in made})
 
+    def deploy_pending(self, pending: list[dict]) -> dict[str, str]:
+        """Deploy every function the pending runs need (the first configuration each will run
+        with); the cells' base function names. Interrupted when asked to stop."""
+        cells = self.plan.cells_by_key
+        names = self.base_function_names()
+        for r in pending:
+            self.deploy(names[r["cell_key"]], FunctionConfig.from_dict(cells[r["cell_key"]].config))
+            if self.stop.stop:
+                raise Interrupted
+        return names
+
     def deploy(self, name: str, config: FunctionConfig) -> None:
         """Deploy a function the campaign runs (once; deleted when the campaign completes)."""
         if name in self.deployed:

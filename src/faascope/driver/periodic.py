@@ -28,7 +28,7 @@ from itertools import groupby
 from typing import Optional
 
 from faascope.designs.slots import SlotPlan
-from faascope.driver.campaign import Campaign, Interrupted
+from faascope.driver.campaign import Campaign
 from faascope.providers.base import FunctionConfig
 from faascope.store.timestamps import iso_utc_from_ns
 
@@ -71,13 +71,7 @@ class PeriodicExecutor:
         store, cid = campaign.store, campaign.id
         store.add_schedule_tables()
         pending = campaign.pending()
-        cells = campaign.plan.cells_by_key
-        names = campaign.base_function_names()
-        for r in pending:
-            campaign.deploy(names[r["cell_key"]],
-                            FunctionConfig.from_dict(cells[r["cell_key"]].config))
-            if campaign.stop.stop:
-                raise Interrupted
+        names = campaign.deploy_pending(pending)
         campaign.set_running()
         history = store.slots(cid)
         pending_blocks = {r["block"] for r in pending}

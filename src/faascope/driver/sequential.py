@@ -12,7 +12,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
                            TimeElapsedColumn)
 from rich.text import Text
 
-from faascope.driver.campaign import Campaign, Interrupted
+from faascope.driver.campaign import Campaign
 from faascope.driver.progress import ETAColumn, WeightedETA, short_cell
 from faascope.providers.base import FunctionConfig
 
@@ -26,14 +26,7 @@ class _RateColumn(ProgressColumn):
 class SequentialExecutor:
     def run(self, campaign: Campaign) -> None:
         pending = campaign.pending()
-        cells = campaign.plan.cells_by_key
-        names = campaign.base_function_names()
-        # deploy every function this run needs (the first configuration each will run with)
-        for r in pending:
-            campaign.deploy(names[r["cell_key"]],
-                            FunctionConfig.from_dict(cells[r["cell_key"]].config))
-            if campaign.stop.stop:
-                raise Interrupted
+        names = campaign.deploy_pending(pending)
         campaign.set_running()
         self._loop(campaign, pending, names)
 

@@ -21,6 +21,7 @@ dataclass in the model and one drawing function in each renderer's table.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,20 @@ class Fig:
         render_matplotlib.draw(self.plot, mf)
 
 
+
+def _fork_drawing(chunk, out_dir, formats) -> int:
+    """A child process that draws ``chunk``'s figures and exits (status 1 if any failed); its pid."""
+    pid = os.fork()
+    if pid == 0:  # child: draw its share, exit without running any parent cleanup
+        code = 0
+        try:
+            for f in chunk:
+                save_static(f, out_dir, formats)
+        except BaseException:  # pragma: no cover - reported by the parent below
+            code = 1
+        os._exit(code)
+    return pid
+
 def slug(text: str) -> str:
     """A file-name-safe spelling that keeps ``=`` (``op=read``) and dots."""
     s = re.sub(r"[^A-Za-z0-9=._+-]+", "-", str(text)).strip("-")
@@ -113,7 +128,6 @@ def start_saving(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs:
     """Draw the publication figures in forked worker processes (up to `jobs`) while the caller
     goes on (rendering the interactive figures); returns `finish()`, which waits for them and
     sets each figure's `files`. Without fork, or with one job, it draws them in `finish()`."""
-    import os
 
     todo = list(figs)
     if not todo or not formats:
@@ -126,16 +140,7 @@ def start_saving(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs:
     chunks = [c for c in (todo[i::workers] for i in range(workers)) if c]
     pids = []
     for chunk in chunks:
-        pid = os.fork()
-        if pid == 0:  # child: draw its share, exit without running any parent cleanup
-            code = 0
-            try:
-                for f in chunk:
-                    save_static(f, out_dir, formats)
-            except BaseException:  # pragma: no cover - reported by the parent below
-                code = 1
-            os._exit(code)
-        pids.append(pid)
+        pids.append(_fork_drawing(chunk, out_dir, formats))
 
     def finish() -> None:
         failed = False
@@ -154,7 +159,6 @@ def start_saving(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs:
 def save_all(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs: int = 1) -> None:
     """Save every figure; with jobs > 1, split the work over forked worker processes (matplotlib
     is single-threaded; on a multi-core machine this divides the wall time)."""
-    import os
 
     todo = list(figs)
     if jobs <= 1 or len(todo) < 4 or not hasattr(os, "fork"):
@@ -164,16 +168,7 @@ def save_all(figs: list[Fig], out_dir: Path, formats: tuple[str, ...], jobs: int
     chunks = [todo[i::jobs] for i in range(jobs)]
     pids = []
     for chunk in chunks[1:]:
-        pid = os.fork()
-        if pid == 0:  # child: draw its share, exit without running any parent cleanup
-            code = 0
-            try:
-                for f in chunk:
-                    save_static(f, out_dir, formats)
-            except BaseException:  # pragma: no cover - reported by the parent below
-                code = 1
-            os._exit(code)
-        pids.append(pid)
+        pids.append(_fork_drawing(chunk, out_dir, formats))
     failed = False
     try:
         for f in chunks[0]:
