@@ -54,8 +54,10 @@ def platform_resources(pid: int, data_dir: Path, cgroup_parent: str | None) -> d
             "sandbox_cgroups": len(cgroups), "sandbox_processes": procs,
             "host_mounts": len(Path("/proc/self/mountinfo").read_text().splitlines()),
             "loop_devices": len(loops),
+            # the platform's own entries are not sandboxes: its spares and the /etc files all
+            # sandboxes share (".etc-shared", written once per platform)
             "sandbox_dirs": len([d for d in (data_dir / "platform" / "sandboxes").glob("*")
-                                 if not d.name.startswith("spare.")]),
+                                 if not d.name.startswith(("spare.", "."))]),
             "spare_sandboxes": len(spares),
             "data_dir_bytes": du}
 

@@ -195,6 +195,10 @@ func (p *Platform) Close() {
 	p.tmpPool.close()
 	p.spares.close()
 	p.shared.close()
+	// The /etc files the sandboxes shared go with the last of them: a stopped platform leaves
+	// nothing in its sandboxes' directory.
+	os.RemoveAll(filepath.Join(p.sandboxRoot(), sharedEtcDir))
+	os.RemoveAll(filepath.Join(p.sandboxRoot(), sharedEtcDir+".tmp"))
 	if p.cfg.Isolation == "namespaces" {
 		RemoveParentCgroups(p.cgroupDir)
 		removePlatformBlkio(p.cgroupDir)

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from faascope.cli import cli
+from faascope.store.schema import SCHEMA_VERSION
 from go_binaries import skip_unless_built
 
 pytestmark = pytest.mark.slow
@@ -79,7 +80,7 @@ design: {{replications: 3, seed: 18}}
         deployments = {r[0]: r[1:] for r in c.execute(
             "SELECT name, kind, price_platform FROM deployments")}
         schema = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
-    assert schema == "4"
+    assert schema == str(SCHEMA_VERSION)
     assert len(rows) == 18 and {r[1] for r in rows} == {"ok"}
     by_dep: dict[str, list] = {}
     for r in rows:
