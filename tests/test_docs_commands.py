@@ -44,6 +44,15 @@ LEFT_OUT = {
                                              "spec path",
     "faascope report theirs.parquet": "illustrates someone else's file, which the repository "
                                       "does not ship",
+    "faascope run examples/periodic-local.yaml --results results/periodic.db --detach":
+        "a detached runner is the real `faascope run` in the background (not this test's fake "
+        "provider) and outlives the command; tests/driver/test_periodic.py runs --detach, status, "
+        "stop and --resume --detach for real, and the analysis block after it runs on a "
+        "foreground run of the same spec",
+    "faascope run examples/periodic-local.yaml --results results/periodic.db --resume --detach":
+        "as above",
+    "faascope status results/periodic.db": "as above (the detached run's status)",
+    "faascope stop results/periodic.db": "as above",
 }
 
 
@@ -83,10 +92,12 @@ def test_every_left_out_entry_names_a_documented_command():
 
 @pytest.fixture
 def workdir(tmp_path_factory):
-    """A clean copy of what the docs' commands read (examples/), with `faascope` on PATH, for each
+    """A clean copy of what the docs' commands read (examples/, the analysis reference data), with `faascope` on PATH, for each
     document (a document may use only what its own earlier blocks made)."""
     work = tmp_path_factory.mktemp("docs")
     shutil.copytree(ROOT / "examples", work / "examples")
+    # the statistics' reference data, which docs/analysis.md's examples read from the repository
+    shutil.copytree(ROOT / "tests" / "analysis" / "data", work / "tests" / "analysis" / "data")
     bin_dir = work / ".bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "faascope"

@@ -59,7 +59,7 @@ def headline_section(ctx: Ctx) -> Block | None:
                 return f" (p99 {si_ci(p99[lv], None, 's' if ctx.unit == 's' else ctx.unit)})" \
                     if _finite(p99.get(lv)) else ""
             lines.append(f"**Most predictable:** {_best(pred_top, info.label)}, CV "
-                         + ", ".join(f"{info.label(lv)} {100 * cv[lv]:.1f}%{tail(lv)}" for lv in pred_top
+                         + "; ".join(f"{info.label(lv)}: {100 * cv[lv]:.1f}%{tail(lv)}" for lv in pred_top
                                      if _finite(cv.get(lv)))
                          + f". Order by CV: {_label_all(row.get('predictability_order') or '', info)} "
                          f"([CV comparisons](#{anchor}-predictability)).")
@@ -69,9 +69,9 @@ def headline_section(ctx: Ctx) -> Block | None:
             crow = cost.decision
             ctop = first_group(crow.get("tested_mean") or crow["mean"], separations(cost.res["tukey"], f))
             per_level = _level_costs(cost, f) if single else {}
-            where = ", ".join(f"{info.label(lv)} {per_level[lv]} per million invocations" for lv in ctop if lv in per_level)
+            where = "; ".join(f"{info.label(lv)}: {per_level[lv]} per million invocations" for lv in ctop if lv in per_level)
             if not where:
-                where = ", ".join(f"{info.label(lv)} {money_ci(1e6 * crow['mean'][lv], None)} per million "
+                where = "; ".join(f"{info.label(lv)}: {money_ci(1e6 * crow['mean'][lv], None)} per million "
                                   "invocations" for lv in ctop)
             lines.append(f"**Cheapest:** {_best(ctop, info.label)}, {where}. "
                          f"Order: {evidence_order(ctx, cost.res, crow)} ([cost and the Pareto front](#cost)).")
@@ -97,7 +97,8 @@ def _best(levels: list[str], label) -> str:
 
 
 def _centres(levels: list[str], means: dict[str, str], label) -> str:
-    return ", ".join(f"{label(lv)} {means[lv]}" for lv in levels if lv in means) or "–"
+    # "level: value" (a bare "2 452 µs" would read as one number when the level is a number)
+    return "; ".join(f"{label(lv)}: {means[lv]}" for lv in levels if lv in means) or "–"
 
 
 def _level_means(ctx: Ctx, sc, single: bool) -> dict[str, str]:
