@@ -446,21 +446,7 @@ func (d *dispatcher) run(m *member) {
 		}
 		<-m.connected
 	}
-	if wait := time.Until(m.at); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-d.stopCh:
-			t.Stop()
-			d.markUnsent(m)
-			if m.conn != nil {
-				m.conn.c.Close()
-			}
-			return
-		}
-	}
-	if d.isStopped() {
-		d.markUnsent(m)
+	if !d.waitForInstant(m) {
 		if m.conn != nil {
 			m.conn.c.Close()
 		}
@@ -945,8 +931,9 @@ func h2cRequest(r, member *request) *http.Request {
 	return req
 }
 
-// runH2C sends one member as a stream of its h2c connection at its instant and reads its reply.
-func (d *dispatcher) runH2C(m *member, res *result) {
+// waitForInstant waits until the member's instant; false (the member marked unsent) when the
+// dispatch is stopped before or at it.
+func (d *dispatcher) waitForInstant(m *member) bool {
 	if wait := time.Until(m.at); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
@@ -954,11 +941,19 @@ func (d *dispatcher) runH2C(m *member, res *result) {
 		case <-d.stopCh:
 			t.Stop()
 			d.markUnsent(m)
-			return
+			return false
 		}
 	}
 	if d.isStopped() {
 		d.markUnsent(m)
+		return false
+	}
+	return true
+}
+
+// runH2C sends one member as a stream of its h2c connection at its instant and reads its reply.
+func (d *dispatcher) runH2C(m *member, res *result) {
+	if !d.waitForInstant(m) {
 		return
 	}
 	c := d.h2c[m.req.K%len(d.h2c)]
