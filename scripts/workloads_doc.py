@@ -1,6 +1,6 @@
 """Writes the generated parts of docs/workloads.md from their one source: each workload kind's
 parameters from the agent's request schema (src/faascope/schemas/agent-request.schema.json) and
-the results columns from the store's schema (faascope.store.schema.MEASURES).
+the results columns from the store's measures table (faascope.store.measures.MEASURES).
 
     python scripts/workloads_doc.py           # rewrite docs/workloads.md's generated blocks
     python scripts/workloads_doc.py --check   # exit 1 if they are out of date (tests run this)
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from faascope.schemas import unit_of, workload_def, workload_kinds
-from faascope.store.schema import MEASURES
+from faascope.store.measures import MEASURES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "workloads.md"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n).*?(<!-- end generated -->)", re.S)
@@ -55,8 +55,9 @@ def parameters() -> str:
 
 
 def columns() -> str:
-    rows = ["| column | meaning |", "|---|---|"]
-    rows += [f"| `{name}` | {_cell(meaning)} |" for name, _, meaning in MEASURES]
+    rows = ["| column | meaning | unit | better |", "|---|---|---|---|"]
+    rows += [f"| `{m.name}` | {_cell(m.meaning)} | {m.unit or '–'} | {m.better or 'neither'} |"
+             for m in MEASURES]
     return "\n".join(rows) + "\n"
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from faascope.schemas import workload_kinds
-from faascope.store.schema import MEASURES
+from faascope.store.measures import MEASURES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "workloads.md"
@@ -23,8 +23,8 @@ def test_every_kind_and_column_is_on_the_page_with_an_example():
     text = DOC.read_text()
     for kind in workload_kinds():
         assert f"### `{kind}`" in text
-    for name, _, _ in MEASURES:
-        assert f"| `{name}` |" in text
+    for m in MEASURES:
+        assert f"| `{m.name}` |" in text
     examples = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `")
                 and "examples/" in line}
     # every example spec the page names exists and every kind has one

@@ -142,7 +142,7 @@ def format_duration(seconds: float, half: float | None = None) -> str:
     x = seconds / f
     text = f"{x:.3g} {unit}" if abs(x) < 1000 else f"{x:.0f} {unit}"  # never 1.5e+03 s
     if half is not None and math.isfinite(half):
-        text += f" ± {half / f:.2g}"
+        text += f" ± {significant(half / f, 2)}"
     return text
 
 
@@ -214,11 +214,12 @@ def format_seconds(seconds: float, digits: int = 3) -> str:
     a = abs(seconds)
     for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if a >= factor:
-            return f"{_significant(seconds / factor, digits)} {unit}"
-    return f"{_significant(seconds / 1e-9, digits)} ns" if a else "0 s"
+            return f"{significant(seconds / factor, digits)} {unit}"
+    return f"{significant(seconds / 1e-9, digits)} ns" if a else "0 s"
 
 
-def _significant(v: float, digits: int) -> str:
+def significant(v: float, digits: int) -> str:
+    """``v`` to ``digits`` significant digits, never in scientific notation (230, not 2.3e+02)."""
     s = f"{v:.{digits}g}"
     return f"{v:.0f}" if "e" in s else s
 
@@ -229,10 +230,36 @@ def format_bytes(n: float, digits: int = 3) -> str:
     a = abs(n)
     for factor, unit in ((1000**3, "GB"), (1000**2, "MB"), (1000, "kB")):
         if a >= factor:
-            return f"{_significant(n / factor, digits)} {unit}"
-    return f"{_significant(n, digits)} B"
+            return f"{significant(n / factor, digits)} {unit}"
+    return f"{significant(n, digits)} B"
 
 
 def format_rate(bytes_per_s: float, digits: int = 3) -> str:
     """Bytes per second auto-scaled (``885000000`` -> ``885 MB/s``)."""
     return format_bytes(bytes_per_s, digits) + "/s"
+
+
+#: units that are durations, and their factor to seconds (faascope.store.measures uses the same)
+TIME_FACTORS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def format_measure(value: float | None, unit: str, half: float | None = None) -> str:
+    """A measured value in its unit, auto-scaled and saying which: durations as
+    :func:`format_duration` (``227 µs``), bytes and bytes per second with decimal SI prefixes
+    (``109 MB/s``), operations per second as ``/s``, anything else to 4 significant digits; with
+    ``half``, ``± half`` in the same scale. None or NaN is ``–``."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if unit in TIME_FACTORS:
+        f = TIME_FACTORS[unit]
+        return format_duration(value * f, None if half is None else half * f)
+    if unit in ("B", "B/s", "1/s"):
+        factor, prefix = si_prefix(value, largest=1e12 if unit != "1/s" else 1e9, smallest=1.0)
+        shown = {"B": f"{prefix}B", "B/s": f"{prefix}B/s", "1/s": f"{prefix}/s"}[unit]
+        text = f"{significant(value / factor, 3)} {shown}"
+    else:
+        factor = 1.0
+        text = f"{value:.4g}" + (f" {unit}" if unit else "")
+    if half is not None and math.isfinite(half):
+        text += f" ± {significant(half / factor, 2)}"
+    return text

@@ -1,6 +1,6 @@
 """How factor levels are labelled in reports."""
 def test_load_counts_are_not_labelled_as_bytes():
-    from faascope.report.data import factor_info
+    from faascope.analysis.levels import factor_info
 
     assert factor_info("burst_size", ["10", "100"]).kind == "plain"
     assert factor_info("batch_size", ["4"], "load.stagger.batch_size").kind == "plain"

@@ -29,7 +29,7 @@ import pytest
 from click.testing import CliRunner
 
 from faascope.cli import cli
-from faascope.store.schema import MEASURES
+from faascope.store.measures import MEASURES
 
 DATA = Path(__file__).resolve().parent / "data"
 LEGACY = {
@@ -64,7 +64,7 @@ def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     then = pd.read_csv(DATA / f"{name}.export.csv", dtype=str, keep_default_na=False)
     assert list(now.columns[:len(then.columns)]) == list(then.columns)
     pd.testing.assert_frame_equal(now[then.columns], then)
-    assert list(now.columns[len(then.columns):]) == [m for m, _, _ in MEASURES] + [
+    assert list(now.columns[len(then.columns):]) == [m.name for m in MEASURES] + [
         "deployment", "provider_kind", "region", "price_platform"]
     # a file from before deployments ran on its campaign's provider
     assert set(now["deployment"]) == set(now["provider_kind"]) == {"local"}

@@ -6,8 +6,10 @@ Python API (the same structures as `faascope analyze --format json`):
     df = load_table("results.csv")
     result = analyze(df, "latency_seconds", ["system_name", "resource_tier"], model="full")
 """
-from faascope.analysis.engine import analyze, analyze_scenarios, cell_stats, clean_json, ecdf
+from faascope.analysis.dataset import load_dataset
+from faascope.analysis.engine import analyze, cell_stats, clean_json, describe, ecdf
 from faascope.analysis.io import apply_filters, latest_per_cell, load_table
+from faascope.analysis.scenarios import analyze_scenarios
 
-__all__ = ["analyze", "analyze_scenarios", "cell_stats", "ecdf", "load_table", "apply_filters",
-           "latest_per_cell", "clean_json"]
+__all__ = ["analyze", "analyze_scenarios", "cell_stats", "describe", "ecdf", "load_table",
+           "load_dataset", "apply_filters", "latest_per_cell", "clean_json"]

@@ -10,28 +10,18 @@ import click
 from faascope.errors import BadInput
 
 
-def _split(value: str | None, option: str) -> list[str]:
-    items = [v.strip() for v in (value or "").split(",") if v.strip()]
-    if value is not None and not items:
-        raise BadInput("give one or more column names separated by commas", field=option)
-    return items
-
-
-def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
-    out = {}
-    for spec in specs:
-        if "=" not in spec:
-            raise BadInput(f"cannot parse {spec!r}; use FACTOR=LEVEL1,LEVEL2,…", field="--levels")
-        f, v = spec.split("=", 1)
-        out[f.strip()] = [x.strip() for x in v.split(",")]
-    return out
-
-
 @click.command("analyze")
 @click.argument("input_paths", metavar="INPUT...", nargs=-1, required=True,
                 type=click.Path(dir_okay=False))
-@click.option("--response", required=True, help="Response column (e.g. latency_seconds).")
-@click.option("--factors", required=True, help="Factor columns, comma-separated, e.g. A,B[,C].")
+@click.option("--response", default=None, metavar="COL",
+              help="Response column (default: latency_seconds).")
+@click.option("--factors", default=None, metavar="A,B",
+              help="Factor columns, comma-separated, e.g. A,B[,C]. Default for a results store: the "
+                   "spec's factors (none: the data are described). A CSV/Parquet file without "
+                   "--factors is described as one group.")
+@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=None,
+              help="Which way the response is better. Default: the results schema's measures table "
+                   "(a throughput is higher-is-better); a foreign column named like a rate must say.")
 @click.option("--model", type=click.Choice(["full", "additive"]), default="full", show_default=True,
               help="full: all interactions; additive: main effects only.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
@@ -47,7 +37,9 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
               help="Column that orders rows for --latest (default: a timestamp column such as occurred_at).")
 @click.option("--scenario", default=None, metavar="COL1,COL2",
               help="Analyse separately per combination of these columns (e.g. operation_type,file_size_bytes) "
-                   "and print the decision table across them.")
+                   "and print the decision table across them. Default: none when every combination of "
+                   "the factors was run, else the fewest factors that make each part complete; 'none' "
+                   "to force one analysis.")
 @click.option("--compare", default=None, metavar="FACTOR",
               help="Factor ranked in the decision table (default: the first factor).")
 @click.option("--ss-type", type=click.Choice(["1", "2", "3", "I", "II", "III"]), default="2",
@@ -82,72 +74,49 @@ def _levels(specs: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--time-column", default=None, metavar="COL",
               help="Timestamp column of the calendar factors (default: started_at, occurred_at, "
                    "collected_at … whichever the input has).")
-def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, latest, order_by, scenario,
-                    compare, ss_type, transform, level_specs, tukey_ordered, cv_criterion, cv_threshold, cv_ratio,
-                    sep, decimal, target_rel_halfwidth, n_boot, seed, robust, tz, time_column):
+def analyze_command(input_paths, response, factors, higher_is_better, model, alpha, fmt, filters, latest,
+                    order_by, scenario, compare, ss_type, transform, level_specs, tukey_ordered, cv_criterion,
+                    cv_threshold, cv_ratio, sep, decimal, target_rel_halfwidth, n_boot, seed, robust, tz,
+                    time_column):
     """ANOVA, Tukey HSD, CIs, CV and a decision table for INPUT (results stores, CSV or Parquet
     files; with several, the column `source` names each row's input and can be a factor)."""
-    from faascope.analysis.calendar import calendar_note, with_calendar
-    from faascope.analysis.engine import analyze, analyze_scenarios, clean_json
-    from faascope.analysis.io import apply_filters, default_order_column, latest_per_cell
-    from faascope.analysis.sources import load_sources
+    from faascope.analysis.dataset import load_dataset, parse_levels, split_columns
+    from faascope.analysis.engine import check_options, clean_json
     from faascope.analysis.render import print_tables, to_markdown
-    from faascope.store.reader import is_results_path, with_measure, without_measure_note
+    from faascope.analysis.scenarios import Options, analyse, to_json
 
-    factor_list = _split(factors, "--factors")
-    scenario_cols = _split(scenario, "--scenario") if scenario is not None else []
-    df = load_sources(input_paths, factor_list + scenario_cols, sep=sep, decimal=decimal)
-    notes = list(df.attrs.get("notes", []))
-    df, calendar = with_calendar(df, tz, time_column, factor_list + scenario_cols, filters)
-    if calendar is not None:
-        notes.append(calendar_note(calendar))
+    factor_list = split_columns(factors, "--factors")
+    scen = split_columns(scenario, "--scenario")
+    if scen == ["none"]:
+        scen = []
+    options = Options(model=model, alpha=alpha, ss_type=ss_type, transform=transform,
+                      tukey_ordered=tukey_ordered, robust=robust, cv_threshold_pp=cv_threshold,
+                      cv_criterion=cv_criterion, cv_ratio=cv_ratio,
+                      target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
+    check_options(model, alpha, ss_type, transform, cv_threshold, target_rel_halfwidth, n_boot,
+                   cv_criterion, cv_ratio)
     # failed invocations explain empty cells for one results store (several: the selection says)
     single = input_paths[0] if len(input_paths) == 1 else None
     try:
-        df = apply_filters(df, filters, notes)
+        ds = load_dataset(list(input_paths), response=response, factors=factor_list, scenario=scen,
+                          compare=compare, filters=list(filters), latest=latest, order_by=order_by,
+                          time_col=time_column, tz=tz, levels=parse_levels(level_specs), sep=sep,
+                          decimal=decimal, higher_is_better=higher_is_better,
+                          min_rows=1 if model == "additive" else 2)
+        res = to_json(ds, analyse(ds, options), options)
     except BadInput as exc:
-        raise _why_empty(single, filters, [], exc) from None
-    if any(is_results_path(p) for p in input_paths):
-        df, without = with_measure(df, response)
-        if without:
-            notes.append(without_measure_note(response, without))
-    if latest is not None:
-        missing = [c for c in scenario_cols + factor_list if c not in df.columns]
-        if missing:
-            raise BadInput(f"no column {missing[0]!r}; available columns: {', '.join(map(str, df.columns))}",
-                           field="--factors")
-        order_by = order_by or default_order_column(df)
-        df, latest_notes = latest_per_cell(df, scenario_cols + factor_list, latest, order_by)
-        notes += latest_notes
-    elif order_by is not None:
-        raise BadInput("--order-by only applies with --latest N", field="--order-by")
-    kwargs = dict(model=model, alpha=alpha, ss_type=ss_type, transform=transform, levels=_levels(level_specs),
-                  tukey_ordered=tukey_ordered, robust=robust, compare=compare, cv_threshold_pp=cv_threshold,
-                  cv_criterion=cv_criterion, cv_ratio=cv_ratio,
-                  target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
-    if single is not None and is_results_path(single):
-        from faascope.analysis.io import failed_cells
-        notes += [f"{line}: left out" for line in
-                  failed_cells(single, filters, scenario_cols + factor_list)]
-    try:
-        if scenario_cols:
-            res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
-        else:
-            res = analyze(df, response, factor_list, **kwargs)
-    except BadInput as exc:
-        raise _why_empty(single, filters, scenario_cols + factor_list, exc) from None
-    res["selection"] = {"input": str(input_paths[0]) if len(input_paths) == 1
-                        else [str(p) for p in input_paths], "filters": list(filters), "latest": latest,
-                        "order_by": order_by, "notes": notes}
-    if calendar is not None:
-        res["calendar"] = calendar
+        raise _why_empty(single, filters, (scen or []) + (factor_list or []), exc) from None
+    res["selection"]["input"] = (str(input_paths[0]) if len(input_paths) == 1
+                                 else [str(p) for p in input_paths])
+    if ds.calendar is not None:
+        res["calendar"] = ds.calendar
     if fmt == "json":
         json.dump(clean_json(res), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     elif fmt == "markdown":
-        sys.stdout.write(to_markdown(res))
+        sys.stdout.write(to_markdown(res, ds.info))
     else:
-        print_tables(res, wide=fmt == "wide")
+        print_tables(res, wide=fmt == "wide", info=ds.info)
 
 
 def _why_empty(input_path, filters, columns: list[str], exc: BadInput) -> BadInput:

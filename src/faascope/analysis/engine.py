@@ -10,9 +10,9 @@ import pandas as pd
 from faascope.analysis import cells as cells_mod
 from faascope.analysis.anova import SS_TYPES, fit_anova
 from faascope.analysis.decisions import decide
-from faascope.analysis.design import build_design
+from faascope.analysis.design import build_design, build_design_from_codes
 from faascope.analysis.diagnostics import check_assumptions, robust_checks
-from faascope.analysis.io import as_level_strings, natural_levels, prepare
+from faascope.analysis.io import prepare
 from faascope.analysis.predictability import CRITERIA, cv_draws, predictability
 from faascope.analysis.tukey import tukey_all
 from faascope.errors import BadInput
@@ -21,7 +21,7 @@ MODELS = ("full", "additive")
 TRANSFORMS = ("none", "log")
 
 
-def _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
+def check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
                    cv_criterion="difference", cv_ratio=1.5):
     if model not in MODELS:
         raise BadInput(f"unknown model {model!r}; use full or additive", field="--model")
@@ -116,7 +116,7 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     "ratio" (CV ratio ≥ cv_ratio), each with its bootstrap CI (predictability.py).
     """
     factors = list(factors)
-    _check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
+    check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
                    cv_criterion, cv_ratio)
     compare = factors[0] if compare is None else compare
     if compare not in factors:
@@ -208,61 +208,53 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     }
 
 
-def analyze_scenarios(df: pd.DataFrame, response: str, factors: list[str], scenario: list[str],
-                      **kwargs) -> dict:
-    """Run `analyze` once per combination of the `scenario` columns' values. Within a scenario a
-    factor with a single level (e.g. resource tier where 1 GB files exist only at one tier) is
-    dropped with a note; the compared factor must keep at least two levels."""
-    factors = list(factors)
-    missing = [c for c in scenario if c not in df.columns]
-    if missing:
-        raise BadInput(f"no column {', '.join(map(repr, missing))}; available columns: "
-                       f"{', '.join(map(str, df.columns))}", field="--scenario")
-    overlap = [c for c in scenario if c in factors]
-    if overlap:
-        raise BadInput(f"{overlap[0]!r} is both a scenario column and a factor", field="--scenario")
-    keys = pd.DataFrame({c: as_level_strings(df[c]).to_numpy() for c in scenario}, index=df.index)
-    values = [natural_levels(keys[c]) for c in scenario]
-    compare = kwargs.pop("compare", None) or factors[0]
-    out_scen, decisions, warnings = [], [], []
-    for combo in itertools.product(*values):
-        mask = np.ones(len(df), dtype=bool)
-        for c, v in zip(scenario, combo):
-            mask &= (keys[c] == v).to_numpy()
-        if not mask.any():
-            continue
-        sub = df.loc[mask]
-        label = {c: v for c, v in zip(scenario, combo)}
-        where = ", ".join(f"{c}={v}" for c, v in label.items())
-        present = [f for f in factors if f in sub.columns and as_level_strings(sub[f]).nunique() >= 2]
-        dropped = [f for f in factors if f not in present]
-        if compare not in present:
-            raise BadInput(f"in scenario {where}, the compared factor {compare!r} has one level", field="--compare")
-        kw_s = dict(kwargs)
-        if kw_s.get("levels"):
-            kw_s["levels"] = {f: v for f, v in kw_s["levels"].items() if f in present}
-        try:
-            res = analyze(sub, response, present, compare=compare, **kw_s)
-        except BadInput as exc:
-            msg = exc.message
-            if exc.field and msg.startswith(f"{exc.field}: "):
-                msg = msg[len(exc.field) + 2:]
-            raise BadInput(f"scenario {where}: {msg}", field=exc.field) from exc
-        res = {"scenario": label, "dropped_factors": dropped, **res}
-        if dropped:
-            res["notes"].insert(0, f"Dropped factor(s) with a single level in this scenario: "
-                                   + ", ".join(f"{f}={as_level_strings(sub[f]).iloc[0]}" for f in dropped))
-        for row in res["decisions"]:
-            decisions.append({"scenario": label, **row})
-        warnings += [f"[{where}] {w}" for w in res["warnings"]]
-        out_scen.append(res)
-    if not out_scen:
-        raise BadInput("no rows in any scenario", field="--scenario")
-    kw = kwargs
-    return {"response": response, "factors": factors, "model": kw.get("model", "full"),
-            "alpha": kw.get("alpha", 0.05), "n": int(sum(s["n"] for s in out_scen)),
-            "scenario_columns": list(scenario), "compare": compare,
-            "scenarios": out_scen, "decisions": decisions, "warnings": warnings}
+def describe(df: pd.DataFrame, response: str, alpha: float = 0.05, *, cold: pd.Series | None = None,
+             n_boot: int = 2000, seed: int = 0, target_rel_halfwidth: float = 0.05,
+             bootstrap_max_n: int = 5000) -> dict:
+    """The data described, not compared: a campaign with no factors (one configuration measured
+    again and again, the most common first campaign) or a scenario where every factor has one
+    level. One cell's statistics (percentiles, mean and median with their CIs, CV), and the same
+    for cold and warm invocations apart when ``cold`` (True/False per row) says which were
+    cold: a mixture of the two is not one distribution. The keys of ``analyze()``'s output, with
+    no ANOVA, Tukey or decisions, and ``described`` true."""
+    y = pd.to_numeric(df[response], errors="coerce").to_numpy(dtype=float)
+    if len(y) == 0:
+        raise BadInput("no rows to describe", field="INPUT")
+
+    def stats_of(values: np.ndarray, label: dict) -> dict:
+        design = build_design_from_codes(["all"], {"all": ["all"]}, values,
+                                         np.zeros((len(values), 1), dtype=np.int64))
+        row = cells_mod.cell_stats_design(design, alpha, n_boot, seed, target_rel_halfwidth,
+                                          bootstrap_max_n)[0]
+        row["levels"] = label
+        return row
+
+    cells = [stats_of(y, {})]
+    groups, notes, warnings = [], [], []
+    if cold is not None:
+        c = cold.reindex(df.index)
+        for name, want in (("cold", True), ("warm", False)):
+            sel = (c == want).fillna(False).to_numpy(dtype=bool)
+            if sel.any():
+                groups.append(stats_of(y[sel], {"start": name}))
+        unknown = int(c.isna().sum())
+        if groups:
+            n_cold = int((c == True).sum())  # noqa: E712 - a nullable boolean column
+            notes.append(f"{n_cold} of {len(y)} invocations were cold starts"
+                         + (f" ({unknown} unknown)" if unknown else "")
+                         + "; cold and warm are described apart below the whole.")
+    rel = cells[0].get("ci_halfwidth_rel")
+    if rel is not None and rel > target_rel_halfwidth:
+        warnings.append(f"The {100 * (1 - alpha):g}% CI of the mean is ±{100 * rel:.3g}% of the mean, wider than "
+                        f"±{100 * target_rel_halfwidth:g}%; about {cells[0]['n_for_target']} replications would "
+                        "reach it.")
+    return {"response": response, "factors": [], "model": None, "alpha": alpha, "n": int(len(y)),
+            "cells": cells, "cold_warm": groups, "anova": [], "tukey": [], "anova_statement": None,
+            "fit_status": None, "decisions": [], "compare": None, "described": True,
+            "target_rel_halfwidth": target_rel_halfwidth, "quantile_method": "linear (R type 7)",
+            "warnings": warnings,
+            "notes": ["No factor varies here: the data are described (percentiles, CIs, CV), not "
+                      "compared."] + notes}
 
 
 def clean_json(obj):

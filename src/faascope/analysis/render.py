@@ -4,10 +4,12 @@ the share of variation, Tukey HSD, checks, predictability and the final decision
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 from faascope.analysis.calendar import calendar_note
-from faascope.units import format_duration, time_unit
+from faascope.analysis.decisions import relabel
+from faascope.units import TIME_FACTORS, format_duration, format_measure, si_prefix, significant, time_unit
 
 
 @dataclass
@@ -82,34 +84,113 @@ def is_seconds(response: str) -> bool:
     return response.endswith("seconds") or response.endswith("_s")
 
 
-def compact_cells(res: dict) -> Section:
+def response_unit(res: dict) -> str:
+    """The unit the response's values are printed in: the measures table's (``res["measure"]``),
+    else seconds for a column named like one, else none."""
+    unit = (res.get("measure") or {}).get("unit")
+    if unit is not None:
+        return unit
+    return "s" if is_seconds(res["response"]) else ""
+
+
+def value(v, unit: str, half=None) -> str:
+    """A response value (or difference) in the response's unit, auto-scaled: 227 µs, 109 MB/s."""
+    if v is None or isinstance(v, str):
+        return "–"
+    return format_measure(float(v), unit, None if half is None else float(half))
+
+
+def interval(pair, unit: str) -> str:
+    """"[2.52, 9.83] ms": an interval in one scale (its larger end's), with the unit once."""
+    if not pair or any(x is None or not math.isfinite(x) for x in pair):
+        return "–"
+    big = max(abs(pair[0]), abs(pair[1]))
+    if unit in TIME_FACTORS:
+        f, shown = time_unit(big * TIME_FACTORS[unit])
+        f /= TIME_FACTORS[unit]
+    elif unit in ("B", "B/s", "1/s"):
+        f, prefix = si_prefix(big, largest=1e9, smallest=1.0)
+        shown = {"B": f"{prefix}B", "B/s": f"{prefix}B/s", "1/s": f"{prefix}/s"}[unit]
+    else:
+        return f"[{g4(pair[0])}, {g4(pair[1])}]" + (f" {unit}" if unit else "")
+    return f"[{pair[0] / f:.3g}, {pair[1] / f:.3g}] {shown}"
+
+
+def labelled(info, factor: str, level) -> str:
+    """A level as the report writes it (10 KB rather than 10000) when `info` knows the factor."""
+    if info and factor in info and level not in ("", "all"):
+        return info[factor].label(level)
+    return level
+
+
+def compact_cells(res: dict, info=None) -> Section:
     """The per-cell table that fits 100 columns: levels, n, median, mean ± CI half-width in
     auto-scaled units, CV, relative half-width and the n a target needs."""
     f = res["factors"]
     conf = _conf(res)
-    secs = is_seconds(res["response"])
+    unit = response_unit(res)
     rows = []
     for c in res["cells"]:
         lo, hi = (c.get("mean_ci") or [None, None])
         half = (hi - lo) / 2 if lo is not None and hi is not None and math.isfinite(hi - lo) else None
-        if secs:
-            mean = fmt_seconds(c["mean"], half)
-            median = fmt_seconds(c["median"])
-        else:
-            mean = g4(c["mean"]) + (f" ± {g4(half)}" if half is not None else "")
-            median = g4(c["median"])
-        rows.append([c["levels"][x] for x in f] + [
-            str(c["n"]), median, mean, pct(c["cv"]),
-            "–" if c.get("ci_halfwidth_rel") is None else f"±{100 * c['ci_halfwidth_rel']:.2g}%",
+        rows.append([labelled(info, x, c["levels"][x]) for x in f] + [
+            str(c["n"]), value(c["median"], unit), value(c["mean"], unit, half), pct(c["cv"]),
+            "–" if c.get("ci_halfwidth_rel") is None else f"±{significant(100 * c['ci_halfwidth_rel'], 2)}%",
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     return Section("Per-cell statistics", f + [
         "n", "median", f"mean ± {conf} CI", "CV %", "± rel",
         f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"], rows, level=2)
 
 
-def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) -> list[Section]:
+def _cell_rows(res: dict, cells: list[dict], unit: str, info, label_cols: list[str]) -> list[list[str]]:
+    rows = []
+    for c in cells:
+        rows.append([labelled(info, x, c["levels"].get(x, "")) for x in label_cols] + [
+            str(c["n"]), value(c["mean"], unit), value(c["median"], unit), value(c["std"], unit),
+            pct(c["cv"]), ci([100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None),
+            value(c["min"], unit), value(c["max"], unit), value(c["p90"], unit), value(c["p95"], unit),
+            value(c["p99"], unit), interval(c["mean_ci"], unit), interval(c["median_ci"], unit),
+            "–" if c.get("ci_halfwidth_rel") is None else f"±{significant(100 * c['ci_halfwidth_rel'], 2)}%",
+            "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
+    return rows
+
+
+def _cell_headers(res: dict, label_cols: list[str]) -> list[str]:
+    conf = _conf(res)
+    return label_cols + [
+        "n", "mean", "median", "std", "CV (%)", f"CV {conf} CI (%)", "min", "max", "p90", "p95", "p99",
+        f"{conf} CI mean", f"{conf} CI median", "CI half-width", f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"]
+
+
+def description_sections(res: dict, heading: str | None = None, wide: bool = True, info=None) -> list[Section]:
+    """A scenario (or campaign) with no factor to compare: its statistics, and cold and warm
+    invocations apart when known."""
+    sub = 3 if heading else 2
+    unit = response_unit(res)
+    out: list[Section] = [Section(heading, [], [], [], level=2)] if heading else []
+    meta = (f"Response `{res['response']}`, n = {res['n']}; no factor varies here, so the data are "
+            "described, not compared.")
+    rows = _cell_rows(res, res["cells"], unit, info, [])
+    rows[0] = ["all"] + rows[0]
+    for c in res.get("cold_warm") or []:
+        rows += [[c["levels"]["start"]] + _cell_rows(res, [c], unit, info, [])[0]]
+    headers = ["invocations"] + _cell_headers(res, [])
+    if not wide:  # the narrow table: the columns compact_cells shows
+        keep = [0, 1, 3, 2, 5, 14, 15]
+        rows = [[r[i] for i in keep] for r in rows]
+        headers = [headers[i] for i in keep]
+    out.append(Section("Statistics", headers, rows, [meta] + list(res.get("notes") or []), level=sub))
+    if res.get("warnings"):
+        out.append(Section("Checks", [], [], [f"⚠ {w}" for w in res["warnings"]], level=sub))
+    return out
+
+
+def analysis_sections(res: dict, heading: str | None = None, wide: bool = True, info=None) -> list[Section]:
+    if res.get("described"):
+        return description_sections(res, heading, wide, info)
     f = res["factors"]
     conf = _conf(res)
+    unit = response_unit(res)
     sub = 3 if heading else 2
     out: list[Section] = []
     if heading:
@@ -119,21 +200,10 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) 
             f"{'balanced' if res.get('balanced') else 'unbalanced'} design, Type {res.get('ss_type')} sums of squares.")
     if res.get("dropped_factors"):
         meta += " Dropped (single level here): " + ", ".join(res["dropped_factors"]) + "."
-    rows = []
-    for c in res["cells"]:
-        rows.append([c["levels"][x] for x in f] + [
-            str(c["n"]), g4(c["mean"]), g4(c["median"]), g4(c["std"]), pct(c["cv"]), ci(
-                [100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None),
-            g4(c["min"]), g4(c["max"]), g4(c["p90"]), g4(c["p95"]), g4(c["p99"]),
-            ci(c["mean_ci"]), ci(c["median_ci"]),
-            "–" if c.get("ci_halfwidth_rel") is None else f"±{100 * c['ci_halfwidth_rel']:.2g}%",
-            "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
-    out.append(Section("Per-cell statistics", f + [
-        "n", "mean", "median", "std", "CV (%)", f"CV {conf} CI (%)", "min", "max", "p90", "p95", "p99",
-        f"{conf} CI mean", f"{conf} CI median", "CI half-width", f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"],
-        rows, [meta], level=sub))
+    out.append(Section("Per-cell statistics", _cell_headers(res, f), _cell_rows(res, res["cells"], unit, info, f),
+                       [meta], level=sub))
     if not wide:
-        short = compact_cells(res)
+        short = compact_cells(res, info)
         short.notes, short.level = [meta + " The full table: --format wide."], sub
         out[-1] = short
 
@@ -149,8 +219,15 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) 
                        ["Source", "df", "Sum Sq", "% of variation", "Mean Sq", "F", "F crit", "p-value", "Significant"],
                        rows, [ss_type_sentence(res)] + ([f"⚠ {statement}"] if statement else []), level=sub))
 
-    rows = [[r["term"], f"{r['group2']} - {r['group1']}", g4(r["meandiff"]), g4(r["lower"]), g4(r["upper"]),
-             fmt_p(r["p_adj"]), "yes" if r["reject"] else "no"] for r in res["tukey"]]
+    # with --transform log the differences are log ratios, not the response's unit
+    tunit = unit if res.get("transform") != "log" else ""
+    def group(term: str, g: str) -> str:  # "256:1048576" as "256 MB:1 MiB"
+        fs, parts = term.split(":"), g.split(":")
+        return ":".join(labelled(info, f, v) for f, v in zip(fs, parts)) if len(fs) == len(parts) else g
+
+    rows = [[r["term"], f"{group(r['term'], r['group2'])} - {group(r['term'], r['group1'])}",
+             value(r["meandiff"], tunit), value(r["lower"], tunit), value(r["upper"], tunit), fmt_p(r["p_adj"]),
+             "yes" if r["reject"] else "no"] for r in res["tukey"]]
     tk_notes = ["diff = mean of the first group named minus the second (R's TukeyHSD layout)."]
     if statement:
         tk_notes = ["No Tukey comparisons: " + statement]
@@ -201,7 +278,8 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) 
                             "= the first group's CV over the second's. A level's CV is the mean of its cells' CVs."],
                            level=sub))
     if not heading:
-        out.append(decision_section([{**r} for r in res["decisions"]], [], res.get("compare"), sub))
+        out.append(decision_section([{**r} for r in res["decisions"]], [], res.get("compare"), sub,
+                                    info=info, unit=unit))
     return out
 
 
@@ -268,20 +346,30 @@ def _pair(pair, spec: str) -> str:
     return f"[{spec.format(pair[0])}, {spec.format(pair[1])}]"
 
 
-def decision_section(decisions: list[dict], scenario_cols: list[str], compare: str | None, level: int = 2) -> Section:
+def decision_section(decisions: list[dict], scenario_cols: list[str], compare: str | None, level: int = 2,
+                     info=None, unit: str = "") -> Section:
+    """The decision table: per scenario (and per combination of the other factors) the levels of
+    the compared factor from best to worst, by mean and by CV, with the means in the response's
+    unit (auto-scaled) and levels as labelled (10 KB, 2048 MB)."""
     within_cols = []
     for r in decisions:
         for k in r["within"]:
             if k not in within_cols:
                 within_cols.append(k)
+
+    def lab(text: str) -> str:  # an ordering with every level labelled
+        if not info or compare not in info or not text:
+            return text
+        return relabel(text, info[compare].levels, info[compare].label)
+
     rows = []
     for r in decisions:
-        means = "; ".join(f"{k} {g4(v)}" for k, v in r["mean"].items())
-        cvs = "; ".join(f"{k} {_pct1(v)}%" for k, v in r["cv"].items())
-        rows.append([r.get("scenario", {}).get(c, "") for c in scenario_cols] +
-                    [r["within"].get(c, "") for c in within_cols] +
-                    [r.get("performance_order") or r["performance"], r.get("predictability_order") or r["predictability"],
-                     means, cvs])
+        means = "; ".join(f"{labelled(info, compare, k)}: {value(v, unit)}" for k, v in r["mean"].items())
+        cvs = "; ".join(f"{labelled(info, compare, k)}: {_pct1(v)}%" for k, v in r["cv"].items())
+        rows.append([labelled(info, c, r.get("scenario", {}).get(c, "")) for c in scenario_cols] +
+                    [labelled(info, c, r["within"].get(c, "")) for c in within_cols] +
+                    [lab(r.get("performance_order") or r["performance"]),
+                     lab(r.get("predictability_order") or r["predictability"]), means, cvs])
     crit = {r.get("cv_criterion") for r in decisions} - {None}
     crit_text = ("the ratio of CVs (one at least --cv-ratio times the other, CI of the ratio excluding 1)"
                  if crit == {"ratio"} else "the difference of CVs (at least --cv-threshold percentage points, CI "
@@ -307,16 +395,23 @@ def selection_notes(res: dict) -> list[Section]:
     return [Section("Selection", [], [], list(notes), level=2)] if notes else []
 
 
-def sections(res: dict, wide: bool = True) -> list[Section]:
+def sections(res: dict, wide: bool = True, info=None) -> list[Section]:
+    """Every section of an ``analyze`` result, in print order; ``info`` labels the levels."""
     if "scenarios" not in res:
         return ([Section(f"Analysis of {res['response']}", [], [], level=1)] + selection_notes(res)
-                + calendar_sections(res) + analysis_sections(res, wide=wide))
-    out = [Section(f"Analysis of {res['response']} per {' × '.join(res['scenario_columns'])}", [], [], level=1),
-           *selection_notes(res), *calendar_sections(res),
-           decision_section(res["decisions"], res["scenario_columns"], res.get("compare"))]
+                + calendar_sections(res) + analysis_sections(res, wide=wide, info=info))
+    cols = res["scenario_columns"]
+    out = [Section(f"Analysis of {res['response']} per {' × '.join(cols)}", [], [], level=1),
+           *selection_notes(res), *calendar_sections(res)]
+    if res["decisions"]:
+        out.append(decision_section(res["decisions"], cols, res.get("compare"), info=info,
+                                    unit=response_unit(res)))
+    for s in res.get("not_analysed") or []:
+        where = ", ".join(f"{k} = {labelled(info, k, v)}" for k, v in s["scenario"].items())
+        out.append(Section(f"Not analysed: {where}", [], [], [f"⚠ {s['why']}"], level=2))
     for s in res["scenarios"]:
-        head = ", ".join(f"{k} = {v}" for k, v in s["scenario"].items())
-        out += analysis_sections(s, heading=head, wide=wide)
+        head = ", ".join(f"{k} = {labelled(info, k, v)}" for k, v in s["scenario"].items())
+        out += analysis_sections(s, heading=head, wide=wide, info=info)
     return out
 
 
@@ -324,9 +419,9 @@ def _md_cell(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(res: dict) -> str:
+def to_markdown(res: dict, info=None) -> str:
     lines: list[str] = []
-    for sec in sections(res):
+    for sec in sections(res, info=info):
         lines.append("#" * sec.level + " " + sec.title)
         lines.append("")
         if sec.notes and not sec.rows:
@@ -346,9 +441,48 @@ def to_markdown(res: dict) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def print_tables(res: dict, console=None, wide: bool = False) -> None:
+#: columns left out first, in this order, when a terminal is too narrow for a table (each is
+#: derived from columns that stay, or shown by --format wide)
+OPTIONAL_COLUMNS = ("n for ±", "± rel", "Mean Sq", "F crit", "median", "Significant", "CV %")
+
+
+def _min_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
+    """Each column's width with no value broken across lines (a header may wrap between words)."""
+    return [max([len(w) for w in str(h).split()] + [len(str(r[i])) for r in rows] + [1])
+            for i, h in enumerate(headers)]
+
+
+def _width(headers: list[str], rows: list[list[str]]) -> int:
+    """The width a table needs with no value broken across lines (rich's heavy box: one space of
+    padding each side and a border between columns)."""
+    cols = _min_widths(headers, rows)
+    return sum(cols) + 3 * len(cols) + 1
+
+
+def fit_section(sec: Section, width: int) -> tuple[Section, list[str]]:
+    """``sec`` as it fits ``width`` columns without breaking a value: optional columns of the
+    per-cell table left out first (and said so); the notes to add."""
+    headers, rows = list(sec.headers), [list(r) for r in sec.rows]
+    dropped = []
+    for name in OPTIONAL_COLUMNS:
+        if _width(headers, rows) <= width:
+            break
+        hit = [i for i, h in enumerate(headers) if h.startswith(name)]
+        if not hit:
+            continue
+        i = hit[0]
+        dropped.append(headers.pop(i))
+        rows = [r[:i] + r[i + 1:] for r in rows]
+    notes = ([f"Left out to fit {width} columns: {', '.join(dropped)} (--format wide shows every column)."]
+             if dropped else [])
+    return Section(sec.title, headers, rows, sec.notes, sec.level), notes
+
+
+def print_tables(res: dict, console=None, wide: bool = False, info=None) -> None:
     """The analysis as rich tables: by default narrow (at most NARROW_COLUMNS wide, the compact
-    per-cell table); ``wide``: every column, as wide as the terminal."""
+    per-cell table); ``wide``: every column, as wide as the terminal. A value is never broken
+    across lines: a table too wide for the terminal loses its optional columns, and a table that
+    still does not fit is printed as one block per row ("column: value" lines)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -356,18 +490,29 @@ def print_tables(res: dict, console=None, wide: bool = False) -> None:
         console = Console()
         if not wide:
             console = Console(width=min(console.width, NARROW_COLUMNS))
-    for sec in sections(res, wide=wide):
+    for sec in sections(res, wide=wide, info=info):
         if not sec.rows:
             style = "bold underline" if sec.level <= 2 else "bold"
             console.print(sec.title, style=style)
             for n in sec.notes:
                 console.print(n, style="yellow" if n.startswith("⚠") else None)
             continue
-        t = Table(title=sec.title, title_justify="left", show_lines=False)
-        for h in sec.headers:
-            t.add_column(h, overflow="fold")
-        for r in sec.rows:
-            t.add_row(*[str(c) for c in r])
-        console.print(t)
-        for n in sec.notes:
+        sec, extra = fit_section(sec, console.width)
+        if _width(sec.headers, sec.rows) > console.width:
+            console.print(sec.title, style="bold")
+            for r in sec.rows:
+                pairs = [(h, c) for h, c in zip(sec.headers, r) if str(c) != ""]
+                for j, (h, c) in enumerate(pairs):
+                    console.print(f"{'•' if j == 0 else ' '} {h}: {c}", overflow="fold", soft_wrap=False)
+        else:
+            t = Table(title=sec.title, title_justify="left", show_lines=False)
+            natural = sum(max([len(h)] + [len(str(r[i])) for r in sec.rows]) + 3
+                          for i, h in enumerate(sec.headers)) + 1
+            for h, w in zip(sec.headers, _min_widths(sec.headers, sec.rows)):
+                # a header wraps between its words where the values are narrower than it
+                t.add_column(textwrap.fill(h, width=w) if natural > console.width else h, no_wrap=True)
+            for r in sec.rows:
+                t.add_row(*[str(c) for c in r])
+            console.print(t)
+        for n in list(sec.notes) + extra:
             console.print(n, style="dim")

@@ -1,5 +1,5 @@
 """Several inputs, one table: what `analyze`, `report` and `compare` read when given more than one
-results store, CSV or Parquet file.
+results store, CSV or Parquet file (through :func:`faascope.analysis.dataset.load_dataset`).
 
 Each input is read as `load_table` reads it alone (a store's warm-ups and failed invocations left
 out), and the rows are stacked with a column ``source`` naming the input (its file name; the
@@ -30,9 +30,9 @@ SOURCE = "source"
 
 
 @dataclass
-class Source:
+class InputFile:
     """One input: its name (the ``source`` value), path, rows, and, for a results store, its
-    recorded factors ({name: field})."""
+    recorded factors ({name: field}) and their levels."""
 
     name: str
     path: Path
@@ -44,6 +44,12 @@ class Source:
     def is_store(self) -> bool:
         return self.factors is not None
 
+    @property
+    def factor_meta(self) -> list[dict]:
+        """The recorded factors as a campaign lists them ({name, field, levels})."""
+        return [{"name": n, "field": f, "levels": self.factor_levels.get(n, [])}
+                for n, f in (self.factors or {}).items()]
+
 
 def source_names(paths: Sequence[str | Path]) -> list[str]:
     """Each input's name: its file name, or its path where two inputs share a file name."""
@@ -52,7 +58,7 @@ def source_names(paths: Sequence[str | Path]) -> list[str]:
 
 
 def read_sources(paths: Sequence[str | Path], *, sep: str | None = None,
-                 decimal: str | None = None) -> list[Source]:
+                 decimal: str | None = None) -> list[InputFile]:
     if len(set(map(str, paths))) != len(paths):
         dup = next(p for p in paths if list(map(str, paths)).count(str(p)) > 1)
         raise BadInput(f"{dup} is given twice", field="INPUT")
@@ -69,7 +75,7 @@ def read_sources(paths: Sequence[str | Path], *, sep: str | None = None,
             raise BadInput(f"{name} already has a column {SOURCE!r}; with several inputs that "
                            "column names each row's input (rename it first, e.g. with faascope "
                            "export and a CSV tool)", field="INPUT")
-        out.append(Source(name, Path(p), df, factors, levels))
+        out.append(InputFile(name, Path(p), df, factors, levels))
     return out
 
 
@@ -85,7 +91,7 @@ def _kind(values: pd.Series) -> str:
     return "number" if pd.to_numeric(v, errors="coerce").notna().all() else "text"
 
 
-def check_factors(sources: Sequence[Source], factors: Sequence[str]) -> None:
+def check_factors(sources: Sequence[InputFile], factors: Sequence[str]) -> None:
     """BadInput (exit 2) naming the factor when the inputs disagree on what it is."""
     stores = [s for s in sources if s.is_store]
     if stores:
@@ -120,7 +126,7 @@ def check_factors(sources: Sequence[Source], factors: Sequence[str]) -> None:
                            "(sizes in bytes, memory in MB) everywhere", field=f"factor {name}")
 
 
-def stack(sources: Sequence[Source]) -> pd.DataFrame:
+def stack(sources: Sequence[InputFile]) -> pd.DataFrame:
     """The inputs' rows, one table, with the ``source`` column first; notes of every input kept
     (prefixed with its name)."""
     frames, notes = [], []
@@ -133,18 +139,6 @@ def stack(sources: Sequence[Source]) -> pd.DataFrame:
     out.attrs["notes"] = notes
     out.attrs["sources"] = [s.name for s in sources]
     return out
-
-
-def load_sources(paths: Sequence[str | Path], factors: Sequence[str] = (), *,
-                 sep: str | None = None, decimal: str | None = None) -> pd.DataFrame:
-    """One table from one input (as `load_table` reads it, no ``source`` column) or from
-    several (stacked, with ``source``), after checking that ``factors`` mean the same thing in
-    every input."""
-    if len(paths) == 1:
-        return load_table(paths[0], sep=sep, decimal=decimal)
-    sources = read_sources(paths, sep=sep, decimal=decimal)
-    check_factors(sources, [f for f in factors if f != SOURCE])
-    return stack(sources)
 
 
 def common_factors(paths: Sequence[str | Path]) -> list[str]:

@@ -145,7 +145,7 @@ def _scenarios_needed(results, factors: list[str]) -> list[str]:
     fits (or when that cannot be worked out)."""
     try:
         from faascope.analysis.io import load_table
-        from faascope.report.data import choose_scenarios
+        from faascope.analysis.dataset import choose_scenarios
 
         df = load_table(results)
         return choose_scenarios(df.astype({f: str for f in factors}), factors) or []

@@ -12,7 +12,7 @@ from typing import Callable
 from faascope import __version__
 from faascope.errors import BadInput, Failure
 from faascope.report.costs import price_scenarios
-from faascope.report.data import build_data, response_meaning
+from faascope.analysis.dataset import load_dataset
 from faascope.report.figures import Fig, start_saving
 from faascope.report.items import Block, Text
 from faascope.report.page import page
@@ -56,12 +56,13 @@ def _clean_old_figures(fig_dir: Path, out: Path) -> None:
             p.unlink()
 
 
-def build_report(input_path: str | Path, out: str | Path, *, response: str | None = None,
+def build_report(input_path: str | Path | list, out: str | Path, *, response: str | None = None,
                  factors: list[str] | None = None, scenario: list[str] | None = None,
                  mapping: dict[str, str] | None = None, filters: list[str] | tuple[str, ...] = (),
                  latest: int | None = None, log_x: bool | None = None, alpha: float = 0.05,
                  formats: tuple[str, ...] = ("png", "pdf"), time_col: str | None = None, jobs: int = 1,
                  n_boot: int = 2000, seed: int = 0, tz: str | None = None, figures: str = "all",
+                 higher_is_better: bool | None = None,
                  progress: Callable[[str], None] | None = None) -> ReportResult:
     """Build report.html, summary.md and figures/ for `input_path` under `out`.
 
@@ -82,8 +83,9 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
     secs: dict[str, float] = {}
     t = time.perf_counter()
     say("loading the data")
-    data = build_data(input_path, response=response, factors=factors, scenario=scenario, mapping=mapping,
-                      filters=filters, latest=latest, time_col=time_col, tz=tz)
+    data = load_dataset(input_path, response=response, factors=factors, scenario=scenario, mapping=mapping,
+                        filters=filters, latest=latest, time_col=time_col, tz=tz,
+                        higher_is_better=higher_is_better)
     secs["load"] = time.perf_counter() - t
     t = time.perf_counter()
     say(f"analysing {data.counts['analysed']:,} rows")
@@ -125,6 +127,8 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
         _clean_old_figures(fig_dir, out)
         if formats and (figures == "all" or any(f.key for f in figs)):
             fig_dir.mkdir(exist_ok=True)
+        if data.origin.kind == "inputs":  # the stacked table analysed, kept beside the report
+            data.all_rows.to_csv(out / "inputs.csv", index=False)
     except OSError as exc:
         raise Failure(f"cannot create {out}: {exc}") from None
 
@@ -150,9 +154,13 @@ def build_report(input_path: str | Path, out: str | Path, *, response: str | Non
     title = f"faascope report: {name}"
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     # a measure other than the default says what it is (the default is the documented elapsed_s)
-    meaning = response_meaning(data.response) if src.kind == "store" and data.response != "latency_seconds" else None
-    subtitle = (f"{'Results store' if src.kind == 'store' else 'Table'} `{src.path.name}`; response "
-                f"`{data.response}`{f' ({meaning})' if meaning else ''}; compared factor `{data.compare}`; {data.counts['analysed']:,} rows analysed. "
+    meaning = data.measure.meaning if data.response != "latency_seconds" else None
+    what = {"store": f"Results store `{src.path.name}`" if src.path else "Results store",
+            "table": f"Table `{src.path.name}`" if src.path else "Table",
+            "inputs": f"Inputs {', '.join(f'`{n}`' for n in src.inputs)}"}.get(src.kind, "Data")
+    compared = f"compared factor `{data.compare}`" if data.compare else "no factor (described)"
+    subtitle = (f"{what}; response `{data.response}`{f' ({meaning})' if meaning else ''}, "
+                f"{data.measure.direction_text}; {compared}; {data.counts['analysed']:,} rows analysed. "
                 f"Generated {now} by faascope {__version__}.")
     html_path = out / "report.html"
     md_path = out / "summary.md"

@@ -34,6 +34,9 @@ from faascope.errors import BadInput
 @click.option("--log-x/--linear-x", "log_x", default=None,
               help="Latency axes on a log or linear scale (default: log when a scenario's values span more than "
                    "50×). The interactive figures can switch either way.")
+@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=None,
+              help="Which way the response is better. Default: the results schema's measures table "
+                   "(a throughput is higher-is-better); a foreign column named like a rate must say.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level; CIs at 1-alpha.")
 @click.option("--formats", default=None, metavar="png,pdf,svg|none",
               help="Draw every figure as a publication figure under figures/ in these formats (PNG at 200 "
@@ -51,13 +54,13 @@ from faascope.errors import BadInput
               help="Derive the calendar factors (hour, day_of_week, day_period, week_period, "
                    "business_hours) in this time zone; definitions in the overview "
                    "(docs/schedules.md).")
-def report_command(input_paths, out, response, factors, scenario, maps, filters, latest, time_col, log_x, alpha,
-                   formats, pdf, jobs, n_boot, seed, quiet, tz):
+def report_command(input_paths, out, response, factors, scenario, maps, filters, latest, time_col, log_x,
+                   higher_is_better, alpha, formats, pdf, jobs, n_boot, seed, quiet, tz):
     """Interactive HTML report, publication figures and a Markdown summary for INPUT (results stores, CSV or
     Parquet files; several are one table whose column `source` names each row's input and is the first factor
     by default)."""
     from faascope.report.build import build_report, default_jobs
-    from faascope.report.data import parse_mapping, split_columns
+    from faascope.analysis.dataset import parse_mapping, split_columns
 
     import time
 
@@ -80,14 +83,11 @@ def report_command(input_paths, out, response, factors, scenario, maps, filters,
         raise BadInput("must not be negative", field="--bootstrap")
     scen = [] if scenario is not None and scenario.strip().lower() == "none" else split_columns(scenario, "--scenario")
     factor_list = split_columns(factors, "--factors")
-    input_path = input_paths[0]
-    if len(input_paths) > 1:
-        input_path, factor_list = _stack_inputs(input_paths, out, factor_list, scen)
-    res = build_report(input_path, out, response=response, factors=factor_list,
+    res = build_report(list(input_paths), out, response=response, factors=factor_list,
                        scenario=scen, mapping=parse_mapping(maps), filters=list(filters), latest=latest,
                        log_x=log_x, alpha=alpha, formats=fmts, time_col=time_col,
                        jobs=jobs or default_jobs(), n_boot=n_boot, seed=seed, tz=tz, figures=figures,
-                       progress=progress)
+                       higher_is_better=higher_is_better, progress=progress)
     if quiet:
         click.echo(str(res.html))
         return
@@ -96,19 +96,3 @@ def report_command(input_paths, out, response, factors, scenario, maps, filters,
     if res.files:
         click.echo(f"      {len(res.files)} publication figure files in {res.out / 'figures'}")
     click.echo("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.seconds.items()), err=True)
-
-
-def _stack_inputs(paths, out, factors, scenario):
-    """Several inputs as one table, written to OUT/inputs.csv (the report's input, kept beside
-    it), and the factors: the given ones, else ``source`` and the stores' recorded factors."""
-    from pathlib import Path
-
-    from faascope.analysis.sources import SOURCE, common_factors, load_sources
-
-    if factors is None:
-        factors = [SOURCE] + [f for f in common_factors(paths) if f not in (scenario or [])]
-    df = load_sources(paths, list(factors) + list(scenario or []))
-    Path(out).mkdir(parents=True, exist_ok=True)
-    table = Path(out) / "inputs.csv"
-    df.to_csv(table, index=False)
-    return table, factors

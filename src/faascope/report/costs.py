@@ -32,7 +32,7 @@ from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, platform_key
 from faascope.cost.pricing import Pricing, pricing_for
 from faascope.cost.report import invocation_costs, mean_cost_ci, pareto_front, row_durations
 from faascope.errors import BadInput
-from faascope.report.data import ReportData
+from faascope.analysis.dataset import Dataset
 from faascope.report.scenarios import Scenario
 
 #: the platform a provider's invocations are priced as when the rows do not name one
@@ -115,7 +115,7 @@ class CostBasis:
     storage_priced: bool
 
 
-def _platform_for(data: ReportData) -> tuple[str | None, str | None]:
+def _platform_for(data: Dataset) -> tuple[str | None, str | None]:
     """(platform= for invocation_costs, why none) from the rows and the campaign's provider."""
     rows = data.data
     if "config_profile" in rows.columns and rows["config_profile"].notna().any():
@@ -135,7 +135,7 @@ def _platform_for(data: ReportData) -> tuple[str | None, str | None]:
     return "aws_lambda", None
 
 
-def _storage_per_invocation(data: ReportData, rows: pd.DataFrame, platform: str, pricing: Pricing) -> float:
+def _storage_per_invocation(data: Dataset, rows: pd.DataFrame, platform: str, pricing: Pricing) -> float:
     """The storage requests (and request units, EFS bytes) one invocation of the cell makes, priced:
     from the plan's workload of the cell (faascope.designs.cost.storage_usage)."""
     plan = data.source.plan or {}
@@ -158,7 +158,7 @@ def _storage_per_invocation(data: ReportData, rows: pd.DataFrame, platform: str,
     return total / max(1, len(rows))
 
 
-def timed_column(data: ReportData) -> str | None:
+def timed_column(data: Dataset) -> str | None:
     """The timed response the billed duration is compared with: the report's response when it is
     in seconds, else the agent's timed workload (latency_seconds)."""
     r = data.response
@@ -167,7 +167,7 @@ def timed_column(data: ReportData) -> str | None:
     return "latency_seconds" if "latency_seconds" in data.data.columns else None
 
 
-def price_scenarios(data: ReportData, scenarios: list[Scenario], alpha: float = 0.05) -> tuple[CostBasis | None, str | None]:
+def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.05) -> tuple[CostBasis | None, str | None]:
     """Attach a ScenarioCost to every scenario (``sc.cost``); returns how it was priced, or None
     and the reason when the input cannot be priced (no memory or duration column, no price list)."""
     platform, why = _platform_for(data)

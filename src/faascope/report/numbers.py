@@ -68,3 +68,14 @@ def ratio(v: float | None) -> str:
         return "–"
     return f"{v:.2g}×" if v < 10 else f"{v:,.0f}×"
 
+
+def fmt_duration(seconds: float | None) -> str:
+    """A span of wall-clock time: "2 h 5 min 3 s", "4 d 1 h 2 min" (at most three parts)."""
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    s = int(round(seconds))
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    parts = [f"{d} d"] * bool(d) + [f"{h} h"] * bool(h) + [f"{m} min"] * bool(m) + [f"{s} s"] * (bool(s) or not (d or h or m))
+    return " ".join(parts[:3])

@@ -1,9 +1,8 @@
-"""Scenarios and their cells, with the statistics engine's analysis of each.
+"""The report's scenarios: the per-scenario analysis every command shares
+(:mod:`faascope.analysis.scenarios`), with each scenario's cells as the figures draw them
+(colour by the compared factor's level, line style by the other factors').
 
-A scenario is one combination of the scenario columns' values (all the data when there are none).
-Within it, factors with a single level are dropped (as `analyze_scenarios` does) and the cells are
-the combinations of the remaining factors, in the engine's order. Unlike `analyze_scenarios`, a
-scenario the engine cannot analyse (a cell with one row, the compared factor with one level)
+A scenario the engine cannot analyse (a cell with one row, the compared factor with one level)
 does not stop the report: its figures are still drawn and the reason is shown in its place.
 """
 from __future__ import annotations
@@ -12,16 +11,11 @@ import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from faascope.analysis.engine import analyze
-from faascope.errors import BadInput
-from faascope.report.data import ReportData
+from faascope.analysis.dataset import Dataset
+from faascope.analysis.scenarios import Options, ScenarioAnalysis, analyse_one, split
 from faascope.report.figures import figure_name
 from faascope.report.plot.style import DASHES, MARKERS, PALETTE
-
-#: above this many rows in a scenario the aligned-rank/Kruskal-Wallis robustness checks are skipped
-ROBUST_MAX_ROWS = 5_000_000
 
 
 @dataclass
@@ -41,15 +35,8 @@ class Cell:
 
 
 @dataclass
-class Scenario:
-    index: int
-    label: dict[str, str]
-    rows: pd.DataFrame
-    factors: list[str]             # factors with ≥ 2 levels here
-    dropped: dict[str, str]        # single-level factor -> its level
+class Scenario(ScenarioAnalysis):
     cells: list[Cell] = field(default_factory=list)
-    res: dict | None = None        # analyze() output
-    error: str | None = None       # why the engine could not analyse it
     cost: object = None            # costs.ScenarioCost: what its cells cost (None: not priced)
 
     @property
@@ -59,7 +46,7 @@ class Scenario:
     def name(self, kind: str, response: str) -> str:
         return figure_name(kind, response, self.label)
 
-    def title(self, data: ReportData) -> str:
+    def title(self, data: Dataset) -> str:
         if not self.label:
             return "All data"
         return ", ".join(f"{k} = {data.info[k].label(v)}" for k, v in self.label.items())
@@ -69,41 +56,25 @@ class Scenario:
         return " · ".join(self.factors)
 
 
-def _cell_label(data: ReportData, factors: list[str], levels: dict[str, str]) -> str:
+def _cell_label(data: Dataset, factors: list[str], levels: dict[str, str]) -> str:
     return " · ".join(data.info[f].label(levels[f]) for f in factors)
 
 
-def build_scenarios(data: ReportData, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
+def build_scenarios(data: Dataset, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
                     analyse: bool = True) -> list[Scenario]:
-    df = data.data
-    y_all = df[data.response].to_numpy(dtype=float)
-    scen_cols = data.scenario_cols
-    combos = [()] if not scen_cols else itertools.product(*(data.info[c].levels for c in scen_cols))
+    options = Options(alpha=alpha, n_boot=n_boot, seed=seed)
     out: list[Scenario] = []
-    for combo in combos:
-        if scen_cols:
-            mask = np.ones(len(df), dtype=bool)
-            for c, v in zip(scen_cols, combo):
-                mask &= (df[c] == v).to_numpy()
-            if not mask.any():
-                continue
-            rows = df.loc[mask]
-            y = y_all[mask]
-        else:
-            rows, y = df, y_all
-        label = dict(zip(scen_cols, combo))
-        levels = {f: [v for v in data.info[f].levels if v in set(rows[f].unique())] for f in data.factors}
-        present = [f for f in data.factors if len(levels[f]) >= 2]
-        dropped = {f: levels[f][0] for f in data.factors if len(levels[f]) < 2}
-        sc = Scenario(len(out), label, rows, present, dropped)
-        _make_cells(data, sc, y, levels)
+    for part in split(data):
+        sc = Scenario(**{f.name: getattr(part, f.name) for f in ScenarioAnalysis.__dataclass_fields__.values()})
+        _make_cells(data, sc, sc.rows[data.response].to_numpy(dtype=float), sc.levels)
         if analyse:
-            _analyse(data, sc, alpha, n_boot, seed)
+            analyse_one(data, sc, options)
+            _attach_stats(sc)
         out.append(sc)
     return out
 
 
-def _make_cells(data: ReportData, sc: Scenario, y: np.ndarray, levels: dict[str, list[str]]) -> None:
+def _make_cells(data: Dataset, sc: Scenario, y: np.ndarray, levels: dict[str, list[str]]) -> None:
     fs = sc.factors
     if not fs:  # every factor has one level here: one cell
         sc.cells = [Cell({}, "all rows", np.arange(len(y)), y, PALETTE[0], DASHES[0], MARKERS[0])]
@@ -125,34 +96,12 @@ def _make_cells(data: ReportData, sc: Scenario, y: np.ndarray, levels: dict[str,
                              PALETTE[ci % len(PALETTE)], DASHES[ri % len(DASHES)], MARKERS[ri % len(MARKERS)]))
 
 
-def _analyse(data: ReportData, sc: Scenario, alpha: float, n_boot: int, seed: int) -> None:
-    if data.compare not in sc.factors:
-        sc.error = (f"the compared factor {data.compare!r} has a single level here "
-                    f"({sc.dropped.get(data.compare)!r}); nothing to compare")
+def _attach_stats(sc: Scenario) -> None:
+    if not sc.res:
         return
-    try:
-        res = analyze(sc.rows, data.response, sc.factors, alpha=alpha, compare=data.compare,
-                      levels={f: data.info[f].levels for f in sc.factors},
-                      robust=len(sc.rows) <= ROBUST_MAX_ROWS, n_boot=n_boot, seed=seed)
-    except BadInput as exc:
-        sc.error = exc.message
+    if not sc.factors:
+        sc.cells[0].stats = sc.res["cells"][0]
         return
-    res = {"scenario": dict(sc.label), "dropped_factors": list(sc.dropped), **res}
-    if sc.dropped:
-        res["notes"].insert(0, "Dropped factor(s) with a single level in this scenario: "
-                            + ", ".join(f"{f}={v}" for f, v in sc.dropped.items()))
-    if len(sc.rows) > ROBUST_MAX_ROWS:
-        res["notes"].append(f"Robustness checks (log-scale, aligned-rank and Kruskal-Wallis tests) skipped: "
-                            f"{len(sc.rows):,} rows > {ROBUST_MAX_ROWS:,}.")
-    sc.res = res
-    by_levels = {tuple(c["levels"][f] for f in sc.factors): c for c in res["cells"]}
+    by_levels = {tuple(c["levels"][f] for f in sc.factors): c for c in sc.res["cells"]}
     for cell in sc.cells:
         cell.stats = by_levels.get(tuple(cell.levels[f] for f in sc.factors))
-
-
-def all_decisions(scenarios: list[Scenario]) -> list[dict]:
-    rows = []
-    for sc in scenarios:
-        if sc.res:
-            rows += [{"scenario": dict(sc.label), **r} for r in sc.res["decisions"]]
-    return rows

@@ -19,12 +19,12 @@ import pandas as pd
 
 from faascope.errors import BadInput, Failure
 from faascope.store.schema import BURST_VIEW as BURST_VIEW_SQL
-from faascope.store.schema import MEASURES, flat_view_sql
+from faascope.store.measures import MEASURE_NAMES
+from faascope.store.schema import flat_view_sql
 
 #: file name endings of results files (anything else is a table: CSV or Parquet)
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 FLAT_VIEW = "invocations_flat"
-MEASURE_NAMES = frozenset(name for name, _, _ in MEASURES)
 BURST_VIEW = "burst_invocations"
 
 

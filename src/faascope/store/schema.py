@@ -41,6 +41,11 @@ through :mod:`faascope.store.reader`.
 """
 from __future__ import annotations
 
+# Each workload kind's measures (column, SQL over the invocations row ``i``, meaning, unit,
+# direction) live in the measures table: one list feeds the view below, the docs' table of
+# columns (docs/workloads.md; a test keeps the two equal) and every command that ranks levels.
+from faascope.store.measures import MEASURES
+
 #: the version this faascope writes; files of every version in HISTORY stay readable
 SCHEMA_VERSION = 5
 
@@ -174,64 +179,6 @@ CREATE TABLE IF NOT EXISTS events (
     detail_json TEXT
 );
 """
-# Each workload kind's measures, pulled out of the agent's response (src/faascope/schemas/
-# agent-response.schema.json): (column, SQL over the invocations row ``i``, meaning). One list feeds the
-# view and the docs' table of columns (docs/workloads.md; a test keeps the two equal).
-_W = "json_extract(i.response_json, '$.workload.{}')"
-_OP = _W.format("op")
-_ELAPSED = _W.format("elapsed_s")
-_READ = (f"COALESCE({_W.format('read_s')}, CASE WHEN {_OP} IN ('read', 'get') "
-         f"THEN {_ELAPSED} END)")
-_WRITE = (f"COALESCE({_W.format('write_s')}, CASE WHEN {_OP} IN ('write', 'put') "
-          f"THEN {_ELAPSED} END)")
-_HOPS = "json_each(i.response_json, '$.workload.hops')"
-MEASURES: list[tuple[str, str, str]] = [
-    ("workload_op", _OP, "the operation the workload ran (read, write, get, put)"),
-    ("read_s", _READ,
-     "seconds of reading: an app's read phase, or elapsed_s of a read/get (fileio, sharedfs, "
-     "object, kv)"),
-    ("write_s", _WRITE,
-     "seconds of writing: an app's write phase, or elapsed_s of a write/put"),
-    ("compute_s", f"COALESCE({_W.format('compute_s')}, CASE WHEN {_W.format('kind')} = 'spin' "
-                  f"THEN {_ELAPSED} END)",
-     "seconds of computing: an app's compute phase, or elapsed_s of spin"),
-    ("io_s", f"CASE WHEN {_READ} IS NULL AND {_WRITE} IS NULL THEN NULL "
-             f"ELSE COALESCE({_READ}, 0) + COALESCE({_WRITE}, 0) END",
-     "read_s + write_s"),
-    ("cpu_s", _W.format("cpu_s"), "spin: CPU time the process used"),
-    ("throughput_bytes_per_s", _W.format("throughput_bytes_per_s"),
-     "bytes moved per second of the timed I/O (fileio, sharedfs, object, kv)"),
-    ("iops", _W.format("iops"), "requests per second (object, kv)"),
-    ("request_count", _W.format("latency.count"),
-     "requests (or I/O calls) behind the latency percentiles"),
-    ("request_mean_s", _W.format("latency.mean_s"), "mean latency of one request or I/O call"),
-    ("request_p50_s", _W.format("latency.p50_s"), "median latency of one request or I/O call"),
-    ("request_p90_s", _W.format("latency.p90_s"), "90th percentile of the same"),
-    ("request_p99_s", _W.format("latency.p99_s"), "99th percentile of the same"),
-    ("request_p999_s", _W.format("latency.p999_s"), "99.9th percentile of the same"),
-    ("request_max_s", _W.format("latency.max_s"), "slowest request or I/O call"),
-    ("ttfb_p50_s", _W.format("ttfb.p50_s"), "object GET: median time to the first byte"),
-    ("ttfb_p99_s", _W.format("ttfb.p99_s"), "object GET: 99th percentile time to first byte"),
-    ("requests_ok", _W.format("requests.ok"), "storage requests that succeeded (object, kv)"),
-    ("requests_failed", _W.format("requests.failed"), "storage requests that failed"),
-    ("request_attempts", _W.format("requests.attempts"),
-     "storage request attempts, retries included"),
-    ("request_retries", _W.format("requests.retries"), "storage requests retried by the SDK"),
-    ("request_throttles", _W.format("requests.throttles"),
-     "throttled storage attempts (S3 SlowDown, DynamoDB throughput exceeded)"),
-    ("net_in_bytes", _W.format("in.bytes"), "network: bytes received by the function"),
-    ("net_in_bytes_per_s", _W.format("in.throughput_bytes_per_s"),
-     "network: mean receive rate"),
-    ("net_out_bytes", _W.format("out.bytes"), "network: bytes sent by the function"),
-    ("net_out_bytes_per_s", _W.format("out.throughput_bytes_per_s"), "network: mean send rate"),
-    ("chain_length", _W.format("chain_length"), "transfer: invocations in the chain"),
-    ("chain_s", f"(SELECT (max(json_extract(value, '$.end_ns')) - "
-                f"min(json_extract(value, '$.start_ns'))) / 1e9 FROM {_HOPS})",
-     "transfer: first hop's start to last hop's end (one clock on the local platform)"),
-    ("transfer_s", f"(SELECT sum(json_extract(value, '$.transfer_s')) FROM {_HOPS})",
-     "transfer: time the payload spent between hops, summed over the chain"),
-]
-
 # fixed columns of the flat view (a factor with one of these names is prefixed with "factor_")
 FLAT_FIXED = [
     "campaign", "invocation_id", "order_index", "cell_key", "replication", "warmup", "block",
@@ -244,7 +191,7 @@ FLAT_FIXED = [
     "platform_setup_ms", "platform_init_ms", "platform_duration_ms", "report_duration_ms",
     "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
     "config_ephemeral_mb", "config_arch", "config_profile",
-] + [name for name, _, _ in MEASURES] + ["deployment", "provider_kind", "region", "price_platform"]
+] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform"]
 #: the factor whose column is the fixed ``deployment`` column (the same value)
 DEPLOYMENT_FACTOR_FIELD = "deployment.deployment"
 
@@ -357,7 +304,7 @@ def flat_view_sql(factors: list[dict], deployments: bool = True) -> str:
         cols.append(f"{expr} AS {quote_name(col)}")
     factor_sql = (",\n    ".join(cols) + ",") if cols else ""
     r = "i.response_json"
-    measure_sql = ",\n    ".join(f"{sql} AS {name}" for name, sql, _ in MEASURES)
+    measure_sql = ",\n    ".join(f"{m.sql} AS {m.name}" for m in MEASURES)
     if deployments:
         deployment_sql = ("COALESCE(i.deployment, c.provider) AS deployment,\n    "
                           "COALESCE(d.kind, c.provider) AS provider_kind,\n    "

@@ -11,7 +11,9 @@ from faascope.report.scenarios import Scenario
 from faascope.report.sections.context import Ctx
 
 
-def anova_section(ctx: Ctx, sc: Scenario) -> Block:
+def anova_section(ctx: Ctx, sc: Scenario) -> Block | None:
+    if sc.described:  # nothing varies here: nothing to explain
+        return None
     b = Block("anova", "ANOVA: which factors matter", level=3)
     if not sc.res:
         b.items.append(Text(f"No ANOVA for this scenario: {sc.error}", "warn"))

@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from faascope.report.data import ReportData
+from faascope.analysis.dataset import Dataset
 from faascope.report.figures import auto_log
 from faascope.report.scenarios import Scenario
 
 
 @dataclass
 class Ctx:
-    data: ReportData
+    data: Dataset
     scenarios: list[Scenario]
     alpha: float = 0.05
     log_x: bool | None = None          # None: decide per scenario from the data
@@ -25,14 +25,13 @@ class Ctx:
 
     @property
     def unit(self) -> str:
-        r = self.response.lower()
-        if r.endswith(("_seconds", "_s", "_sec")) or r in ("latency", "seconds"):
-            return "s"
-        if r.endswith("_ms"):
-            return "ms"
-        if r.endswith("_bytes"):
-            return "B"
-        return ""
+        """The response's unit, from the measures table (faascope.store.measures): s, ms, B,
+        B/s, 1/s, MB or "" (a count)."""
+        return self.data.measure.unit
+
+    @property
+    def measure(self):
+        return self.data.measure
 
     def axis(self, what: str | None = None) -> str:
         base = what or self.response

@@ -7,7 +7,7 @@ import numpy as np
 
 from faascope.cost.model import PLATFORM_TITLES
 from faascope.report.costs import BILLED_RATIO_NOTE, DURATION_NAMES, ScenarioCost, table_of
-from faascope.report.data import size_labels
+from faascope.analysis.levels import size_labels
 from faascope.report.figures import Fig, auto_log
 from faascope.report.items import Block, Text, table
 from faascope.report.numbers import CLIPPED, CLIPPED_NOTE, money, money_ci, ratio, si, si_ci

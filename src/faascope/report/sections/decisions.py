@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from faascope.analysis import render
 from faascope.report.items import Block, Text
-from faascope.report.scenarios import all_decisions
+from faascope.analysis.scenarios import all_decisions
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.helpers import labelled
 
 
 def decisions_section(ctx: Ctx) -> Block | None:
     rows = all_decisions(ctx.scenarios)
+    if ctx.data.described:  # no factor: nothing to decide between
+        return None
     b = Block("decisions", f"Decision table: best {ctx.data.compare}")
     if not rows:
         b.items.append(Text("No scenario could be analysed, so there is no decision table (see each scenario for why).",

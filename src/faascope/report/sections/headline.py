@@ -19,6 +19,8 @@ from faascope.report.sections.helpers import evidence_order
 
 def headline_section(ctx: Ctx) -> Block | None:
     d = ctx.data
+    if d.described:
+        return summary_section(ctx)
     f = d.compare
     info = d.info[f]
     b = Block("answer", f"Answer: which `{f}` is best")
@@ -28,7 +30,7 @@ def headline_section(ctx: Ctx) -> Block | None:
                             "warn"))
         return b
     b.items.append(Text(
-        f"Per scenario: the fastest (lowest mean {ctx.response}), the most predictable (lowest CV) and the cheapest "
+        f"Per scenario: the {ctx.measure.best_word.lower()} ({_direction(ctx)}), the most predictable (lowest CV) and the cheapest "
         f"(lowest cost per invocation) level of `{f}`. `<` = the data separate the levels (Tukey HSD, "
         f"{ctx.conf} family-wise; the p-value is the largest of the pairs it separates), `=` = they do not (a tie; "
         "its p-value). Means with their {conf} CIs; each line links to its evidence.".replace("{conf}", ctx.conf),
@@ -46,7 +48,7 @@ def headline_section(ctx: Ctx) -> Block | None:
         # speed
         top = first_group(row.get("tested_mean") or row["mean"], separations(sc.res["tukey"], f))
         means = _level_means(ctx, sc, single)
-        lines.append(f"**Fastest:** {_best(top, info.label)}, {_centres(top, means, info.label)}. "
+        lines.append(f"**{ctx.measure.best_word}:** {_best(top, info.label)}, {_centres(top, means, info.label)}. "
                      f"Order: {evidence_order(ctx, sc.res, row)} "
                      f"([Tukey HSD](#{anchor}-tukey), [means](#{anchor}-centre)).")
         # predictability
@@ -81,6 +83,46 @@ def headline_section(ctx: Ctx) -> Block | None:
             lines.append(f"The data do not separate the levels of `{f}` by speed here: more replications would "
                          f"narrow the intervals ([how many](#{anchor}-centre): the per-cell table's \"n for ±5%\").")
         b.items.append(Text("  \n".join(lines), "answer"))
+    return b
+
+
+def _direction(ctx: Ctx) -> str:
+    m = ctx.measure
+    way = "highest" if m.better == "higher" else "lowest"
+    note = "" if m.known else f"; {m.direction_text}: --higher-is-better if not"
+    return f"{way} mean {ctx.response}{note}"
+
+
+def summary_section(ctx: Ctx) -> Block:
+    """No factor to compare (one configuration measured again and again): what the response is,
+    with its intervals, cold and warm apart, and what it costs."""
+    d = ctx.data
+    b = Block("answer", f"Answer: what `{d.response}` is")
+    unit = "s" if ctx.unit == "s" else ctx.unit
+    for sc in ctx.scenarios:
+        if not sc.res or not sc.res.get("cells"):
+            continue
+        c = sc.res["cells"][0]
+        lines = [f"**{sc.title(d)}**"] if d.scenario_cols else []
+        lines.append(f"**{d.response}** over {c['n']:,} invocations: median {si_ci(c['median'], c.get('median_ci'), unit)}, "
+                     f"mean {si_ci(c['mean'], c.get('mean_ci'), unit)}, p95 {si_ci(c['p95'], None, unit)}, "
+                     f"p99 {si_ci(c['p99'], None, unit)}; CV {100 * c['cv']:.1f}%"
+                     + (f" [{100 * c['cv_ci'][0]:.1f}%, {100 * c['cv_ci'][1]:.1f}%]" if c.get("cv_ci") else "")
+                     + f" ({ctx.conf} CIs; [statistics](#scenario-{sc.index + 1}-centre)).")
+        for g in sc.res.get("cold_warm") or []:
+            lines.append(f"{g['levels']['start'].capitalize()} starts ({g['n']:,}): median "
+                         f"{si_ci(g['median'], g.get('median_ci'), unit)}, mean {si_ci(g['mean'], g.get('mean_ci'), unit)}, "
+                         f"p99 {si_ci(g['p99'], None, unit)}.")
+        cost = sc.cost
+        if cost is not None and getattr(cost, "cells", None):
+            cc = cost.cells[0]
+            lines.append(f"**Cost:** {money_ci(cc.per_million, cc.per_million_ci)} per million invocations "
+                         "([cost](#cost)).")
+        elif ctx.extra.get("cost_why"):
+            lines.append(f"**Cost:** not priced ({ctx.extra['cost_why']}).")
+        b.items.append(Text("  \n".join(lines), "answer"))
+    b.items.append(Text("No factor varies, so nothing is compared: add factors to the spec (or --factors) to "
+                        "find which configuration is best.", "note"))
     return b
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from faascope.analysis import render
-from faascope.report.data import fmt_duration
+from faascope.report.numbers import fmt_duration
 from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
 from faascope.report.plot.model import Axis, Legend, Line, Panel, Plot, Points

@@ -8,7 +8,8 @@ import json
 import pandas as pd
 
 from faascope.analysis.calendar import DEFINITIONS as CALENDAR_DEFINITIONS
-from faascope.report.data import factor_info, fmt_duration
+from faascope.analysis.levels import factor_info
+from faascope.report.numbers import fmt_duration
 from faascope.report.items import Block, Details, KeyValues, Text, table
 from faascope.report.sections.context import Ctx
 from faascope.store.schema import PROVENANCE_EVENT, SLOT_MISSED_EVENT
@@ -40,7 +41,7 @@ def overview_section(ctx: Ctx) -> Block:
         f"Statistics per scenario: per-cell mean with a t-based {ctx.conf} CI, median with an order-statistic "
         f"CI, coefficient of variation (CV = s/mean, the predictability metric; lower is more predictable) "
         f"with a bootstrap CI, ANOVA with interactions (share of variation = SS/SST), Tukey HSD at "
-        f"{ctx.conf} family-wise confidence. Lower latency is better.", "note"))
+        f"{ctx.conf} family-wise confidence. `{d.response}`: {d.measure.direction_text}.", "note"))
     return b
 
 
@@ -183,9 +184,13 @@ def _level_text(ctx: Ctx, factor: str, value) -> str:
 def _table_overview(ctx: Ctx, b: Block) -> None:
     d = ctx.data
     src = d.source
-    size = src.path.stat().st_size
-    pairs = [("file", f"`{src.path}` ({size:,} bytes, {src.path.suffix.lstrip('.') or 'table'})"),
-             ("rows read", f"{src.rows_read:,}"),
+    if src.path is not None:
+        size = src.path.stat().st_size
+        pairs = [("file", f"`{src.path}` ({size:,} bytes, {src.path.suffix.lstrip('.') or 'table'})")]
+    else:  # several inputs stacked, each row's input in the column `source`
+        pairs = [("inputs", ", ".join(f"`{n}`" for n in src.inputs) + " (column `source` names each "
+                  "row's input; the stacked table is inputs.csv beside this report)")]
+    pairs += [("rows read", f"{src.rows_read:,}"),
              ("columns", f"{len(src.columns)}: " + ", ".join(f"`{c}`" for c in src.columns[:60])
               + (" …" if len(src.columns) > 60 else ""))]
     if d.mapping:

@@ -17,6 +17,8 @@ from faascope.report.sections.helpers import cell_positions
 def predictability_section(ctx: Ctx, sc: Scenario) -> Block:
     b = Block("predictability", "Predictability: coefficient of variation", level=3)
     b.items.append(_cv_fig(ctx, sc))
+    if sc.described:
+        return b
     if sc.res:
         for sec in render.analysis_sections(sc.res, heading=None):
             if sec.title.startswith("Predictability"):

@@ -9,7 +9,7 @@ from faascope.report.sections.helpers import labelled
 
 
 def scenario_decision_section(ctx: Ctx, sc: Scenario) -> Block | None:
-    if not sc.res:
+    if not sc.res or sc.described:
         return None
     b = Block("decision", f"Decision: best {ctx.data.compare}", level=3)
     sec = render.decision_section(sc.res["decisions"], [], ctx.data.compare, level=3)

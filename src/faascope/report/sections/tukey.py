@@ -20,7 +20,9 @@ def _group_label(ctx: Ctx, term: str, group: str) -> str:
     return " · ".join(ctx.data.info[f].label(p) if f in ctx.data.info else p for f, p in zip(fs, parts))
 
 
-def tukey_section(ctx: Ctx, sc: Scenario) -> Block:
+def tukey_section(ctx: Ctx, sc: Scenario) -> Block | None:
+    if sc.described:
+        return None
     b = Block("tukey", f"Tukey HSD: pairwise differences ({ctx.conf} family-wise)", level=3)
     if not sc.res:
         b.items.append(Text(f"No Tukey HSD for this scenario: {sc.error}", "warn"))
