@@ -64,7 +64,13 @@ def p_eq(p) -> str:
 
 
 def pct(v) -> str:
-    return "–" if v is None else f"{100 * v:.1f}"
+    return "–" if v is None or not math.isfinite(v) else f"{100 * v:.1f}"
+
+
+def rel_half(c: dict) -> str:
+    """A cell's CI half-width relative to its mean: ±5.2%."""
+    v = c.get("ci_halfwidth_rel")
+    return "–" if v is None or not math.isfinite(v) else f"±{significant(100 * v, 2)}%"
 
 
 def ci(pair) -> str:
@@ -135,7 +141,7 @@ def compact_cells(res: dict, info=None) -> Section:
         half = (hi - lo) / 2 if lo is not None and hi is not None and math.isfinite(hi - lo) else None
         rows.append([labelled(info, x, c["levels"][x]) for x in f] + [
             str(c["n"]), value(c["median"], unit), value(c["mean"], unit, half), pct(c["cv"]),
-            "–" if c.get("ci_halfwidth_rel") is None else f"±{significant(100 * c['ci_halfwidth_rel'], 2)}%",
+            rel_half(c),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     return Section("Per-cell statistics", f + [
         "n", "median", f"mean ± {conf} CI", "CV %", "± rel",
@@ -150,7 +156,7 @@ def _cell_rows(res: dict, cells: list[dict], unit: str, info, label_cols: list[s
             pct(c["cv"]), ci([100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None),
             value(c["min"], unit), value(c["max"], unit), value(c["p90"], unit), value(c["p95"], unit),
             value(c["p99"], unit), interval(c["mean_ci"], unit), interval(c["median_ci"], unit),
-            "–" if c.get("ci_halfwidth_rel") is None else f"±{significant(100 * c['ci_halfwidth_rel'], 2)}%",
+            rel_half(c),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     return rows
 

@@ -32,7 +32,8 @@ def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: boo
     """"1.23 s [1.20, 1.26]": a centre and its interval, all in the centre's prefix; a lower end
     below zero of a quantity that cannot be negative is shown as 0* (:data:`CLIPPED`)."""
     head = si(centre, unit, digits)
-    if not ci or centre is None or not math.isfinite(centre):
+    if not ci or centre is None or not math.isfinite(centre) or not all(
+            v is not None and math.isfinite(v) for v in ci):
         return head
     f, p = prefix_for(centre)
     num = head.rsplit(" ", 1)[0]

@@ -86,7 +86,9 @@ def _means_fig(ctx: Ctx, sc: Scenario) -> Fig:
     no_ci = [c.label for c, cc in zip(cells, cen) if not cc["mean_ci"]]
     return Fig(sc.name("mean_median_ci", ctx.response), f"Mean and median of {ctx.response} with {ctx.conf} CIs", plot,
                caption=(f"Filled circles: mean with its t-based {ctx.conf} CI; open diamonds: median with its "
-                        f"distribution-free {ctx.conf} CI. Non-overlapping medians/means suggest a real difference; "
-                        "Tukey HSD below tests it." + (" Log scale (values span more than 30×)." if log else "")),
+                        f"distribution-free {ctx.conf} CI."
+                        + ("" if sc.described else " Non-overlapping medians/means suggest a real difference; the "
+                           "pairwise tests below test it.")
+                        + (" Log scale (values span more than 30×)." if log else "")),
                note=(f"No CIs for {', '.join(no_ci)} (the analysis engine did not run here)." if no_ci else None),
                size=(7.6, min(1.2 + 0.42 * len(cells), 10)), height=max(260, 110 + 46 * len(cells)))

@@ -106,7 +106,8 @@ def summary_section(ctx: Ctx) -> Block:
         lines = [f"**{sc.title(d)}**"] if d.scenario_cols else []
         lines.append(f"**{d.response}** over {c['n']:,} invocations: median {si_ci(c['median'], c.get('median_ci'), unit)}, "
                      f"mean {si_ci(c['mean'], c.get('mean_ci'), unit)}, p95 {si_ci(c['p95'], None, unit)}, "
-                     f"p99 {si_ci(c['p99'], None, unit)}; CV {100 * c['cv']:.1f}%"
+                     f"p99 {si_ci(c['p99'], None, unit)}"
+                     + (f"; CV {100 * c['cv']:.1f}%" if _finite(c.get("cv")) else "")
                      + (f" [{100 * c['cv_ci'][0]:.1f}%, {100 * c['cv_ci'][1]:.1f}%]" if c.get("cv_ci") else "")
                      + f" ({ctx.conf} CIs; [statistics](#scenario-{sc.index + 1}-centre)).")
         for g in sc.res.get("cold_warm") or []:

@@ -37,6 +37,12 @@ def overview_section(ctx: Ctx) -> Block:
     b.items.append(KeyValues(sel, "What is analysed"))
     for n in d.notes:
         b.items.append(Text(n, "note"))
+    if d.described:
+        b.items.append(Text(
+            f"Statistics: mean with a t-based {ctx.conf} CI, median with an order-statistic CI, percentiles, "
+            "coefficient of variation (CV = s/mean) with a bootstrap CI, cold and warm starts apart where known; "
+            "no factor varies, so nothing is tested.", "note"))
+        return b
     b.items.append(Text(
         f"Statistics per scenario: per-cell mean with a t-based {ctx.conf} CI, median with an order-statistic "
         f"CI, coefficient of variation (CV = s/mean, the predictability metric; lower is more predictable) "
