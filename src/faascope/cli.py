@@ -66,4 +66,23 @@ def cli():
 
 
 def main():
-    cli()
+    """The console entry: a defect that escapes a command is reported in one line (and its
+    traceback kept in a file for the bug report), never as a traceback on the user's screen;
+    FAASCOPE_DEBUG=1 re-raises it."""
+    import os
+    import sys
+    import tempfile
+    import traceback
+
+    try:
+        cli(standalone_mode=True)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence; click handles its own
+        if os.environ.get("FAASCOPE_DEBUG"):
+            raise
+        fd, path = tempfile.mkstemp(prefix="faascope-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            traceback.print_exc(file=fh)
+        click.echo(f"Error: internal error ({type(exc).__name__}: {exc}). This is a defect in faascope "
+                   f"{__version__}; the traceback is in {path} (please attach it to a bug report).",
+                   err=True)
+        sys.exit(1)

@@ -160,10 +160,10 @@ def _storage_per_invocation(data: Dataset, rows: pd.DataFrame, platform: str, pr
 
 def timed_column(data: Dataset) -> str | None:
     """The timed response the billed duration is compared with: the report's response when it is
-    in seconds, else the agent's timed workload (latency_seconds)."""
-    r = data.response
-    if r.endswith(("_seconds", "_s")):
-        return r
+    a duration in seconds (faascope.store.measures), else the agent's timed workload
+    (latency_seconds)."""
+    if data.measure.unit == "s":  # the measures table says what is a duration (a rate is not)
+        return data.response
     return "latency_seconds" if "latency_seconds" in data.data.columns else None
 
 
