@@ -1,0 +1,66 @@
+"""Issue #25 item 1: every response carries its direction and unit from one place, the measures
+table of the results schema (faascope.store.measures); a foreign column named like a rate must
+say which way is better."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from faascope.cli import cli
+from faascope.store.measures import FIXED_MEASURES, MEASURES, describe, measure
+from faascope.store.schema import FLAT_FIXED
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_every_measure_has_a_unit_a_direction_and_a_noun():
+    for m in MEASURES + FIXED_MEASURES:
+        assert m.better in ("lower", "higher", None), m.name
+        assert m.unit in ("s", "ms", "B", "B/s", "1/s", "MB", ""), m.name
+        assert m.noun and m.meaning, m.name
+    # rates are higher-is-better, durations lower-is-better: the two the issue found confused
+    assert measure("throughput_bytes_per_s").better == "higher" and measure("throughput_bytes_per_s").unit == "B/s"
+    assert measure("latency_seconds").better == "lower" and measure("latency_seconds").unit == "s"
+    # every fixed response column is a column of the flat view
+    assert {m.name for m in FIXED_MEASURES} <= set(FLAT_FIXED)
+
+
+def test_the_answer_words_follow_the_direction():
+    assert describe("latency_seconds").best_word == "Fastest"
+    assert describe("throughput_bytes_per_s").best_word == "Highest throughput"
+    assert describe("request_retries").best_word == "Lowest retries"
+
+
+def _rates(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(3)
+    rows = [{"memory": m, "throughput_mbps": rng.normal(10 * m / 128, 1)} for m in (128, 1024) for _ in range(20)]
+    path = tmp_path / "rates.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_a_foreign_rate_column_must_say_which_way_is_better(tmp_path):
+    path = _rates(tmp_path)
+    r = run("analyze", path, "--response", "throughput_mbps", "--factors", "memory")
+    assert r.exit_code == 2 and "--higher-is-better" in r.output and "rate" in r.output
+    r = run("report", path, "--response", "throughput_mbps", "--factors", "memory", "--out", tmp_path / "o")
+    assert r.exit_code == 2 and "--higher-is-better" in r.output
+    r = run("analyze", path, "--response", "throughput_mbps", "--factors", "memory", "--higher-is-better",
+            "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["measure"]["better"] == "higher"
+
+
+def test_a_foreign_column_named_like_a_duration_is_assumed_lower_and_says_so():
+    m = describe("occurred_ms")
+    assert m.better == "lower" and m.unit == "ms" and not m.known
+    assert "assumed" in m.direction_text
