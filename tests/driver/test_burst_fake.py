@@ -293,3 +293,13 @@ def test_report_has_the_burst_section_and_heatmaps_with_fake_lambda_endpoint(tmp
     assert "Bursts, co-residency and staggering" in md and "Staggering vs all at once" in md
     assert (out / "figures" / "stagger_improvement_heatmaps.png").stat().st_size > 10_000
     assert "stagger_improvement_heatmaps" in (out / "report.html").read_text()
+    # two bursts a side: below the rule, every comparison says so instead of a CI of "–" beside
+    # "CI excludes 0: no" (issue #25, item 7)
+    from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE
+
+    few = f"too few (n = 2 bursts; needs ≥ {MIN_BURSTS_PER_SIDE})"
+    table = md[md.index("Staggering vs all at once"):]
+    table = table[:table.index("\n\n", table.index("|"))]
+    rows = [r for r in table.splitlines() if r.startswith("|") and "batch size" not in r and "---" not in r]
+    assert rows and all(f"| {few} | too few |" in r for r in rows), table
+    assert "| no |" not in table and "| yes |" not in table

@@ -10,10 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from faascope.analysis.concurrency import (
-    MIN_BURSTS_FOR_CI, bandwidth_curves, ci_excludes_zero, heatmap_panels, improvement,
-    load_bursts, scaling_curves,
-)
+from faascope.analysis.concurrency import bandwidth_curves, heatmap_panels, load_bursts, scaling_curves
+from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE, ci_excludes_zero, improvement
 from faascope.analysis.network import cell_series, fit_cells, fitted_rate
 from faascope.analysis.per_cell import mean_ci
 from faascope.analysis.phases import has_phases, phase_means
@@ -176,13 +174,13 @@ def test_a_measure_as_response_is_named_and_keeps_the_invocations_that_have_it(t
 
 def test_an_improvement_gets_an_interval_only_with_enough_bursts():
     """Two bursts a side once gave a percentile-bootstrap interval so narrow that every
-    staggering cell was marked significant; below MIN_BURSTS_FOR_CI there is no interval and no
+    staggering cell was marked significant; below MIN_BURSTS_PER_SIDE there is no interval and no
     mark, only the point estimate."""
     base, cand = np.array([1.0, 1.3]), np.array([0.9, 1.2])
     few = improvement(cand, base)
     assert few["improvement_pct"] == pytest.approx(100 * (1.15 - 1.05) / 1.15)
     assert few["ci_low"] is None and not ci_excludes_zero(few["ci_low"], few["ci_high"])
-    n = MIN_BURSTS_FOR_CI
+    n = MIN_BURSTS_PER_SIDE
     rng = np.random.default_rng(0)
     enough = improvement(0.5 + 0.01 * rng.standard_normal(n), 1.0 + 0.01 * rng.standard_normal(n))
     assert enough["ci_low"] is not None and ci_excludes_zero(enough["ci_low"], enough["ci_high"])

@@ -23,6 +23,7 @@ from faascope.stagger.search import (  # noqa: E402
     schedule_bound,
     successive_halving,
 )
+from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE, too_few  # noqa: E402
 from faascope.stagger.suggest import suggest  # noqa: E402
 
 
@@ -52,14 +53,16 @@ def test_successive_halving_finds_the_best_candidate_with_few_bursts():
     evaluate, baseline, calls = synthetic(truth, noise=0.05)
     res = successive_halving(cands, evaluate, baseline, eta=3, seed=1)
     assert res.best.key == (10, 0.5)
-    exhaustive = 16 * 5  # five bursts per candidate, the naive way to be as sure
-    assert res.bursts == calls["bursts"] and res.bursts < exhaustive / 2
+    # the naive way to be as sure: every candidate and the baseline at the rule's bursts
+    exhaustive = 17 * MIN_BURSTS_PER_SIDE
+    assert res.bursts == calls["bursts"] and res.bursts < 0.75 * exhaustive
     assert 70 < res.improvement_pct < 90
     lo, hi = res.ci
-    assert lo < res.improvement_pct < hi and lo > 0
-    assert res.p_better_than_all_at_once == 1.0
-    assert 0.5 <= res.p_best_beats_runner_up <= 1.0
-    assert len(res.best.scores) >= 3
+    assert lo < res.improvement_pct < hi and lo > 0 and res.too_few is None
+    assert res.p_value_vs_all_at_once < 0.001
+    assert 0 <= res.p_value_vs_runner_up <= 1
+    assert res.confirm_bursts == MIN_BURSTS_PER_SIDE
+    assert len(res.best.scores) >= 1 + MIN_BURSTS_PER_SIDE
     dropped = [c for c in cands if c.eliminated_in]
     assert len(dropped) == 15 and all(c.scores for c in cands)
 
@@ -73,6 +76,28 @@ def test_successive_halving_respects_the_budget_and_says_so():
     assert res.bursts <= 10 and calls["bursts"] <= 10
     assert res.stopped_by_budget and any("budget" in n for n in res.notes)
     assert res.best.key == (1, 1.0)
+    # no confirmation bursts: a point estimate from the bursts that chose the winner, no interval
+    assert res.confirm_bursts == 0 and res.ci == (None, None) and res.p_value_vs_all_at_once is None
+    assert res.too_few == too_few(0, what="confirmation burst") and any("favour it" in n for n in res.notes)
+
+
+def test_few_bursts_give_no_interval_and_no_p_value():
+    """`stagger suggest` once printed a CI and P(better) = 1.00 from 3 vs 4 bursts: the winner's
+    interval now rests on MIN_BURSTS_PER_SIDE fresh bursts, or the answer says it has too few."""
+    truth = {(b, 1.0): float(b) for b in (1, 2, 3)}
+    truth["base"] = 10.0
+    n = MIN_BURSTS_PER_SIDE
+    # 2 pilot bursts + one round (3 candidates + 1 baseline) = 6, then the confirmation: n of the
+    # best, n of the runner-up, the baseline topped up from 3 to n
+    for budget, confirmed, runner in ((6 + 2 * n + n - 3, True, True), (6 + n + n - 3, True, False),
+                                      (6 + n + n - 4, False, False)):
+        cands = [Candidate(b, 1.0) for b in (1, 2, 3)]
+        evaluate, baseline, _ = synthetic(truth, noise=0.05)
+        res = successive_halving(cands, evaluate, baseline, eta=3, budget=budget)
+        assert res.bursts <= budget
+        assert (res.ci[0] is not None) == confirmed == (res.p_value_vs_all_at_once is not None)
+        assert (res.p_value_vs_runner_up is not None) == runner
+        assert (res.too_few is None) == confirmed
 
 
 def test_noisy_no_effect_is_reported_as_uncertain():
@@ -108,6 +133,8 @@ def test_suggest_with_fake_lambda_endpoint_and_contended_writes(tmp_path):
         fake.stop()
     assert out["best"]["batch_size"] == 2  # fewer writers at once: faster writes
     assert out["improvement_pct"] > 50 and out["improvement_ci"][0] > 0
+    assert out["confirm_bursts"] == MIN_BURSTS_PER_SIDE and out["too_few"] is None
+    assert out["p_value_vs_all_at_once"] < 0.05
     assert out["trial_bursts"] < 6 * 4
     assert out["trial_invocations"] == 20 * out["trial_bursts"]
     assert {c["outcome"].split()[0] for c in out["candidates"]} <= {"best", "dropped"}
@@ -152,5 +179,8 @@ def test_stagger_grid_command_table_json_and_figure(tmp_path):
     w = [x for x in rows if x["metric"] == "write_s" and x["stat"] == "p50"][0]
     assert w["batch_size"] == 4 and w["improvement_pct"] > 0
     assert (tmp_path / "h.png").stat().st_size > 10_000
-    r = CliRunner().invoke(cli, ["stagger", "grid", str(tmp_path / "g.db")])
+    r = CliRunner().invoke(cli, ["stagger", "grid", str(tmp_path / "g.db")], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "median write" in r.output and "Staggering vs all at once" in r.output
+    # two bursts a side: below the rule, said in words, not a CI of "–" (issue #25, item 7)
+    assert w["too_few"] == too_few(2) and w["ci_low"] is None and w["p_value"] is None
+    assert too_few(2) in r.output and "│ no " not in r.output

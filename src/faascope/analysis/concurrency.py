@@ -28,7 +28,8 @@ instance, and how many ran at the same time on one host.
 
 Staggering: % improvement of a staggered cell over the all-at-once cell (same other levels;
 ``delay == 0`` or ``batch_size >= burst_size``) per metric, ``100 * (base - staggered) / base`` of
-the mean over bursts of the per-burst statistic, with a bootstrap CI over bursts.
+the mean over bursts of the per-burst statistic, with Fieller's interval over bursts from
+:data:`faascope.analysis.improvement.MIN_BURSTS_PER_SIDE` bursts a side (analysis/improvement.py).
 """
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from faascope.analysis.improvement import (
+    MIN_BURSTS_PER_SIDE, RESULT_KEYS, ci_excludes_zero, improvement,
+)
 from faascope.analysis.per_cell import mean_ci
 from faascope.errors import BadInput
 from faascope.store.reader import ResultsFile, measured_only
@@ -184,48 +188,6 @@ def _burst_size_of(data: BurstData) -> dict[str, int]:
     return {c["key"]: int((c.get("load") or {}).get("burst_size", 1)) for c in plan.get("cells", [])}
 
 
-def _boot_ci(cand: np.ndarray, base: np.ndarray, n_boot: int, rng: np.random.Generator,
-             alpha: float) -> tuple[Optional[float], Optional[float]]:
-    if cand.size < 2 or base.size < 2:
-        return None, None
-    ci = rng.choice(cand, (n_boot, cand.size)).mean(1)
-    bi = rng.choice(base, (n_boot, base.size)).mean(1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        imp = 100 * (bi - ci) / bi
-    imp = imp[np.isfinite(imp)]
-    if not imp.size:
-        return None, None
-    return float(np.quantile(imp, alpha / 2)), float(np.quantile(imp, 1 - alpha / 2))
-
-
-#: bursts each side needs before an improvement gets a bootstrap interval (and can be marked
-#: significant); below it the point estimate is shown alone
-MIN_BURSTS_FOR_CI = 5
-
-
-def improvement(cand: np.ndarray, base: np.ndarray, n_boot: int = 2000, seed: int = 0,
-                alpha: float = 0.05) -> dict[str, Any]:
-    """% improvement of ``cand`` over ``base`` (per-burst statistics; lower is better): the
-    point estimate from the means, a percentile bootstrap CI over bursts (only with at least
-    :data:`MIN_BURSTS_FOR_CI` bursts each side), and the counts."""
-    cand = np.asarray(cand, float)
-    base = np.asarray(base, float)
-    cand, base = cand[np.isfinite(cand)], base[np.isfinite(base)]
-    if not cand.size or not base.size or base.mean() == 0:
-        return {"improvement_pct": None, "ci_low": None, "ci_high": None,
-                "n_bursts": int(cand.size), "n_baseline": int(base.size)}
-    pt = 100 * (base.mean() - cand.mean()) / base.mean()
-    if min(cand.size, base.size) < MIN_BURSTS_FOR_CI:
-        # a percentile bootstrap over 2-4 bursts resamples a handful of values: its interval is
-        # far too narrow and would mark noise as significant, so none is given
-        lo = hi = None
-    else:
-        lo, hi = _boot_ci(cand, base, n_boot, np.random.default_rng(seed), alpha)
-    return {"improvement_pct": float(pt), "ci_low": lo, "ci_high": hi,
-            "n_bursts": int(cand.size), "n_baseline": int(base.size),
-            "staggered": float(cand.mean()), "all_at_once": float(base.mean())}
-
-
 def stagger_improvements(data: BurstData, metrics: list[tuple[str, str]] | None = None,
                          alpha: float = 0.05) -> pd.DataFrame:
     """% improvement over all-at-once, per group of other factors × batch size × delay × metric.
@@ -268,16 +230,33 @@ def metric_label(met: str, st: str) -> str:
     return f"{'median' if st == 'p50' else st} {names.get(met, met)}"
 
 
+def too_few_note(imp: pd.DataFrame) -> str | None:
+    """A sentence for a table or figure of comparisons some of which are below the rule (none when
+    every comparison has its interval)."""
+    if imp.empty or "too_few" not in imp.columns:
+        return None
+    few = imp[imp["too_few"].map(lambda v: isinstance(v, str))]
+    if few.empty:
+        return None
+    n = int(np.minimum(few["n_bursts"], few["n_baseline"]).min())
+    return (f"{len(few)} of {len(imp)} comparison(s) rest on fewer than {MIN_BURSTS_PER_SIDE} bursts a "
+            f"side (as few as {n}): they get the point estimate only, no interval, no p-value and no "
+            f"significance mark; run at least {MIN_BURSTS_PER_SIDE} replications (bursts) of every "
+            "cell for them (the rule and its coverage simulation: docs/analysis.md, Staggering).")
+
+
+def group_columns(imp: pd.DataFrame) -> list[str]:
+    """The columns of `stagger_improvements` that name a group (the other factors' levels)."""
+    return [c for c in imp.columns if c not in ("batch_size", "delay", "metric", "stat", *RESULT_KEYS)]
+
+
 def heatmap_panels(imp: pd.DataFrame) -> list[dict]:
     """One panel per (group, metric, stat) with data: rows batch sizes, columns delays, `z` the
     % improvements (NaN where no comparison). report/stagger_heatmaps.py draws them."""
     if imp.empty:
         return []
     panels = []
-    others = [c for c in imp.columns if c not in ("batch_size", "delay", "metric", "stat",
-                                                  "improvement_pct", "ci_low", "ci_high",
-                                                  "n_bursts", "n_baseline", "staggered",
-                                                  "all_at_once")]
+    others = group_columns(imp)
     for key, g in imp.groupby(others + ["metric", "stat"], sort=False, dropna=False) if others else \
             imp.groupby(["metric", "stat"], sort=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -287,24 +266,19 @@ def heatmap_panels(imp: pd.DataFrame) -> list[dict]:
         ds = sorted(g["delay"].unique(), key=float)
         z = np.full((len(bs), len(ds)), np.nan)
         significant = np.zeros((len(bs), len(ds)), dtype=bool)
+        too_few = np.zeros((len(bs), len(ds)), dtype=bool)
         for _, r in g.iterrows():
             if r["improvement_pct"] is not None and not pd.isna(r["improvement_pct"]):
                 i, j = bs.index(r["batch_size"]), ds.index(r["delay"])
                 z[i, j] = r["improvement_pct"]
                 significant[i, j] = ci_excludes_zero(r["ci_low"], r["ci_high"])
+                too_few[i, j] = isinstance(r.get("too_few"), str)
         group = dict(zip(others, key[:len(others)]))
         met, st = key[len(others)], key[len(others) + 1]
         panels.append({"group": group, "metric": met, "stat": st, "title": metric_label(met, st),
-                       "batch_sizes": bs, "delays": ds, "z": z, "significant": significant})
+                       "batch_sizes": bs, "delays": ds, "z": z, "significant": significant,
+                       "too_few": too_few})
     return panels
-
-
-def ci_excludes_zero(low, high) -> bool:
-    """Whether a bootstrap interval of an improvement lies wholly above or below 0 (the change is
-    significant at the interval's level); False when there is no interval."""
-    if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return False
-    return bool(low > 0 or high < 0)
 
 
 # ------------------------------------------------------------------------------------ against burst size

@@ -36,8 +36,8 @@ from faascope.store.reader import is_burst_results
               help="Top up the campaign in the results file: N more replications per cell, "
                    "randomised among themselves; earlier records are kept.")
 @click.option("--target-ci", default=None, metavar="R",
-              help="Adaptive replication: run rounds until every cell's 95%% CI half-width is "
-                   "at most R of its estimate (e.g. 5%%) or a budget is spent (docs/specs.md).")
+              help="Adaptive replication: run rounds until every cell's 95% CI half-width is "
+                   "at most R of its estimate (e.g. 5%) or a budget is spent (docs/specs.md).")
 @click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
               default="auto", show_default=True,
               help="With --target-ci: the statistic (auto: the mean, the median when CV > 0.5).")

@@ -158,6 +158,7 @@ def start_detached(spec: Path, results: Path, run_args: list[str]) -> dict:
 def stop_runner(results: Path, timeout_s: float, abandon: bool = False) -> dict:
     """SIGTERM the runner (twice with ``abandon``) and wait until it ends (its lock goes)."""
     if not runner_alive(results):
+        require_known(results)
         return {"stopped": False, "reason": "no runner is running it"}
     st = _read_state(state_path(results))
     pid = int(st["pid"])
@@ -177,8 +178,18 @@ def stop_runner(results: Path, timeout_s: float, abandon: bool = False) -> dict:
                   f"invocation in flight); wait, or `faascope stop {results} --abandon`")
 
 
+def require_known(results: Path) -> None:
+    """Exit 2 naming RESULTS when it neither exists nor has a detached run recorded (a mistyped
+    path must not read as "a campaign that has not started"). A run just started may not have
+    created its file yet: its runner's state file is there, so it passes."""
+    if not results.exists() and not state_path(results).exists():
+        raise BadInput(f"no such results file: {results} (and no detached run of it recorded)",
+                       field="RESULTS")
+
+
 def status(results: Path) -> dict[str, Any]:
     """What ``faascope status`` reports: the runner, the campaign, its slots."""
+    require_known(results)
     st = _read_state(state_path(results))
     out: dict[str, Any] = {"results": str(results), "running": runner_alive(results),
                            "runner": st or None, "log": str(log_path(results))}

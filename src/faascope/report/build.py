@@ -11,7 +11,7 @@ from typing import Callable
 
 from faascope import __version__
 from faascope.errors import BadInput, Failure
-from faascope.report.costs import price_scenarios
+from faascope.report.costs import check_price_map, price_scenarios
 from faascope.analysis.dataset import load_dataset
 from faascope.report.figures import Fig, start_saving
 from faascope.report.items import Block, Text
@@ -63,12 +63,13 @@ def build_report(input_path: str | Path | list, out: str | Path, *, response: st
                  formats: tuple[str, ...] = ("png", "pdf"), time_col: str | None = None, jobs: int = 1,
                  n_boot: int = 2000, seed: int = 0, tz: str | None = None, figures: str = "all",
                  higher_is_better: bool | None = None,
-                 progress: Callable[[str], None] | None = None) -> ReportResult:
+                 progress: Callable[[str], None] | None = None, price_map=None) -> ReportResult:
     """Build report.html, summary.md and figures/ for `input_path` under `out`.
 
     figures: "all" draws every figure in `formats` (the publication figures); "key" only the few
     summary.md shows as images (Fig.key: the cost-vs-latency charts), the others being in
-    report.html. progress: called with the name of each step as it starts."""
+    report.html. progress: called with the name of each step as it starts. price_map: how a foreign
+    table's columns give platform, memory and duration (faascope.cost.mapping.PriceMapping)."""
     say = progress or (lambda _step: None)
     if figures not in ("all", "key"):
         raise BadInput(f"unknown figure set {figures!r}; use all or key", field="--figures")
@@ -86,6 +87,7 @@ def build_report(input_path: str | Path | list, out: str | Path, *, response: st
     data = load_dataset(input_path, response=response, factors=factors, scenario=scenario, mapping=mapping,
                         filters=filters, latest=latest, time_col=time_col, tz=tz,
                         higher_is_better=higher_is_better)
+    check_price_map(data, price_map)   # a bad mapping exits before the analysis, not after it
     secs["load"] = time.perf_counter() - t
     t = time.perf_counter()
     say(f"analysing {data.counts['analysed']:,} rows")
@@ -94,7 +96,7 @@ def build_report(input_path: str | Path | list, out: str | Path, *, response: st
 
     t = time.perf_counter()
     say("pricing the cells")
-    basis, why = price_scenarios(data, scenarios, alpha)
+    basis, why = price_scenarios(data, scenarios, alpha, price_map)
     secs["cost"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -50,15 +50,33 @@ from faascope.errors import BadInput
               help="Bootstrap resamples for CV intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
+@click.option("--price-platform", default=None, metavar="SPEC",
+              help="Which platform's prices each row gets (a foreign table): PLATFORM for all rows, a COLUMN of "
+                   "platform names, or COLUMN=LEVEL:PLATFORM,… e.g. system_name=LAMBDA_DD:aws_lambda,GCF_DD:gcf "
+                   "(platforms: aws_lambda, gcf, cloudrun).")
+@click.option("--price-memory", default=None, metavar="SPEC",
+              help="Each row's memory size in MB: MB for all rows, a COLUMN of MB, or COLUMN=LEVEL:MB,… e.g. "
+                   "resource_tier=TIER_1:128,TIER_5:2048 (a GCF size must be one of its tiers).")
+@click.option("--price-arch", default=None, metavar="SPEC",
+              help="Each row's architecture (x86_64, arm64), as --price-memory (default x86_64).")
+@click.option("--price-duration", default=None, metavar="COL[:ms|s][:billed]",
+              help="The column holding each invocation's duration, rounded up to the billing granularity "
+                   "(:billed: already billed by the provider). Default: the timed response, priced as a lower "
+                   "bound, and the report says so.")
+@click.option("--price-map", "price_map_file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="The same mapping in a YAML/JSON file (keys platform, memory, arch, duration); the options "
+                   "override its keys (docs/cost.md).")
 @click.option("--tz", default=None, metavar="ZONE",
               help="Derive the calendar factors (hour, day_of_week, day_period, week_period, "
                    "business_hours) in this time zone; definitions in the overview "
                    "(docs/schedules.md).")
 def report_command(input_paths, out, response, factors, scenario, maps, filters, latest, time_col, log_x,
-                   higher_is_better, alpha, formats, pdf, jobs, n_boot, seed, quiet, tz):
+                   higher_is_better, alpha, formats, pdf, jobs, n_boot, seed, quiet, price_platform, price_memory,
+                   price_arch, price_duration, price_map_file, tz):
     """Interactive HTML report, publication figures and a Markdown summary for INPUT (results stores, CSV or
     Parquet files; several are one table whose column `source` names each row's input and is the first factor
     by default)."""
+    from faascope.cost.mapping import price_mapping
     from faascope.report.build import build_report, default_jobs
     from faascope.analysis.dataset import parse_mapping, split_columns
 
@@ -81,13 +99,14 @@ def report_command(input_paths, out, response, factors, scenario, maps, filters,
         raise BadInput("must be at least 1", field="--jobs")
     if n_boot < 0:
         raise BadInput("must not be negative", field="--bootstrap")
+    price_map = price_mapping(price_platform, price_memory, price_arch, price_duration, price_map_file)
     scen = [] if scenario is not None and scenario.strip().lower() == "none" else split_columns(scenario, "--scenario")
     factor_list = split_columns(factors, "--factors")
     res = build_report(list(input_paths), out, response=response, factors=factor_list,
                        scenario=scen, mapping=parse_mapping(maps), filters=list(filters), latest=latest,
                        log_x=log_x, alpha=alpha, formats=fmts, time_col=time_col,
                        jobs=jobs or default_jobs(), n_boot=n_boot, seed=seed, tz=tz, figures=figures,
-                       higher_is_better=higher_is_better, progress=progress)
+                       higher_is_better=higher_is_better, progress=progress, price_map=price_map)
     if quiet:
         click.echo(str(res.html))
         return

@@ -21,16 +21,19 @@ decision table's whole-scenario ordering, for the cost), exactly as for latency:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from faascope.analysis.decisions import rank_levels
 from faascope.cost.breakeven import ram_break_even_s
+from faascope.cost.mapping import FieldMap, PriceMapping, PricedColumns, pricing_columns
 from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, platform_key
 from faascope.cost.pricing import Pricing, pricing_for
-from faascope.cost.report import invocation_costs, mean_cost_ci, pareto_front, row_durations
+from faascope.cost.report import (
+    DURATION_COLS, MEMORY_COLS, PLATFORM_COLS, invocation_costs, mean_cost_ci, pareto_front, row_durations,
+)
 from faascope.errors import BadInput
 from faascope.analysis.dataset import Dataset
 from faascope.report.scenarios import Scenario
@@ -50,7 +53,8 @@ STORAGE_KINDS = frozenset({"object", "kv", "sharedfs", "transfer", "app"})
 DURATION_NAMES = {"billed_duration_ms": "the REPORT line's Billed Duration",
                   "report_duration_ms": "the REPORT line's Duration, rounded up to the billing granularity",
                   "platform_duration_ms": "the platform's duration, rounded up to the billing granularity",
-                  "client_latency_seconds": "the client's round trip (an upper bound), rounded up"}
+                  "client_latency_seconds": "the client's round trip (an upper bound), rounded up",
+                  "mapped": "the one the price mapping names (below)"}
 
 
 @dataclass
@@ -113,6 +117,11 @@ class CostBasis:
     sources: list[str]
     timed: str | None               # the timed column the billed duration is compared with
     storage_priced: bool
+    #: how a foreign table's columns were mapped to platform, memory, arch and duration
+    #: (--price-platform …), in words; empty when the rows carried them
+    mapped: list[str] = field(default_factory=list)
+    #: the priced duration is the timed response: every cost is a lower bound
+    lower_bound: bool = False
 
 
 def _platform_for(data: Dataset) -> tuple[str | None, str | None]:
@@ -167,11 +176,42 @@ def timed_column(data: Dataset) -> str | None:
     return "latency_seconds" if "latency_seconds" in data.data.columns else None
 
 
-def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.05) -> tuple[CostBasis | None, str | None]:
-    """Attach a ScenarioCost to every scenario (``sc.cost``); returns how it was priced, or None
-    and the reason when the input cannot be priced (no memory or duration column, no price list)."""
+def _mapped_fallback(data: Dataset) -> str | None:
+    """The platform a price mapping falls back to for rows it does not map: the campaign's (a
+    results store), else none — a foreign table's platform is never guessed."""
+    if data.source.kind != "store":
+        return None
     platform, why = _platform_for(data)
-    if why:
+    return None if why else platform
+
+
+def _priced_columns(data: Dataset, rows: pd.DataFrame, price_map: PriceMapping) -> PricedColumns:
+    memory_col = next((c for c in MEMORY_COLS if c in rows.columns and rows[c].notna().any()), None)
+    fallback = _mapped_fallback(data)
+    if fallback is None and price_map.platform is None:
+        # rows that name their platform (an exported flat view) are priced by it
+        col = next((c for c in PLATFORM_COLS if c in rows.columns and rows[c].notna().all()), None)
+        if col is not None:
+            price_map = replace(price_map, platform=FieldMap("--price-platform", column=col))
+    return pricing_columns(rows, price_map, platform=fallback, memory_col=memory_col,
+                           timed=timed_column(data), duration_cols=list(DURATION_COLS))
+
+
+def check_price_map(data: Dataset, price_map: PriceMapping | None) -> None:
+    """Raise BadInput (exit 2, naming the option and the level) when ``price_map`` cannot price
+    ``data``'s rows: before the analysis, not after it."""
+    if price_map is not None:
+        _priced_columns(data, data.data, price_map)
+
+
+def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.05,
+                    price_map: PriceMapping | None = None) -> tuple[CostBasis | None, str | None]:
+    """Attach a ScenarioCost to every scenario (``sc.cost``); returns how it was priced, or None
+    and the reason when the input cannot be priced (no memory or duration column, no price list).
+    ``price_map``: how a foreign table's columns give platform, memory, arch and duration
+    (faascope.cost.mapping; --price-platform …)."""
+    platform, why = _platform_for(data)
+    if why and price_map is None:
         return None, why
     spec = data.source.spec or {}
     try:
@@ -181,14 +221,28 @@ def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.0
     timed = timed_column(data)
     platforms: set[str] = set()
     sources: set[str] = set()
+    mapped: list[str] = []
+    lower_bound = False
     storage_priced = False
     for sc in scenarios:
         rows = sc.rows
+        if price_map is not None:
+            pc = _priced_columns(data, rows, price_map)
+            priced, duration_col = pc.frame, (pc.duration_col or None)
+            mapped, lower_bound = pc.words, pc.lower_bound
+        else:
+            priced, duration_col = rows, None
         try:
-            costs = invocation_costs(rows, platform=platform or None, pricing=pricing)
+            costs = invocation_costs(priced, platform=None if price_map is not None else platform or None,
+                                     pricing=pricing, duration_col=duration_col)
         except BadInput as exc:
+            if data.source.kind != "store":
+                return None, (f"{exc.message}; a foreign table is priced by mapping its columns: "
+                              "--price-platform, --price-memory, --price-duration (docs/cost.md)")
             return None, exc.message
-        _, _, src = row_durations(rows)
+        _, _, src = row_durations(priced, duration_col)
+        if duration_col is not None:   # the mapping chose the duration: its words say which
+            src = np.full(len(src), "mapped", dtype=object)
         cost = costs["cost"].to_numpy(dtype=float).copy()
         timed_y = rows[timed].to_numpy(dtype=float) if timed else None
         cells = []
@@ -239,7 +293,7 @@ def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.0
         as_what = ", ".join(f"{PLATFORM_TITLES[platform_key(p)]} (profile `{p}`)" for p in profs)
     else:
         as_what = ", ".join(PLATFORM_TITLES.get(p, p) for p in shown)
-    return CostBasis(pricing, shown, as_what, sorted(sources), timed, storage_priced), None
+    return CostBasis(pricing, shown, as_what, sorted(sources), timed, storage_priced, mapped, lower_bound), None
 
 
 #: reads whose data could be kept in memory instead: (workload kind, op) -> the tier read from

@@ -18,10 +18,11 @@ from faascope.report.plot.render_plotly import to_plotly
 #: (the cell's text still gives the value)
 COLOR_LIMIT = 100.0
 TITLE = "% improvement over launching all at once (batch size × delay)"
-#: the mark of a cell whose bootstrap interval excludes 0 (the change is significant)
+#: the mark of a cell whose interval excludes 0 (the change is significant)
 SIGNIFICANT = "*"
-SIGNIFICANCE_NOTE = ("* marks a cell whose {conf} bootstrap interval (over bursts) excludes 0; "
-                     "without it the change may be noise.")
+SIGNIFICANCE_NOTE = ("* marks a cell whose {conf} interval (Fieller's, over bursts) excludes 0; "
+                     "without it the change may be noise. A cell with fewer than {need} bursts a side "
+                     "has no interval and no mark.")
 COLUMNS = 4                # panels per row
 
 

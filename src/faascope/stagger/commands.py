@@ -105,19 +105,26 @@ def _print(out: dict) -> None:
     if best is None:
         con.print("[yellow]no candidate could be evaluated[/yellow]")
     else:
-        ci = out["improvement_ci"]
-        ci_s = f"[{ci[0]:+.1f} %, {ci[1]:+.1f} %]" if ci[0] is not None else "(too few bursts for a CI)"
         con.print(f"suggestion: [bold]batch_size {best['batch_size']}, delay {best['delay']:g} s[/bold] "
                   f"(last batch starts {best['span_s']:g} s after the first)")
         if out["improvement_pct"] is not None:
-            con.print(f"  {out['improvement_pct']:+.1f} % {st} {met} vs all at once, 95 % CI {ci_s}, "
-                      f"from {best['bursts']} vs {out['baseline_bursts']} burst(s)")
-        if out["p_better_than_all_at_once"] is not None:
-            con.print(f"  P(better than all at once) = {out['p_better_than_all_at_once']:.2f}")
-        if out["p_best_beats_runner_up"] is not None:
+            ci = out["improvement_ci"]
+            head = f"  {out['improvement_pct']:+.1f} % {st} {met} vs all at once"
+            if not out["confirm_bursts"]:
+                con.print(f"{head}, from the {best['bursts']} burst(s) that chose it (they favour it); "
+                          f"95 % CI: {out['too_few']}")
+            elif out["too_few"]:
+                con.print(f"{head}; 95 % CI: {out['too_few']}")
+            else:
+                lo = "−∞" if ci[0] is None or ci[0] == float("-inf") else f"{ci[0]:+.1f} %"
+                con.print(f"{head}, 95 % CI [{lo}, {ci[1]:+.1f} %], from {out['confirm_bursts']} "
+                          f"confirmation burst(s) vs {out['baseline_bursts']} all-at-once burst(s)")
+        if out["p_value_vs_all_at_once"] is not None:
+            con.print(f"  not better than all at once: one-sided Welch p = {_p(out['p_value_vs_all_at_once'])}")
+        if out["p_value_vs_runner_up"] is not None:
             ru = out["runner_up"]
-            con.print(f"  P(beats the runner-up batch_size {ru['batch_size']}, delay {ru['delay']:g} s) "
-                      f"= {out['p_best_beats_runner_up']:.2f}")
+            con.print(f"  not better than the runner-up (batch_size {ru['batch_size']}, delay "
+                      f"{ru['delay']:g} s): one-sided Welch p = {_p(out['p_value_vs_runner_up'])}")
     t = Table(title="candidates")
     for h in ("batch size", "delay", "span", "bursts", f"mean {st} {met}", "outcome"):
         t.add_column(h)
@@ -132,6 +139,10 @@ def _print(out: dict) -> None:
         con.print(f"[yellow]note[/yellow]: {note}")
 
 
+def _p(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 @stagger_group.command("grid")
 @click.argument("results", type=click.Path(dir_okay=False, exists=True))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -141,7 +152,10 @@ def _print(out: dict) -> None:
 def grid_command(results, fmt, figure, alpha):
     """% improvement of each staggered cell over all at once, from a burst campaign's RESULTS
     (the report's heatmaps as a table, JSON or a figure)."""
-    from faascope.analysis.concurrency import heatmap_panels, load_bursts, metric_label, stagger_improvements
+    from faascope.analysis.concurrency import (
+        group_columns, heatmap_panels, load_bursts, metric_label, stagger_improvements, too_few_note,
+    )
+    from faascope.analysis.improvement import excludes_zero_text, format_ci
 
     imp = stagger_improvements(load_bursts(results), alpha=alpha)
     if imp.empty:
@@ -152,23 +166,26 @@ def grid_command(results, fmt, figure, alpha):
 
         write_heatmaps(heatmap_panels(imp), figure)
     if fmt == "json":
+        # to_json writes NaN and ±inf as null: ci_low null with too_few null is an interval
+        # unbounded below (the all-at-once bursts too noisy to bound the slow-down)
         json.dump(json.loads(imp.to_json(orient="records")), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"Staggering vs all at once ({100 * (1 - alpha):g} % bootstrap CI over bursts)")
-    others = [c for c in imp.columns if c not in ("batch_size", "delay", "metric", "stat",
-                                                  "improvement_pct", "ci_low", "ci_high", "n_bursts",
-                                                  "n_baseline", "staggered", "all_at_once")]
-    for h in others + ["batch size", "delay", "metric", "improvement", "CI", "bursts"]:
+    t = Table(title=f"Staggering vs all at once ({100 * (1 - alpha):g} % Fieller CI over bursts)")
+    others = group_columns(imp)
+    for h in others + ["batch size", "delay", "metric", "improvement", "CI", "CI excludes 0", "bursts"]:
         t.add_column(h)
     for _, r in imp.iterrows():
         pct = r["improvement_pct"]
-        ci = "–" if r["ci_low"] is None or r["ci_low"] != r["ci_low"] else \
-            f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]"
         t.add_row(*[str(r[c]) for c in others], str(r["batch_size"]), f"{float(r['delay']):g} s",
                   metric_label(r["metric"], r["stat"]), "–" if pct is None or pct != pct else f"{pct:+.1f} %",
-                  ci, f"{r['n_bursts']} vs {r['n_baseline']}")
-    Console().print(t)
+                  format_ci(r), excludes_zero_text(r), f"{r['n_bursts']} vs {r['n_baseline']}")
+    con = Console()
+    con.print(t)
+    few = too_few_note(imp)
+    if few:
+        con.print(f"[yellow]note[/yellow]: {few}")
+

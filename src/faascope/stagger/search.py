@@ -15,8 +15,10 @@ Two rules cut trials before any burst runs:
   the member at quantile q is ⌊q·N/b⌋·d, a lower bound of that member's start;
 - candidates that are the same schedule (batch size ≥ N, or delay 0) are all-at-once.
 
-The answer: the best candidate, its % improvement over all-at-once with a bootstrap CI over
-bursts, the probability (bootstrap) that it beats the runner-up, and the counts of bursts spent.
+The answer: the best candidate, its % improvement over all-at-once with Fieller's interval and
+Welch's p-values against all-at-once and the runner-up — all from confirmation bursts run after
+the choice, :data:`~faascope.analysis.improvement.MIN_BURSTS_PER_SIDE` a side (the one rule of
+analysis/improvement.py) — and the counts of bursts spent.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
+
+from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE, improvement, p_not_better, too_few
 
 
 @dataclass
@@ -54,8 +58,14 @@ class SearchResult:
     bursts: int
     improvement_pct: Optional[float]
     ci: tuple[Optional[float], Optional[float]]
-    p_best_beats_runner_up: Optional[float]
-    p_better_than_all_at_once: Optional[float]
+    #: Welch's one-sided p-value of "the best is not better than all at once" (confirmation bursts)
+    p_value_vs_all_at_once: Optional[float]
+    #: the same against the runner-up (both on their own confirmation bursts)
+    p_value_vs_runner_up: Optional[float]
+    #: bursts of the best run after it was chosen (the only ones its interval uses)
+    confirm_bursts: int = 0
+    #: the text printed instead of an interval below the rule (None when there is one)
+    too_few: Optional[str] = None
     stopped_by_budget: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -80,13 +90,6 @@ def default_delays(run_s: float) -> list[float]:
     return sorted({round(base * f, 4) for f in (0.25, 0.5, 1.0, 2.0)})
 
 
-def _boot_improvement(cand: np.ndarray, base: np.ndarray, rng, n_boot: int = 4000):
-    c = rng.choice(cand, (n_boot, cand.size)).mean(1)
-    b = rng.choice(base, (n_boot, base.size)).mean(1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 100 * (b - c) / b
-
-
 def successive_halving(candidates: list[Candidate], evaluate: Callable[[list[Candidate], int], None],
                        baseline: Callable[[int], list[float]], *, eta: int = 3,
                        budget: Optional[int] = None, seed: int = 0, alpha: float = 0.05,
@@ -95,8 +98,13 @@ def successive_halving(candidates: list[Candidate], evaluate: Callable[[list[Can
     """Run the search. ``evaluate(cands, k)`` runs k more bursts of each candidate and appends
     their scores (lower is better); ``baseline(k)`` runs k all-at-once bursts and returns their
     scores (``initial_baseline``: scores of all-at-once bursts already run, e.g. a pilot).
-    ``budget`` caps the number of trial bursts (baseline included)."""
-    rng = np.random.default_rng(seed)
+    ``budget`` caps the number of trial bursts (baseline included).
+
+    After the halving, the best and the runner-up get :data:`MIN_BURSTS_PER_SIDE` fresh bursts
+    each (and the all-at-once cell is topped up to as many): the best was chosen because its
+    bursts looked good, so those bursts overstate it (the winner's curse); the interval and the
+    p-values use the fresh bursts only. ``seed`` is kept for callers; the answer is analytic."""
+    del seed
     base_scores: list[float] = list(initial_baseline or [])
     if len(base_scores) < min_baseline:
         base_scores += list(baseline(min_baseline - len(base_scores)))
@@ -129,38 +137,56 @@ def successive_halving(candidates: list[Candidate], evaluate: Callable[[list[Can
         for c in alive[keep:]:
             c.eliminated_in = rounds
         alive = alive[:keep]
-        if len(alive) == 1 and len(alive[0].scores) < 3:
-            reps += 1  # confirm the winner with a few more bursts
-            continue
         if len(alive) == 1:
             break
         reps += 1
     ranked = sorted([c for c in candidates if c.scores], key=lambda c: c.mean)
     best = ranked[0] if ranked else None
     runner = ranked[1] if len(ranked) > 1 else None
+
+    # confirmation: fresh bursts of the chosen ones, as many as the rule needs
+    need = MIN_BURSTS_PER_SIDE
+    fresh: dict[int, list[float]] = {}
+    confirmed_runner = False
+    if best is not None:
+        top_up = max(0, need - len(base_scores))
+        left = math.inf if budget is None else budget - spent
+        chosen = [best] if left < 2 * need + top_up or runner is None else [best, runner]
+        if left >= need * len(chosen) + top_up:
+            before = {id(c): len(c.scores) for c in chosen}
+            evaluate(chosen, need)
+            fresh = {id(c): c.scores[before[id(c)]:] for c in chosen}
+            if top_up:
+                base_scores += list(baseline(top_up))
+            spent += need * len(chosen) + top_up
+            confirmed_runner = len(chosen) == 2
+
     base = np.asarray(base_scores, float)
-    imp, ci, p_win, p_base = None, (None, None), None, None
+    imp, ci, p_base, p_runner, few = None, (None, None), None, None, None
+    n_fresh = len(fresh.get(id(best), [])) if best is not None else 0
     if best is not None and base.size and base.mean() > 0:
-        cand = np.asarray(best.scores, float)
-        imp = float(100 * (base.mean() - cand.mean()) / base.mean())
-        if cand.size >= 2 and base.size >= 2:
-            boots = _boot_improvement(cand, base, rng)
-            boots = boots[np.isfinite(boots)]
-            ci = (float(np.quantile(boots, alpha / 2)), float(np.quantile(boots, 1 - alpha / 2)))
-            p_base = float((boots > 0).mean())
-        if runner is not None and len(best.scores) >= 1 and len(runner.scores) >= 1:
-            b1 = rng.choice(np.asarray(best.scores), (4000, len(best.scores))).mean(1)
-            b2 = rng.choice(np.asarray(runner.scores), (4000, len(runner.scores))).mean(1)
-            p_win = float((b1 < b2).mean())
+        r = improvement(fresh[id(best)] if n_fresh else best.scores, base, alpha=alpha)
+        imp = r["improvement_pct"]
+        if n_fresh:
+            ci, p_base, few = (r["ci_low"], r["ci_high"]), r["p_value"], r["too_few"]
+        else:
+            few = too_few(0, what="confirmation burst")
+        if confirmed_runner:
+            p_runner = p_not_better(fresh[id(best)], fresh[id(runner)])
     res = SearchResult(best=best, runner_up=runner, candidates=candidates, baseline=base_scores,
                        rounds=rounds, bursts=spent, improvement_pct=imp, ci=ci,
-                       p_best_beats_runner_up=p_win, p_better_than_all_at_once=p_base,
-                       stopped_by_budget=stopped)
+                       p_value_vs_all_at_once=p_base, p_value_vs_runner_up=p_runner,
+                       confirm_bursts=n_fresh, too_few=few, stopped_by_budget=stopped)
     if stopped:
         res.notes.append("the trial budget ran out before one candidate was left")
+    if best is not None and not n_fresh:
+        res.notes.append(f"the budget left too few bursts to confirm the best on {need} fresh bursts: "
+                         "its improvement comes from the bursts that chose it (they favour it) and has "
+                         "no interval; raise --budget")
+    elif runner is not None and not confirmed_runner:
+        res.notes.append("the budget left no confirmation bursts for the runner-up: the best is not "
+                         "tested against it")
     if ci[0] is not None and ci[0] <= 0 <= (ci[1] or 0):
         res.notes.append("the CI of the improvement includes 0: staggering may not help here; "
                          "run more bursts (--budget) before relying on it")
-    if best is not None and len(best.scores) < 3:
-        res.notes.append(f"the winner rests on {len(best.scores)} burst(s) only")
     return res

@@ -8,6 +8,8 @@
 3. Successive halving: each round runs the survivors' next bursts (and one more baseline burst,
    against drift) in a shuffled order, scores each burst by the objective, and keeps the best
    1/eta.
+4. Confirmation: fresh bursts of the best and the runner-up (MIN_BURSTS_PER_SIDE each), the
+   only bursts the answer's interval and p-values use.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Any, Optional
 from rich.console import Console
 
 from faascope.analysis.concurrency import burst_stats, load_bursts
+from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE
 from faascope.designs.plan import build_plan
 from faascope.driver.burst_plan import expand_runs, group_pending
 from faascope.driver.bursts import BurstExecutor
@@ -197,12 +200,18 @@ def _result_dict(res, n: int, objective, results: Path, invocations: int, cands)
     base = res.baseline
     return {
         "concurrency": n, "objective": list(objective), "results": str(results),
-        "method": "successive halving over batch size × delay (bursts as the resource), "
-                  "bootstrap CIs over bursts",
+        "method": "successive halving over batch size × delay (bursts as the resource); the best "
+                  "and the runner-up confirmed on fresh bursts; Fieller's interval and Welch's "
+                  "one-sided p-values over those bursts",
         "best": cdict(res.best), "runner_up": cdict(res.runner_up),
-        "improvement_pct": res.improvement_pct, "improvement_ci": list(res.ci),
-        "p_better_than_all_at_once": res.p_better_than_all_at_once,
-        "p_best_beats_runner_up": res.p_best_beats_runner_up,
+        # improvement_ci[0] null with too_few null: unbounded below (the all-at-once bursts were
+        # too noisy to bound a slow-down)
+        "improvement_pct": res.improvement_pct,
+        "improvement_ci": [v if v is None or math.isfinite(v) else None for v in res.ci],
+        "too_few": res.too_few, "min_bursts_per_side": MIN_BURSTS_PER_SIDE,
+        "confirm_bursts": res.confirm_bursts,
+        "p_value_vs_all_at_once": res.p_value_vs_all_at_once,
+        "p_value_vs_runner_up": res.p_value_vs_runner_up,
         "baseline_bursts": len(base), "baseline_mean": (sum(base) / len(base)) if base else None,
         "baseline_scores": base, "rounds": res.rounds, "trial_bursts": res.bursts,
         "trial_invocations": invocations,

@@ -64,7 +64,7 @@ def _urls(pairs: tuple[str, ...]) -> dict[int, str]:
               help="Memory sizes to compare (MB).")
 @click.option("--payload", default=None, help="The event: JSON text or @FILE (default {}).")
 @click.option("--target-ci", default="10%", show_default=True, metavar="R",
-              help="95%% CI half-width of each size's warm latency, relative to it.")
+              help="95% CI half-width of each size's warm latency, relative to it.")
 @click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
               default="auto", show_default=True)
 @click.option("--warm", "first_warm", type=click.IntRange(2, 1000), default=5, show_default=True,

@@ -9,9 +9,10 @@ import math
 import pandas as pd
 
 from faascope.analysis.concurrency import (
-    SCALING_METRICS, SCALING_STATS, bandwidth_curves, burst_stats, ci_excludes_zero, heatmap_panels,
-    load_bursts, metric_label, scaling_curves, stagger_improvements,
+    SCALING_METRICS, SCALING_STATS, bandwidth_curves, burst_stats, heatmap_panels, load_bursts,
+    metric_label, scaling_curves, stagger_improvements, too_few_note,
 )
+from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE, excludes_zero_text, format_ci
 from faascope.errors import BadInput
 from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
@@ -247,17 +248,20 @@ def concurrency_section(ctx: Ctx) -> Block | None:
         imp = pd.DataFrame()
     panels = heatmap_panels(imp)
     if panels:
+        few = too_few_note(imp)
         b.items.append(Fig("stagger_improvement_heatmaps", TITLE, heatmaps_plot(panels),
                            caption="Blue: the staggered cell is better (lower) than the all-at-once "
                                    "cell; red: worse. Each value compares the mean over bursts of "
-                                   f"the per-burst statistic. {SIGNIFICANCE_NOTE.format(conf=ctx.conf)}",
+                                   "the per-burst statistic. "
+                                   + SIGNIFICANCE_NOTE.format(conf=ctx.conf, need=MIN_BURSTS_PER_SIDE)
+                                   + (f" {few}" if few else ""),
                            size=static_size(panels), height=html_height(panels)))
         trows = [[r["batch_size"], delay_label(r["delay"]), metric_label(r["metric"], r["stat"]),
                   "–" if r["improvement_pct"] is None or pd.isna(r["improvement_pct"]) else f"{r['improvement_pct']:+.1f}%",
-                  "–" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]",
-                  "yes" if ci_excludes_zero(r["ci_low"], r["ci_high"]) else "no",
+                  format_ci(r), excludes_zero_text(r),
                   r["n_bursts"], r["n_baseline"]] for _, r in imp.iterrows()]
         b.items.append(table("Staggering vs all at once", ["batch size", "delay", "metric",
                                                            "improvement", f"{ctx.conf} CI", "CI excludes 0",
-                                                           "bursts", "baseline bursts"], trows))
+                                                           "bursts", "baseline bursts"], trows,
+                             [few] if few else None))
     return b

@@ -30,13 +30,17 @@ def cost_section(ctx: Ctx) -> Block | None:
         b.items.append(Text(f"Not priced: {why}.", "warn"))
         return b
     b.items.append(Text(_how(ctx, basis), "note"))
+    if basis.mapped:
+        b.items.append(Text("Priced by the mapping given (--price-platform, --price-memory, --price-arch, "
+                            "--price-duration): " + "; ".join(basis.mapped) + ".",
+                            "warn" if basis.lower_bound else "note"))
     for sc in ctx.scenarios:
         cost: ScenarioCost | None = sc.cost
         if cost is None or not cost.cells:
             continue
         where = sc.title(ctx.data) if ctx.data.scenario_cols else None
         b.items.append(_table(ctx, cost, where))
-        note = billed_note(cost)
+        note = billed_note(cost, basis.lower_bound)
         if note:
             b.items.append(Text(note, "warn"))
         if cost.decision:
@@ -76,6 +80,9 @@ def _how(ctx: Ctx, basis) -> str:
     src = ", ".join(DURATION_NAMES.get(s, s) for s in basis.sources) or "none"
     text = (("This campaign ran on faascope's local platform; it is priced as the cloud each sandbox profile "
              f"stands in for: {basis.as_what}. ") if local else f"Priced as {basis.as_what}. ")
+    if basis.lower_bound:
+        text += ("Every cost below is a lower bound: the priced duration is the timed response, not the billed "
+                 "duration. ")
     text += (f"Price tables: {used}. Per invocation: compute (memory × billed duration at the provider's "
              "granularity; GCF: vCPU-s and GiB-s), the request fee, ephemeral storage above the free size"
              + (", and the storage requests the workload makes (the plan's workload per cell)" if basis.storage_priced
@@ -88,12 +95,17 @@ def _how(ctx: Ctx, basis) -> str:
     return text
 
 
-def billed_note(cost: ScenarioCost) -> str | None:
+def billed_note(cost: ScenarioCost, lower_bound: bool = False) -> str | None:
     """Say so when the billed duration is much longer than the timed response."""
     far = [c for c in cost.cells if c.billed_ratio is not None and c.billed_ratio > BILLED_RATIO_NOTE]
     if not far:
         return None
     worst = max(far, key=lambda c: c.billed_ratio)
+    if lower_bound:  # the billed duration is the timed one rounded up: the ratio is the rounding
+        return (f"Billed duration is more than {BILLED_RATIO_NOTE:g}× the timed response in {len(far)} of "
+                f"{len(cost.cells)} cells (largest: {worst.label}, billed {si(worst.billed_mean_s, 's')} vs timed "
+                f"{si(worst.timed_mean_s, 's')}, {ratio(worst.billed_ratio)}): the timed response rounded up to the "
+                "platform's billing granularity (GCF and Cloud Run bill in 100 ms steps, Lambda in 1 ms).")
     return (f"Billed duration is more than {BILLED_RATIO_NOTE:g}× the timed response in {len(far)} of "
             f"{len(cost.cells)} cells (largest: {worst.label}, billed {si(worst.billed_mean_s, 's')} vs timed "
             f"{si(worst.timed_mean_s, 's')}, {ratio(worst.billed_ratio)}): the billed time also holds what the "

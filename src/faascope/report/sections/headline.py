@@ -75,7 +75,10 @@ def headline_section(ctx: Ctx) -> Block | None:
             if not where:
                 where = "; ".join(f"{info.label(lv)}: {money_ci(1e6 * crow['mean'][lv], None)} per million "
                                   "invocations" for lv in ctop)
-            lines.append(f"**Cheapest:** {_best(ctop, info.label)}, {where}. "
+            basis = ctx.extra.get("cost_basis")
+            bound = (" (lower bounds: the timed response priced, not a billed duration)"
+                     if basis is not None and basis.lower_bound else "")
+            lines.append(f"**Cheapest:** {_best(ctop, info.label)}, {where}{bound}. "
                          f"Order: {evidence_order(ctx, cost.res, crow)} ([cost and the Pareto front](#cost)).")
         elif ctx.extra.get("cost_why"):
             lines.append(f"**Cost:** not priced ({ctx.extra['cost_why']}).")
