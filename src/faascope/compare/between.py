@@ -68,11 +68,12 @@ def drift_log_t(base: np.ndarray, new: np.ndarray, drift: np.ndarray, alpha: flo
     ld = np.log(np.asarray(drift, float))
     kb, kn, kd = lb.shape[-1], ln.shape[-1], ld.shape[-1]
     s = ld.std(-1, ddof=1)
-    out = _result(ln.mean(-1) - lb.mean(-1), s * np.sqrt(1 / kb + 1 / kn),
-                  np.full(s.shape, kd - 1.0), alpha)
+    se = s * np.sqrt(1 / kb + 1 / kn)
+    out = _result(ln.mean(-1) - lb.mean(-1), se, np.full(s.shape, kd - 1.0), alpha)
     q = stats.t.ppf(1 - alpha / 2, kd - 1)
-    # the band a change between one BASE and one NEW run stays within when nothing changed
-    out["drift_band"] = (np.exp(-q * s * np.sqrt(2)) - 1, np.exp(q * s * np.sqrt(2)) - 1)
+    # the band NEW / BASE − 1 stays within, with probability 1 − alpha, when nothing changed
+    # but the drift: "within the drift" and "not significant" are the same statement
+    out["drift_band"] = (np.exp(-q * se) - 1, np.exp(q * se) - 1)
     out["drift_sd_log"] = s
     return out
 

@@ -361,6 +361,7 @@ def decide(cells: list[Cell], skipped: list[dict], *, design: str, alpha: float,
             "regressions": sum(r["regression"] for r in rows),
             "improvements": sum(r["improvement"] for r in rows),
             "tested": tested, "untested": len(rows) - tested, "warning": warning,
+            "assume_no_drift": assume_no_drift,
             "methods": methods(design, alpha, threshold, higher_is_better, n_boot, seed,
                                len(rows))}
 
@@ -397,8 +398,8 @@ def methods(design, alpha, threshold, higher_is_better, n_boot, seed, cells) -> 
         "drift": "too few runs a side for their own variance: the difference of the sides' "
                  "mean log run means against the spread of the A/A runs (--aa) or of BASE's "
                  "runs, s·√(1/k_base + 1/k_new) with k_drift − 1 df; assumes NEW's runs vary "
-                 "as those do; 'within the drift' is the band ± t·s·√2 one run a side stays "
-                 "within when nothing changed",
+                 "as those do; 'within the drift' is the band ± t·s·√(1/k_base + 1/k_new) the "
+                 "log ratio stays within when nothing changed",
         "within_run": "per invocation, one population per side: difference of means with "
                       "Welch's t (R's t.test(new, base)), Holm over the cells; difference of "
                       f"medians with a bootstrap percentile interval ({n_boot} resamples, seed "

@@ -87,7 +87,7 @@ def sections(res: dict) -> list[Section]:
     conf = f"{100 * (1 - cmp['alpha']):g}%"
     f = res["factors"]
     interleaved = res["design"] == "interleaved"
-    assumed = any(c["decided_by"] == "within_run_assumed" for c in cmp["cells"])
+    assumed = cmp["warning"] is not None and cmp["assume_no_drift"]
     tested = any(c["decided_by"] in ("blocks", "runs", "drift") for c in cmp["cells"])
     any_p = any(c["p_holm"] is not None for c in cmp["cells"])
     rows = []
@@ -129,10 +129,11 @@ def sections(res: dict) -> list[Section]:
     headers += ["CV % base → new", "Δ p99"] + (["p (Holm)"] if any_p else []) + ["verdict"]
     head = (f"`{res['new']}` compared with `{res['base']}`: response `{res['response']}` "
             f"({'higher' if cmp['higher_is_better'] else 'lower'} is better), cells by "
-            f"{', '.join(f'`{x}`' for x in f) or '(one cell)'}; {cmp['regressions']} "
-            f"regression(s), {cmp['improvements']} improvement(s) beyond "
-            f"{100 * cmp['threshold']:g}% at α = {cmp['alpha']:g}; {cmp['tested']} of "
-            f"{len(cmp['cells'])} cell(s) tested.")
+            f"{', '.join(f'`{x}`' for x in f) or '(one cell)'}; " + (
+                f"{cmp['regressions']} regression(s), {cmp['improvements']} improvement(s) "
+                f"beyond {100 * cmp['threshold']:g}% at α = {cmp['alpha']:g}; {cmp['tested']} "
+                f"of {len(cmp['cells'])} cell(s) tested." if cmp["tested"] else
+                f"none of the {len(cmp['cells'])} cell(s) tested."))
     notes = [head, design_line(res)]
     if cmp["warning"]:
         notes.append(cmp["warning"])
