@@ -26,10 +26,10 @@ MIN_N: dict[str, tuple[int, str]] = {
     # paired t on the log of each block's BASE and NEW means (an interleaved campaign), blocks
     # holding both: ≥ 0.93 from 2 blocks on every null, one value a side per block included
     "blocks": (2, "blocks"),
-    # Welch's t on the log of each run's mean, runs per side: with 2 runs on one side and 5-10
-    # on the other 0.89-0.92 (Welch-Satterthwaite's df overstates a 1-df variance); ≥ 0.93
-    # from 3 a side
-    "runs": (3, "runs per side"),
+    # Welch's t on the log of each run's mean, runs per side: with 2 or 3 runs on one side and
+    # 10-20 on the other 0.89-0.93 (Welch-Satterthwaite's df overstates a few-df variance);
+    # ≥ 0.93 from 4 a side
+    "runs": (4, "runs per side"),
     # the between-run drift estimated from A/A runs (--aa, or BASE's own runs): runs ...
     "drift_runs": (3, "A/A runs"),
     # ... and values per run in the cell: 2 A/A runs, or runs of fewer than 25 values of the

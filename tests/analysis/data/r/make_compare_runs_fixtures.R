@@ -5,7 +5,7 @@
 # Per op, with the ratio NEW / BASE of unit means on the log scale:
 # - interleaved: each block's mean per side; t.test(log(new), log(base), paired = TRUE) over the
 #   blocks holding both (estimate, 95% CI, t, df, p), Holm's p.adjust over the ops;
-# - runs: each run's mean; Welch's t.test(log(new), log(base)) over 3 runs a side;
+# - runs: each run's mean; Welch's t.test(log(new), log(base)) over 4 runs a side;
 # - drift (A/A): one run a side against the spread s of 3 A/A runs' log means:
 #   t = (log new - log base) / (s * sqrt(1/1 + 1/1)), df = 2, two-sided p from pt;
 # - drift (BASE's runs): t.test(log(new1), log(base1..3), var.equal = TRUE) (one NEW run);
@@ -41,7 +41,9 @@ runs <- list(); drift_aa <- list(); drift_base <- list()
 for (o in c("read", "write")) {
   b <- means(c("base1", "base2", "base3"), o); n <- means(c("new1", "new2", "new3"), o)
   a <- means(c("aa1", "aa2", "aa3"), o)
-  runs[[o]] <- c(list(op = o), tres(t.test(log(n), log(b))))
+  b4 <- means(c("base1", "base2", "base3", "base4"), o)
+  n4 <- means(c("new1", "new2", "new3", "new4"), o)
+  runs[[o]] <- c(list(op = o), tres(t.test(log(n4), log(b4))))
   s <- sd(log(a)); est <- log(n[1]) - log(b[1]); se <- s * sqrt(2)
   q <- qt(0.975, 2)
   drift_aa[[o]] <- list(op = o, ratio = unname(exp(est)),
