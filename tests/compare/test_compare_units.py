@@ -170,6 +170,10 @@ def test_exact_differences_are_stated_without_a_test_or_a_warning(tmp_path):
     pd.DataFrame({"c": ["x"] * 10, "latency_seconds": [0.25] * 10}).to_csv(same_, index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        r = compare(str(base), str(new), "--factors", "c")
+        assert r.exit_code == 0, r.output
+        c = json.loads(r.stdout)["comparison"]["cells"][0]
+        assert c["p_holm"] is None and c["decided_by"] == "exact"
         r = compare(str(base), str(new), "--factors", "c", "--assume-no-drift")
     assert r.exit_code == 0, r.output
     c = json.loads(r.stdout)["comparison"]["cells"][0]

@@ -255,6 +255,8 @@ def between_test(c: Cell, alpha: float) -> dict:
            "why": None}
     if c.paired:
         why = too_few("blocks", len(bm))
+        if why:
+            why += ": run the campaign in blocks (design.blocking in the spec)"
         method, run = "blocks", (lambda: bt.paired_log_t(bm, nm, alpha))
         units = [bm, nm]
     elif len(bm) >= minimum("runs") and len(nm) >= minimum("runs"):
