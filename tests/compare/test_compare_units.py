@@ -188,6 +188,18 @@ def test_exact_differences_are_stated_without_a_test_or_a_warning(tmp_path):
     c = json.loads(r.stdout)["comparison"]["cells"][0]
     assert r.exit_code == 0 and c["exact"] == "constant" and c["verdict"] == \
         "no difference (constant)"
+    # one side constant (0.26 is not a binary fraction), the other varying: Welch as R's, quietly
+    varying = tmp_path / "d.csv"
+    y = 0.3 + 0.01 * np.random.default_rng(1).standard_normal(30)
+    pd.DataFrame({"c": ["x"] * 30, "latency_seconds": y}).to_csv(varying, index=False)
+    pd.DataFrame({"c": ["x"] * 30, "latency_seconds": [0.26] * 30}).to_csv(new, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = compare(str(new), str(varying), "--factors", "c", "--assume-no-drift")
+    w = json.loads(r.stdout)["comparison"]["cells"][0]["within_run"]
+    ys = pd.read_csv(varying)["latency_seconds"].to_numpy()
+    assert w["df"] == pytest.approx(29) and w["t"] == pytest.approx(
+        (ys.mean() - 0.26) / (ys.std(ddof=1) / np.sqrt(30)), rel=1e-9)
 
 
 def test_intervals_below_their_minimum_say_too_few(tmp_path):
