@@ -263,8 +263,13 @@ def between_test(c: Cell, alpha: float) -> dict:
         why, method, run = None, "runs", (lambda: bt.welch_log_t(bm, nm, alpha))
         units = [bm, nm]
     else:
-        drift_units, source = (c.drift_units, "aa") if len(c.drift_units) else (c.base_units, "base")
-        dm = dm if source == "aa" else bm
+        # the drift: A/A runs when given, else the side with more runs (BASE on a tie)
+        if len(c.drift_units):
+            drift_units, source = c.drift_units, "aa"
+        elif len(nm) > len(bm):
+            drift_units, source, dm = c.new_units, "new", nm
+        else:
+            drift_units, source, dm = c.base_units, "base", bm
         out["units_drift"], out["drift_from"] = len(dm), source
         if len(dm) < minimum("drift_runs"):
             sides = "one run" if len(bm) == len(nm) == 1 else f"{len(bm)} and {len(nm)} runs"
@@ -293,7 +298,7 @@ def between_test(c: Cell, alpha: float) -> dict:
     return out
 
 
-def _verdict(rel, higher_is_better, threshold, significant, exact=False):
+def _verdict(rel, higher_is_better, threshold, significant):
     if rel is None:
         return False, False
     worse = ((-rel) if higher_is_better else rel) > threshold
@@ -384,7 +389,8 @@ def _verdict_text(r: dict) -> str:
         return "changed, within the threshold" + star
     if by == "drift":
         lo, hi = b["drift_band"]
-        return (f"within the {'A/A' if b.get('drift_from') == 'aa' else 'BASE runs’'} drift "
+        who = {"aa": "A/A", "base": "BASE runs’", "new": "NEW runs’"}[b["drift_from"]]
+        return (f"within the {who} drift "
                 f"({100 * lo:+.1f} %, {100 * hi:+.1f} %)")
     return "no change shown" + star
 
@@ -398,10 +404,10 @@ def methods(design, alpha, threshold, higher_is_better, n_boot, seed, cells) -> 
         "runs": "each run is one unit: Welch's t on the log run means, {conf} CI of the ratio "
                 "(R's t.test(log(new), log(base)))".replace("{conf}", conf),
         "drift": "too few runs a side for their own variance: the difference of the sides' "
-                 "mean log run means against the spread of the A/A runs (--aa) or of BASE's "
-                 "runs, s·√(1/k_base + 1/k_new) with k_drift − 1 df; assumes NEW's runs vary "
-                 "as those do; 'within the drift' is the band ± t·s·√(1/k_base + 1/k_new) the "
-                 "log ratio stays within when nothing changed",
+                 "mean log run means against the spread of the A/A runs (--aa), else of the "
+                 "side with more runs, s·√(1/k_base + 1/k_new) with k_drift − 1 df; assumes "
+                 "the other side's runs vary as those do; 'within the drift' is the band "
+                 "± t·s·√(1/k_base + 1/k_new) the log ratio stays within when nothing changed",
         "within_run": "per invocation, one population per side: difference of means with "
                       "Welch's t (R's t.test(new, base)), Holm over the cells; difference of "
                       f"medians with a bootstrap percentile interval ({n_boot} resamples, seed "
