@@ -291,3 +291,17 @@ def test_the_settings_that_differ_between_base_and_new_are_listed(tmp_path):
     assert not any(f.startswith("spec.workload") for f in fields)  # the same workload
     md = CliRunner().invoke(cli, ["compare", str(base), str(new), "--format", "markdown"]).stdout
     assert "| spec.function.memory_mb | 512 | 1024 |" in md
+
+
+def test_the_side_with_more_runs_gives_the_drift_either_way_round():
+    """One BASE run against three NEW runs is the mirror of three against one: the ratio
+    inverts, t changes sign, p and df stay."""
+    one_three = cells(compare(str(RUNS / "base1.csv"), runs("new1", "new2", "new3"),
+                              "--factors", "op"))
+    three_one = cells(compare(runs("new1", "new2", "new3"), str(RUNS / "base1.csv"),
+                              "--factors", "op"))
+    for op in ("read", "write"):
+        a, b = one_three[op]["between"], three_one[op]["between"]
+        assert (a["drift_from"], b["drift_from"]) == ("new", "base")
+        assert a["ratio"] == pytest.approx(1 / b["ratio"], rel=1e-12)
+        assert (a["t"], a["df"], a["p"]) == pytest.approx((-b["t"], b["df"], b["p"]), rel=1e-12)
