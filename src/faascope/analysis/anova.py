@@ -57,8 +57,15 @@ def _weighted(design: Design):
 
 def fit_status(design: Design, rss: float) -> str | None:
     """"constant", "perfect_fit" or None (see the module doc)."""
-    sst = design.sst
-    if sst <= design.n * (2.0 * design.resolution) ** 2:
+    return variation_status(design.sst, rss, design.n, design.resolution)
+
+
+def variation_status(sst: float, rss: float, n: int, resolution: float) -> str | None:
+    """"constant" (the total sum of squares ``sst`` of ``n`` values is within a couple of ulps,
+    ``resolution``, of the data), "perfect_fit" (the residual sum of squares ``rss`` is below
+    1e-10 of the total: R's anova.lm criterion) or None. `faascope compare` asks the same of two
+    samples (groups: the two sides), so both commands call the same data untestable."""
+    if sst <= n * (2.0 * resolution) ** 2:
         return "constant"
     if rss <= 1e-10 * sst:
         return "perfect_fit"

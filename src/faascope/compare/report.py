@@ -1,89 +1,25 @@
-"""`faascope compare`'s inputs and output: read the inputs (analysis/sources.py checks that their
-factors mean the same thing), compare the first with the last per cell (compare/stats.py), build
-the timeline (compare/timeline.py), and render it as a table, Markdown or JSON."""
+"""`faascope compare`'s output: the answer of compare/engine.py as a table, Markdown or JSON.
+
+What the table shows depends on the design, so that no interval or verdict appears that the
+design cannot back: the between-unit change with its interval for an interleaved campaign
+(blocks) or several runs a side; for one run a side only the descriptive differences, with the
+per-invocation intervals and verdicts only under ``--assume-no-drift`` (marked *)."""
 from __future__ import annotations
 
-import math
-from typing import Optional, Sequence
-
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from faascope.analysis.io import apply_filters
 from faascope.analysis.render import Section, fmt_p, g4
-from faascope.analysis.sources import check_factors, common_factors, read_sources
-from faascope.compare.stats import cell_values, compare_cells
-from faascope.compare.timeline import timeline as build_timeline
-from faascope.errors import BadInput
-from faascope.store.reader import with_measure
 
 
-def compare_inputs(paths: Sequence[str], *, response: str = "latency_seconds",
-                   factors: Optional[list[str]] = None, threshold: float = 0.10,
-                   alpha: float = 0.05, higher_is_better: bool = False, timeline: bool = False,
-                   filters: Sequence[str] = (), n_boot: int = 2000, seed: int = 0) -> dict:
-    sources = read_sources(paths)
-    if factors is None:
-        factors = common_factors(paths)
-        if not factors:
-            raise BadInput("name the columns that make a cell with --factors A,B (a CSV or "
-                           "Parquet file does not say which columns are factors)", field="--factors")
-    check_factors(sources, factors)
-    values = []
-    notes: list[str] = []
-    for s in sources:
-        df = apply_filters(s.df, list(filters)) if filters else s.df
-        if response not in df.columns:
-            raise BadInput(f"no column {response!r} in {s.name}", field="--response")
-        if s.is_store:
-            df, without = with_measure(df, response)
-            if without:
-                notes.append(f"{s.name}: {without:,} invocation(s) without {response} left out")
-        values.append(cell_values(df, response, factors) if len(df) else {})
-    names = [s.name for s in sources]
-    comparison = compare_cells(values[0], values[-1], alpha=alpha, threshold=threshold,
-                               higher_is_better=higher_is_better, n_boot=n_boot, seed=seed)
-    out = {"response": response, "factors": list(factors), "inputs": names,
-           "base": names[0], "new": names[-1], "comparison": _jsonable(comparison),
-           "notes": notes}
-    if timeline:
-        keys = set().union(*values)
-        groups = {k: [v.get(k, np.empty(0)) for v in values] for k in keys}
-        out["timeline"] = _jsonable(build_timeline(groups, names))
-        out["timeline_method"] = ("PELT (Killick et al. 2012, via ruptures) for a change of the "
-                                  "mean, on values scaled by the within-campaign MAD × 1.4826, "
-                                  "penalty 2·ln(n) per change point; change points moved to "
-                                  "the nearest boundary between inputs")
-    return out
-
-
-def _jsonable(x):
-    """Levels tuples as lists and non-finite floats as None (JSON has neither)."""
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
-
-
-# ------------------------------------------------------------------------------- rendering
 def _pct(v) -> str:
     return "–" if v is None else f"{100 * v:+.1f}%"
-
-
-def _ci(pair) -> str:
-    return "–" if not pair else f"[{g4(pair[0])}, {g4(pair[1])}]"
 
 
 def _rel(diff, ci, base) -> str:
     """A change and its interval relative to the base value: +18.0% [+15.8%, +20.2%]."""
     if not base:
-        return f"{g4(diff)} {_ci(ci)}"
+        return g4(diff) + (f" [{g4(ci[0])}, {g4(ci[1])}]" if ci else "")
     out = _pct(diff / base)
     return out + (f" [{_pct(ci[0] / base)}, {_pct(ci[1] / base)}]" if ci else "")
 
@@ -95,46 +31,175 @@ def _cv(c: dict) -> str:
     return f"{100 * b:.1f} → {100 * n:.1f}"
 
 
+def _between(c: dict) -> str:
+    """The unit-level change: +18.0% [+15.8%, +20.2%], or exact, or why there is none."""
+    b = c["between"]
+    if c["decided_by"] == "exact":
+        return f"{_pct(c['mean_rel_change'])} exact (no variation)" \
+            if c["mean_rel_change"] is not None else f"{g4(c['mean_diff'])} exact"
+    if b.get("rel_change") is None:
+        return f"{_pct(c['mean_rel_change'])} (no test)"
+    lo, hi = b["rel_ci"]
+    return f"{_pct(b['rel_change'])} [{_pct(lo)}, {_pct(hi)}]"
+
+
+def _within(c: dict, key: str, diff: float, base: float) -> str:
+    w = c["within_run"]
+    ci = w[f"{key}_ci"]
+    if ci is None and w.get(f"{key}_ci_why") and c["decided_by"] != "exact":
+        return f"{_rel(diff, None, base)} ({w[f'{key}_ci_why']})"
+    return _rel(diff, ci, base)
+
+
+def _units(c: dict) -> str:
+    b = c["between"]
+    if b.get("units_base") is None:
+        return "–"
+    if b.get("method") == "blocks":
+        return str(b["units_base"])
+    out = f"{b['units_base']}/{b['units_new']}"
+    return out + (f" (A/A {b['units_drift']})" if b.get("drift_from") == "aa" else "")
+
+
+def design_line(res: dict) -> str:
+    cmp = res["comparison"]
+    if res["design"] == "interleaved":
+        return (f"Interleaved campaign: BASE = {res['base']}, NEW = {res['new']}, run in blocks; "
+                "each block is one unit (paired t on the log of the blocks' means), so drift "
+                "between blocks hits both sides alike and cancels.")
+    nb, nn, na = len(res["base_runs"]), len(res["new_runs"]), len(res["aa_runs"])
+    line = (f"BASE: {nb} run(s) ({', '.join(res['base_runs'])}); NEW: {nn} run(s) "
+            f"({', '.join(res['new_runs'])})" + (f"; A/A: {na} run(s) ({', '.join(res['aa_runs'])})"
+                                                 if na else "") + ".")
+    by = {c["decided_by"] for c in cmp["cells"]} - {"exact"}
+    if by == {"runs"}:
+        return line + " Each run is one unit (Welch's t on log run means), so the drift between " \
+                      "runs is in the error term."
+    if by == {"drift"}:
+        return line + (" Too few runs a side for their own spread: the sides are compared "
+                       "against the drift between the A/A runs (or BASE's runs), assuming NEW's "
+                       "runs vary as those do.")
+    return line
+
+
 def sections(res: dict) -> list[Section]:
     cmp = res["comparison"]
     conf = f"{100 * (1 - cmp['alpha']):g}%"
     f = res["factors"]
+    interleaved = res["design"] == "interleaved"
+    assumed = cmp["warning"] is not None and cmp["assume_no_drift"]
+    tested = any(c["decided_by"] in ("blocks", "runs", "drift") for c in cmp["cells"])
+    any_p = any(c["p_holm"] is not None for c in cmp["cells"])
     rows = []
     for c in cmp["cells"]:
-        verdict = "REGRESSION" if c["regression"] else "improvement" if c["improvement"] else \
-            ("significant" if c["significant"] else "–")
         bm, bmed = c["base"]["mean"], c["base"]["median"]
-        rows.append(list(c["levels"]) + [
-            f"{c['base']['n']}/{c['new']['n']}", g4(bm),
-            _rel(c["mean_diff"], c["mean_diff_ci"], bm),
-            _rel(c["median_diff"], c["median_diff_ci"], bmed), _cv(c),
-            _pct(c["p99_rel_change"]), fmt_p(c["p_holm"]), verdict])
+        row = list(c["levels"])
+        if interleaved or tested:
+            row += [_units(c)]
+        row += [f"{c['base']['n']}/{c['new']['n']}", g4(bm)]
+        if interleaved or tested:
+            row += [_between(c)]
+        elif not assumed:
+            row += [_between(c) if c["decided_by"] == "exact" else _pct(c["mean_rel_change"])]
+        if assumed:
+            row += [_within(c, "mean_diff", c["mean_diff"], bm),
+                    _within(c, "median_diff", c["median_diff"], bmed)]
+        else:
+            row += [_pct(c["median_rel_change"])]
+        row += [_cv(c), _pct(c["p99_rel_change"])]
+        row += ([fmt_p(c["p_holm"])] if any_p else []) + [c["verdict"]]
+        rows.append(row)
+    headers = list(f)
+    if interleaved:
+        headers += ["blocks"]
+    elif tested:
+        headers += ["runs base/new"]
+    headers += ["n base/new", "mean base"]
+    if interleaved:
+        headers += [f"Δ mean [{conf} CI, paired t on blocks]"]
+    elif tested:
+        headers += [f"Δ mean [{conf} CI, between runs]"]
+    elif not assumed:
+        headers += ["Δ mean"]
+    if assumed:
+        headers += [f"Δ mean [{conf} CI, Welch within runs]*",
+                    f"Δ median [{conf} CI, bootstrap within runs]*"]
+    else:
+        headers += ["Δ median"]
+    headers += ["CV % base → new", "Δ p99"] + (["p (Holm)"] if any_p else []) + ["verdict"]
     head = (f"`{res['new']}` compared with `{res['base']}`: response `{res['response']}` "
             f"({'higher' if cmp['higher_is_better'] else 'lower'} is better), cells by "
-            f"{', '.join(f'`{x}`' for x in f)}; {cmp['regressions']} regression(s), "
-            f"{cmp['improvements']} improvement(s) beyond {100 * cmp['threshold']:g}% at "
-            f"α = {cmp['alpha']:g}.")
-    notes = [head, "Δ mean, Δ median and Δ p99 are relative to the base's mean, median and p99; "
-                   f"the base's mean is in the response's unit ({res['response']})"]
-    notes += [f"{k}: {v}" for k, v in cmp["methods"].items()] + res.get("notes", [])
-    notes += [f"not compared: {', '.join(s['levels'])} ({s['why']})" for s in cmp["skipped"]]
+            f"{', '.join(f'`{x}`' for x in f) or '(one cell)'}; " + (
+                f"{cmp['regressions']} regression(s), {cmp['improvements']} improvement(s) "
+                f"beyond {100 * cmp['threshold']:g}% at α = {cmp['alpha']:g}; {cmp['tested']} "
+                f"of {len(cmp['cells'])} cell(s) tested." if cmp["tested"] else
+                f"none of the {len(cmp['cells'])} cell(s) tested."))
+    notes = [head, design_line(res)]
+    if cmp["warning"]:
+        notes.append(cmp["warning"])
+    notes.append("Δ are relative to BASE's mean, median and p99; BASE's mean is in the "
+                 f"response's unit ({res['response']}); between-unit changes are ratios of the "
+                 "units' means (geometric mean over units) − 1")
+    why: dict[str, list[str]] = {}
+    for c in cmp["cells"]:
+        if c["decided_by"] is None:
+            why.setdefault(c["between"].get("why") or "", []).append(
+                ", ".join(f"{k}={v}" for k, v in zip(f, c["levels"])) or "the one cell")
+    notes += [f"no test ({len(cells)} cell(s): {'; '.join(cells[:6])}"
+              f"{' …' if len(cells) > 6 else ''}): {w}" for w, cells in why.items()]
+    used = {c["decided_by"] for c in cmp["cells"]}
+    shown = {"blocks", "runs", "drift", "exact", "minimums", "cv", "p99"} & (
+        used | {"minimums", "cv", "p99"})
+    if assumed:
+        shown.add("within_run")
+    if any_p:
+        shown |= {"multiple_comparisons", "regression"}
+    notes += [f"{k}: {v}" for k, v in cmp["methods"].items() if k in shown]
+    notes += res.get("notes", [])
+    notes += [f"not compared: {', '.join(s['levels']) or '(one cell)'} ({s['why']})"
+              for s in cmp["skipped"]]
     out = [Section(f"Comparison of {res['response']}", [], [], level=1),
-           Section("Per cell", f + ["n base/new", "mean base", f"Δ mean [{conf} CI, Welch]",
-                                    f"Δ median [{conf} CI, bootstrap]", "CV % base → new",
-                                    "Δ p99", "p (Holm)", "verdict"], rows, notes)]
+           Section("Per cell", headers, rows, notes)]
+    diff = res.get("spec_diff") or {}
+    drows = [[d["field"], _show(d["base"]), _show(d["new"])] for d in diff.get("fields", [])]
+    dnotes = ["What the two levels set (one campaign: everything else is shared)."
+              if res["design"] == "interleaved" else
+              "What BASE and NEW recorded differently (the spec, the campaign's seed and "
+              "replications, the faascope version, the machine)."]
+    if diff.get("note"):
+        dnotes.append(diff["note"])
+    for w in diff.get("within_sides", []):
+        dnotes.append(f"{w['input']} ({w['side']}) differs from its side's first run in "
+                      f"{', '.join(w['fields'])}" + (": not an A/A run of BASE's spec"
+                                                      if w["side"] == "aa" else ""))
+    if diff.get("note"):
+        out.append(Section("Settings that differ", [], [], [diff["note"]]))
+    else:
+        if not drows:
+            dnotes.append("no recorded setting differs")
+            drows = [["–", "–", "–"]]
+        out.append(Section("Settings that differ", ["field", "base", "new"], drows, dnotes))
     if "timeline" in res:
         rows = []
         for t in res["timeline"]:
             at = {c["at"] for c in t["change_points"]}
-            series = " ".join(("‖ " if p["source"] in at else "") + (g4(p["mean"]) if p["mean"] is not None else "·")
+            series = " ".join(("‖ " if p["source"] in at else "")
+                              + (g4(p["median"]) if p["median"] is not None else "·")
                               for p in t["points"])
-            cps = "; ".join(f"at {c['at']}: {g4(c['mean_before'])} → {g4(c['mean_after'])} "
-                            f"({_pct(c['rel_change'])})" for c in t["change_points"]) or "none"
+            cps = "; ".join(f"at {c['at']}: {g4(c['level_before'])} → {g4(c['level_after'])} "
+                            f"({_pct(c['rel_change'])}, p = {fmt_p(c['p'])})"
+                            for c in t["change_points"]) or "none"
             rows.append(list(t["levels"]) + [series, cps])
-        out.append(Section("Timeline (means per input, ‖ marks a change point)",
-                           f + ["means, " + " → ".join(res["inputs"]), "change points"], rows,
+        out.append(Section("Timeline (medians per input, ‖ marks a change point)",
+                           f + ["medians, " + " → ".join(res["inputs"]), "change points"], rows,
                            [res["timeline_method"]]))
     return out
+
+
+def _show(v) -> str:
+    if v is None:
+        return "(absent)"
+    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def _md(s) -> str:
@@ -146,6 +211,7 @@ def render_markdown(res: dict) -> str:
     for sec in sections(res):
         lines += ["#" * sec.level + " " + sec.title, ""]
         if not sec.rows:
+            lines += [n for n in sec.notes] + ([""] if sec.notes else [])
             continue
         if sec.notes:
             lines += [sec.notes[0], ""]
@@ -163,13 +229,16 @@ def render_table(res: dict, console=None) -> None:
     for sec in sections(res):
         if not sec.rows:
             console.print(sec.title, style="bold underline")
+            for n in sec.notes:
+                console.print(n, style="dim")
             continue
         t = Table(title=sec.title, title_justify="left")
         for h in sec.headers:
             t.add_column(h, overflow="fold")
         for r in sec.rows:
-            style = "bold red" if r[-1] == "REGRESSION" else None
+            style = "bold red" if str(r[-1]).startswith("REGRESSION") else None
             t.add_row(*[str(c) for c in r], style=style)
         console.print(t)
         for n in sec.notes:
-            console.print(n, style="dim")
+            style = "bold yellow" if n.startswith(("ONE RUN", "NO DRIFT")) else "dim"
+            console.print(n, style=style)

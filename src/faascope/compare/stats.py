@@ -1,23 +1,24 @@
-"""What changed between two campaigns, per cell: the statistics of `faascope compare`.
+"""What changed in one cell, from the invocations' values: the descriptive and within-run
+statistics of `faascope compare`.
 
-For each cell (a combination of the factors' levels) present in both inputs, with ``base`` and
-``new`` its response values:
+For each cell (a combination of the factors' levels) with ``base`` and ``new`` its response
+values (every run of a side pooled):
 
-- **difference of means** new − base with **Welch's** t interval and test (unequal variances;
-  ``scipy.stats.ttest_ind(equal_var=False)``, as R's ``t.test(new, base)``), and the change
-  relative to the base mean;
-- **difference of medians** with a **bootstrap percentile** interval (``scipy.stats.bootstrap``,
-  each input resampled on its own, seeded);
-- CV (sd with n − 1 over the mean) and the 99th percentile (R's type 7, numpy's default) of both,
-  and their changes;
-- **significance** across cells: Welch p-values adjusted with **Holm**'s step-down method
-  (``statsmodels`` ``multipletests(method="holm")``, R's ``p.adjust(method = "holm")``), which
-  controls the family-wise error rate over all compared cells;
-- a **regression** is a cell whose Holm-adjusted p is below alpha **and** whose mean moved in the
-  worse direction by more than the threshold (relative to the base mean); an **improvement**
-  likewise in the better direction. Lower is better unless ``higher_is_better`` (throughputs).
+- mean, median, CV (sd with n − 1 over the mean) and 99th percentile (R's type 7, numpy's
+  default) of both sides, and their changes;
+- **exact** differences: when neither side varies (within rounding: the criterion `analyze`
+  uses, :func:`faascope.analysis.anova.variation_status`), the difference is stated exactly and
+  no test is made — a t statistic of 10^14 from rounding noise is no evidence;
+- the **within-run** comparison: the difference of means with **Welch's** t interval and test
+  (``scipy.stats.ttest_ind(equal_var=False)``, R's ``t.test(new, base)``) and of medians with a
+  **bootstrap percentile** interval (``scipy.stats.bootstrap``, each side resampled on its own,
+  seeded); Welch p-values adjusted over the cells with **Holm** (R's ``p.adjust(p, "holm")``).
 
-The timeline of many inputs (:mod:`faascope.compare.timeline`) uses the same cells.
+The within-run numbers treat invocations as independent draws of one distribution per side.
+Between two runs that is false — runs drift — so they are evidence of a change only inside one
+interleaved campaign or when the user assumes no drift (``--assume-no-drift``); the tests that
+count runs or blocks as the unit are in :mod:`faascope.compare.between`. Intervals are printed
+only from the sample sizes :mod:`faascope.compare.minimums` allows.
 """
 from __future__ import annotations
 
@@ -29,24 +30,35 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from faascope.analysis.anova import variation_status
 from faascope.analysis.io import as_level_strings
+from faascope.compare.minimums import too_few
 from faascope.errors import BadInput
 
-#: values a cell needs in each input to be compared (Welch's test needs a variance on each side)
+#: values a cell needs on each side to be described at all (a CV needs two)
 MIN_PER_SIDE = 2
 
 
-def cell_values(df: pd.DataFrame, response: str, factors: Sequence[str]) -> dict[tuple, np.ndarray]:
-    """{levels tuple (as text): the response's values} of one input, in its row order."""
+def cell_values(df: pd.DataFrame, response: str, factors: Sequence[str],
+                extra: Sequence[str] = ()) -> dict[tuple, np.ndarray]:
+    """{levels tuple (as text): the response's values} of one input, in its row order; with
+    ``extra`` columns, {levels: {extra levels tuple: values}} (e.g. per block)."""
     y = pd.to_numeric(df[response], errors="coerce")
     keep = y.notna()
     if not keep.any():
         raise BadInput(f"{response!r} has no numeric values", field="--response")
     d = df.loc[keep]
     keys = [as_level_strings(d[f]) for f in factors]
-    out: dict[tuple, list] = {}
+    more = [as_level_strings(d[c]) for c in extra]
+    out: dict = {}
     for i, v in enumerate(y[keep].to_numpy(dtype=float)):
-        out.setdefault(tuple(k.iat[i] for k in keys), []).append(v)
+        key = tuple(k.iat[i] for k in keys)
+        if more:
+            out.setdefault(key, {}).setdefault(tuple(m.iat[i] for m in more), []).append(v)
+        else:
+            out.setdefault(key, []).append(v)
+    if more:
+        return {k: {b: np.asarray(v) for b, v in g.items()} for k, g in out.items()}
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -58,23 +70,29 @@ def summary(x: np.ndarray) -> dict:
             "p99": float(np.quantile(x, 0.99))}
 
 
+def exactness(base: np.ndarray, new: np.ndarray) -> str | None:
+    """"constant" (every value of both sides equal within rounding), "exact" (neither side
+    varies within rounding, the sides differ) or None (there is variation to test against)."""
+    y = np.concatenate([base, new])
+    sst = float(np.sum((y - y.mean()) ** 2))
+    rss = float(np.sum((base - base.mean()) ** 2) + np.sum((new - new.mean()) ** 2))
+    status = variation_status(sst, rss, len(y), float(np.spacing(np.max(np.abs(y)))))
+    return {"constant": "constant", "perfect_fit": "exact"}.get(status)
+
+
 def welch(base: np.ndarray, new: np.ndarray, alpha: float) -> dict:
-    """new − base: Welch's t interval and two-sided test (R's ``t.test(new, base)``)."""
-    res = stats.ttest_ind(new, base, equal_var=False)
-    diff = float(np.mean(new) - np.mean(base))
-    if not math.isfinite(float(res.statistic)):  # both constant: no variation to test
-        same = diff == 0
-        return {"diff": diff, "ci": [diff, diff], "t": None, "df": None,
-                "p": 1.0 if same else 0.0}
+    """new − base: Welch's t interval and two-sided test (R's ``t.test(new, base)``), on the
+    last axis (arrays of samples give arrays of results)."""
+    res = stats.ttest_ind(new, base, equal_var=False, axis=-1)
     ci = res.confidence_interval(confidence_level=1 - alpha)
-    return {"diff": diff, "ci": [float(ci.low), float(ci.high)], "t": float(res.statistic),
-            "df": float(res.df), "p": float(res.pvalue)}
+    return {"diff": np.mean(new, -1) - np.mean(base, -1), "ci": (ci.low, ci.high),
+            "t": res.statistic, "df": res.df, "p": res.pvalue}
 
 
 def median_diff(base: np.ndarray, new: np.ndarray, alpha: float, n_boot: int, seed: int) -> dict:
     """new − base medians with a bootstrap percentile interval (each sample resampled with
-    replacement on its own)."""
-    diff = float(np.median(new) - np.median(base))
+    replacement on its own), on the last axis."""
+    diff = np.median(new, -1) - np.median(base, -1)
     if n_boot <= 0:
         return {"diff": diff, "ci": None}
 
@@ -82,71 +100,66 @@ def median_diff(base: np.ndarray, new: np.ndarray, alpha: float, n_boot: int, se
         return np.median(a, axis=axis) - np.median(b, axis=axis)
 
     res = stats.bootstrap((new, base), stat, n_resamples=n_boot, confidence_level=1 - alpha,
-                          method="percentile", vectorized=True,
+                          method="percentile", vectorized=True, axis=-1,
                           rng=np.random.default_rng(seed))
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return {"diff": diff, "ci": None if math.isnan(lo) else [lo, hi]}
+    return {"diff": diff, "ci": (res.confidence_interval.low, res.confidence_interval.high)}
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (R's ``p.adjust(p, "holm")``)."""
-    if not pvalues:
-        return []
-    return [float(p) for p in multipletests(list(pvalues), method="holm")[1]]
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment (R's ``p.adjust(p, "holm")``) of the p-values given; None
+    (no test) stays None and is not counted."""
+    idx = [i for i, p in enumerate(pvalues) if p is not None]
+    out: list[float | None] = [None] * len(pvalues)
+    if idx:
+        adj = multipletests([pvalues[i] for i in idx], method="holm")[1]
+        for i, p in zip(idx, adj):
+            out[i] = float(p)
+    return out
 
 
-def compare_cells(base: dict[tuple, np.ndarray], new: dict[tuple, np.ndarray], *,
-                  alpha: float = 0.05, threshold: float = 0.10, higher_is_better: bool = False,
-                  n_boot: int = 2000, seed: int = 0) -> dict:
-    """Every cell of ``base`` and ``new`` compared (see the module's docstring); cells found in
-    only one input, or with fewer than two values on a side, are listed apart."""
-    if not 0 < alpha < 1:
-        raise BadInput("must be between 0 and 1", field="--alpha")
-    if threshold < 0:
-        raise BadInput("must not be negative", field="--threshold")
-    rows, skipped = [], []
-    for key in sorted(set(base) | set(new)):
-        b, n = base.get(key), new.get(key)
-        if b is None or n is None:
-            skipped.append({"levels": key, "why": "only in base" if n is None else "only in new"})
-            continue
-        if len(b) < MIN_PER_SIDE or len(n) < MIN_PER_SIDE:
-            skipped.append({"levels": key, "why": f"fewer than {MIN_PER_SIDE} values "
-                            f"(base {len(b)}, new {len(n)})"})
-            continue
-        sb, sn = summary(b), summary(n)
-        w = welch(b, n, alpha)
-        md = median_diff(b, n, alpha, n_boot, seed)
-        rel = w["diff"] / sb["mean"] if sb["mean"] != 0 else None
-        rows.append({"levels": key, "base": sb, "new": sn, "mean_diff": w["diff"],
-                     "mean_diff_ci": w["ci"], "mean_rel_change": rel,
-                     "mean_rel_ci": ([v / sb["mean"] for v in w["ci"]] if sb["mean"] > 0 else None),
-                     "welch_t": w["t"], "welch_df": w["df"], "p": w["p"],
-                     "median_diff": md["diff"], "median_diff_ci": md["ci"],
-                     "median_rel_change": (md["diff"] / sb["median"] if sb["median"] != 0 else None),
-                     "cv_change": (None if sb["cv"] is None or sn["cv"] is None
-                                   else sn["cv"] - sb["cv"]),
-                     "p99_rel_change": (sn["p99"] / sb["p99"] - 1 if sb["p99"] != 0 else None)})
-    for r, p_adj in zip(rows, holm([r["p"] for r in rows])):
-        r["p_holm"] = p_adj
-        r["significant"] = p_adj < alpha
-        rel = r["mean_rel_change"]
-        worse = rel is not None and ((-rel) if higher_is_better else rel) > threshold
-        better = rel is not None and ((rel) if higher_is_better else -rel) > threshold
-        r["regression"] = bool(r["significant"] and worse)
-        r["improvement"] = bool(r["significant"] and better)
-    return {"cells": rows, "skipped": skipped, "alpha": alpha, "threshold": threshold,
-            "higher_is_better": higher_is_better, "n_boot": n_boot, "seed": seed,
-            "regressions": sum(r["regression"] for r in rows),
-            "improvements": sum(r["improvement"] for r in rows),
-            "methods": {
-                "mean": "difference of means new − base, Welch's t interval and test (unequal "
-                        "variances; R's t.test)",
-                "median": f"difference of medians, bootstrap percentile interval ({n_boot} "
-                          f"resamples, seed {seed}, each input resampled on its own)",
-                "multiple_comparisons": "Holm's step-down adjustment of the Welch p-values over "
-                                        f"the {len(rows)} compared cells (family-wise error ≤ α)",
-                "regression": f"Holm-adjusted p < {alpha:g} and the mean "
-                              f"{'fell' if higher_is_better else 'rose'} by more than "
-                              f"{100 * threshold:g}% of the base mean",
-                "cv": "sd (n − 1) / mean", "p99": "99th percentile, linear interpolation (R type 7)"}}
+def _f(v) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _snapped(base: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both samples shifted by BASE's median (Welch's difference, interval and t do not change
+    with a common shift), and a side that is constant within rounding (a couple of ulps: the
+    criterion of :func:`exactness`) made exactly constant: its variance is 0, not the rounding
+    noise scipy warns about ("catastrophic cancellation")."""
+    ref = float(np.median(base))
+    out = []
+    for x in (base, new):
+        x = x - ref
+        if np.ptp(x) <= 4 * np.spacing(np.max(np.abs(x)) + abs(ref)):
+            x = np.full(len(x), float(np.median(x)))
+        out.append(x)
+    return out[0], out[1]
+
+
+def within_run(base: np.ndarray, new: np.ndarray, alpha: float, n_boot: int, seed: int) -> dict:
+    """The per-invocation comparison of one cell: Welch's difference of means and the bootstrap
+    difference of medians, each interval None with its reason below its minimum n; no test at
+    all for an exact cell."""
+    n = min(len(base), len(new))
+    out: dict = {"mean_diff": float(np.mean(new) - np.mean(base)),
+                 "median_diff": float(np.median(new) - np.median(base)),
+                 "exact": exactness(base, new)}
+    if out["exact"]:
+        out.update(mean_diff_ci=None, t=None, df=None, p=None, median_diff_ci=None,
+                   mean_diff_ci_why="no variation within either side: the difference is exact",
+                   median_diff_ci_why="no variation within either side: the difference is exact")
+        return out
+    w = welch(*_snapped(base, new), alpha)
+    why = too_few("welch", n)
+    out.update(mean_diff_ci=None if why else [_f(w["ci"][0]), _f(w["ci"][1])],
+               mean_diff_ci_why=why, t=_f(w["t"]), df=_f(w["df"]), p=_f(w["p"]))
+    why = too_few("median", n)
+    if why or n_boot <= 0:
+        out.update(median_diff_ci=None, median_diff_ci_why=why or "no bootstrap (--bootstrap 0)")
+    else:
+        ci = median_diff(base, new, alpha, n_boot, seed)["ci"]
+        lo, hi = _f(ci[0]), _f(ci[1])
+        out.update(median_diff_ci=None if lo is None or hi is None else [lo, hi],
+                   median_diff_ci_why=None)
+    return out
