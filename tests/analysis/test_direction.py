@@ -64,3 +64,19 @@ def test_a_foreign_column_named_like_a_duration_is_assumed_lower_and_says_so():
     m = describe("occurred_ms")
     assert m.better == "lower" and m.unit == "ms" and not m.known
     assert "assumed" in m.direction_text
+
+
+def test_staggering_compares_by_each_metrics_direction():
+    from faascope.analysis.improvement import improvement
+    from faascope.stagger.commands import OBJECTIVE_METRICS
+
+    # suggest keeps the lowest scores: every metric it offers is lower-is-better in the table
+    assert all(describe(m).better == "lower" and describe(m).known for m in OBJECTIVE_METRICS)
+    rng = np.random.default_rng(0)
+    slow, fast = rng.normal(10, 0.5, 8), rng.normal(5, 0.5, 8)
+    lower = improvement(fast, slow)                      # half the time: +50 %
+    higher = improvement(slow, fast, higher_is_better=True)  # twice the rate: +100 %
+    assert 40 < lower["improvement_pct"] < 60 and lower["ci_low"] > 0 and lower["p_value"] < 0.01
+    assert 70 < higher["improvement_pct"] < 150 and higher["ci_low"] > 0 and higher["p_value"] < 0.01
+    worse = improvement(fast, slow, higher_is_better=True)
+    assert worse["improvement_pct"] < 0 and worse["ci_high"] < 0 and worse["p_value"] > 0.99

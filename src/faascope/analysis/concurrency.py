@@ -46,6 +46,7 @@ from faascope.analysis.improvement import (
 )
 from faascope.analysis.per_cell import mean_ci
 from faascope.errors import BadInput
+from faascope.store.measures import describe
 from faascope.store.reader import ResultsFile, measured_only
 
 METRICS = ["delay_s", "wait_s", "start_s", "run_s", "service_s", "completion_s", "read_s",
@@ -212,7 +213,8 @@ def stagger_improvements(data: BurstData, metrics: list[tuple[str, str]] | None 
         for (b, d), c in g[~g["is_baseline"]].groupby([bcol, dcol], sort=True):
             for met, st in metrics:
                 col = f"{met}_{st}"
-                r = improvement(c[col].to_numpy(float), base[col].to_numpy(float), alpha=alpha)
+                r = improvement(c[col].to_numpy(float), base[col].to_numpy(float), alpha=alpha,
+                                higher_is_better=describe(met).higher_is_better)
                 if r["n_bursts"] == 0 and r["n_baseline"] == 0:
                     continue  # the workload does not report this metric (e.g. no reads)
                 rows.append({**dict(zip(others, gkey)), "batch_size": b, "delay": d,

@@ -104,11 +104,12 @@ def ratio_intervals(mc, vc, nc, mb, vb, nb, alpha: float = 0.05):
     return np.where(exact, est, lo), np.where(exact, est, hi)
 
 
-def improvement(cand, base, alpha: float = 0.05) -> dict[str, Any]:
-    """% improvement of ``cand`` over ``base`` (one value per burst, lower is better): the point
-    estimate from the means, and — only with :data:`MIN_BURSTS_PER_SIDE` bursts a side — Fieller's
-    interval (``ci_low``/``ci_high``, %; ``ci_low`` may be ``-inf``) and Welch's one-sided p-value
-    of "not better" (``p_value``). ``too_few`` holds the text printed instead below the rule."""
+def improvement(cand, base, alpha: float = 0.05, higher_is_better: bool = False) -> dict[str, Any]:
+    """% improvement of ``cand`` over ``base`` (one value per burst; lower is better unless
+    ``higher_is_better``, as the measures table says of the metric): the point estimate from the
+    means, and — only with :data:`MIN_BURSTS_PER_SIDE` bursts a side — Fieller's interval
+    (``ci_low``/``ci_high``, %; unbounded ends are infinite) and Welch's one-sided p-value of "not
+    better" (``p_value``). ``too_few`` holds the text printed instead below the rule."""
     cand = np.asarray(cand, float)
     base = np.asarray(base, float)
     cand, base = cand[np.isfinite(cand)], base[np.isfinite(base)]
@@ -118,13 +119,18 @@ def improvement(cand, base, alpha: float = 0.05) -> dict[str, Any]:
     if not nc or not nb or base.mean() <= 0:
         return out
     mc, mb = float(cand.mean()), float(base.mean())
-    out.update(improvement_pct=100 * (1 - mc / mb), staggered=mc, all_at_once=mb)
+    sign = -1.0 if higher_is_better else 1.0   # improvement = ±(1 − ρ): a higher rate is better
+    out.update(improvement_pct=100 * sign * (1 - mc / mb), staggered=mc, all_at_once=mb)
     if min(nc, nb) < MIN_BURSTS_PER_SIDE:
         out["too_few"] = too_few(min(nc, nb))
         return out
     vc, vb = float(cand.var(ddof=1)) / nc, float(base.var(ddof=1)) / nb
     lo, hi = ratio_interval(mc, vc, nc, mb, vb, nb, alpha)
-    out.update(ci_low=100 * (1 - hi), ci_high=100 * (1 - lo), p_value=p_not_better(cand, base))
+    if higher_is_better:
+        out.update(ci_low=100 * (lo - 1), ci_high=100 * (hi - 1),
+                   p_value=p_not_better(base, cand))
+    else:
+        out.update(ci_low=100 * (1 - hi), ci_high=100 * (1 - lo), p_value=p_not_better(cand, base))
     return out
 
 

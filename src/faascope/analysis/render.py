@@ -484,24 +484,20 @@ def fit_section(sec: Section, width: int) -> tuple[Section, list[str]]:
     return Section(sec.title, headers, rows, sec.notes, sec.level), notes
 
 
-def print_tables(res: dict, console=None, wide: bool = False, info=None) -> None:
-    """The analysis as rich tables: by default narrow (at most NARROW_COLUMNS wide, the compact
-    per-cell table); ``wide``: every column, as wide as the terminal. A value is never broken
-    across lines: a table too wide for the terminal loses its optional columns, and a table that
-    still does not fit is printed as one block per row ("column: value" lines)."""
-    from rich.console import Console
+def print_sections(secs: list[Section], console, row_style=None, note_style=None) -> None:
+    """Sections as rich tables on ``console``, never breaking a value across lines: a table too
+    wide for the terminal loses its optional columns (and says so), and a table that still does
+    not fit is printed as one block per row ("column: value" lines). ``row_style(row)`` and
+    ``note_style(note)`` may colour a row or a note."""
     from rich.table import Table
 
-    if console is None:
-        console = Console()
-        if not wide:
-            console = Console(width=min(console.width, NARROW_COLUMNS))
-    for sec in sections(res, wide=wide, info=info):
+    for sec in secs:
         if not sec.rows:
             style = "bold underline" if sec.level <= 2 else "bold"
             console.print(sec.title, style=style)
             for n in sec.notes:
-                console.print(n, style="yellow" if n.startswith("⚠") else None)
+                console.print(n, style=(note_style(n) if note_style else None)
+                              or ("yellow" if n.startswith("⚠") else None))
             continue
         sec, extra = fit_section(sec, console.width)
         if _width(sec.headers, sec.rows) > console.width:
@@ -509,7 +505,8 @@ def print_tables(res: dict, console=None, wide: bool = False, info=None) -> None
             for r in sec.rows:
                 pairs = [(h, c) for h, c in zip(sec.headers, r) if str(c) != ""]
                 for j, (h, c) in enumerate(pairs):
-                    console.print(f"{'•' if j == 0 else ' '} {h}: {c}", overflow="fold", soft_wrap=False)
+                    console.print(f"{'•' if j == 0 else ' '} {h}: {c}", overflow="fold", soft_wrap=False,
+                                  style=row_style(r) if row_style else None)
         else:
             t = Table(title=sec.title, title_justify="left", show_lines=False)
             natural = sum(max([len(h)] + [len(str(r[i])) for r in sec.rows]) + 3
@@ -518,7 +515,19 @@ def print_tables(res: dict, console=None, wide: bool = False, info=None) -> None
                 # a header wraps between its words where the values are narrower than it
                 t.add_column(textwrap.fill(h, width=w) if natural > console.width else h, no_wrap=True)
             for r in sec.rows:
-                t.add_row(*[str(c) for c in r])
+                t.add_row(*[str(c) for c in r], style=row_style(r) if row_style else None)
             console.print(t)
         for n in list(sec.notes) + extra:
-            console.print(n, style="dim")
+            console.print(n, style=(note_style(n) if note_style else None) or "dim")
+
+
+def print_tables(res: dict, console=None, wide: bool = False, info=None) -> None:
+    """The analysis as rich tables: by default narrow (at most NARROW_COLUMNS wide, the compact
+    per-cell table); ``wide``: every column, as wide as the terminal (print_sections)."""
+    from rich.console import Console
+
+    if console is None:
+        console = Console()
+        if not wide:
+            console = Console(width=min(console.width, NARROW_COLUMNS))
+    print_sections(sections(res, wide=wide, info=info), console)

@@ -54,8 +54,9 @@ def _threshold(text: str) -> float:
                    "regression (exit 1) or an improvement.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level (Holm-adjusted over the cells); CIs at 1-alpha.")
-@click.option("--higher-is-better", is_flag=True, default=False,
-              help="The response is better when higher (throughputs); default: lower is better.")
+@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=None,
+              help="Which way the response is better. Default: the results schema's measures table "
+                   "(a throughput is higher-is-better); a foreign column named like a rate must say.")
 @click.option("--timeline", is_flag=True, default=False,
               help="Show each cell across the inputs with change points (default with 3+ inputs).")
 @click.option("--filter", "filters", multiple=True, metavar="COL=VALUE",

@@ -23,7 +23,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from faascope.analysis.io import apply_filters, as_level_strings
+from faascope.analysis.dataset import Origin, select
+from faascope.analysis.io import as_level_strings
 from faascope.analysis.sources import check_factors, common_factors, read_sources
 from faascope.compare import between as bt
 from faascope.compare import specdiff
@@ -32,7 +33,7 @@ from faascope.compare.stats import MIN_PER_SIDE, cell_values, holm, summary, wit
 from faascope.compare.timeline import METHOD as TIMELINE_METHOD
 from faascope.compare.timeline import timeline as build_timeline
 from faascope.errors import BadInput
-from faascope.store.reader import with_measure
+from faascope.store.measures import describe
 
 #: the loud sentence for one run a side without an A/A estimate
 NO_DRIFT_ESTIMATE = (
@@ -79,17 +80,21 @@ def split_sides(inputs: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _frames(sources, response: str, filters: Sequence[str], notes: list[str]):
+def _frames(sources, response: str, factors: Sequence[str], filters: Sequence[str],
+            notes: list[str]):
+    """Each input's rows as ``analyze`` and ``report`` select them (analysis/dataset.py: the
+    store's measurements only, the filters, the invocations that have the measure, levels as
+    text), without scenarios or a factor check (a run may hold one level of a factor)."""
     out = {}
     for s in sources:
-        df = apply_filters(s.df, list(filters)) if filters else s.df
-        if response not in df.columns:
+        if response not in s.df.columns:
             raise BadInput(f"no column {response!r} in {s.name}", field="--response")
-        if s.is_store:
-            df, without = with_measure(df, response)
-            if without:
-                notes.append(f"{s.name}: {without:,} invocation(s) without {response} left out")
-        out[s.name] = df
+        origin = Origin("store" if s.is_store else "table", s.path, len(s.df),
+                        list(map(str, s.df.columns)), factor_meta=s.factor_meta)
+        ds = select(s.df, origin, response=response, factors=list(factors), scenario=[],
+                    filters=filters, factors_given=False)
+        notes += [f"{s.name}: {n}" for n in ds.notes if not n.startswith("--filter")]
+        out[s.name] = ds.data
     return out
 
 
@@ -97,13 +102,16 @@ def compare_inputs(sides: Sequence[Sequence[str]], *, by: Optional[str] = None,
                    base_level: Optional[str] = None, new_level: Optional[str] = None,
                    block: str = "block", aa: Sequence[str] = (), assume_no_drift: bool = False,
                    response: str = "latency_seconds", factors: Optional[list[str]] = None,
-                   threshold: float = 0.10, alpha: float = 0.05, higher_is_better: bool = False,
+                   threshold: float = 0.10, alpha: float = 0.05, higher_is_better: Optional[bool] = None,
                    timeline: bool = False, filters: Sequence[str] = (), n_boot: int = 2000,
                    seed: int = 0) -> dict:
     if not 0 < alpha < 1:
         raise BadInput("must be between 0 and 1", field="--alpha")
     if threshold < 0:
         raise BadInput("must not be negative", field="--threshold")
+    # which way is better: the measures table's, or the user's (a foreign rate must say)
+    measure = describe(response, higher_is_better)
+    higher_is_better = measure.higher_is_better
     sides = [list(s) for s in sides]
     if by is None and len(sides) < 2:
         raise BadInput("give at least two inputs: BASE NEW [MORE…] (or one interleaved "
@@ -125,7 +133,7 @@ def compare_inputs(sides: Sequence[Sequence[str]], *, by: Optional[str] = None,
                            "Parquet file does not say which columns are factors)", field="--factors")
     check_factors(sources, factors)
     notes: list[str] = []
-    frames = _frames(sources, response, filters, notes)
+    frames = _frames(sources, response, factors, filters, notes)
     names = [s.name for s in sources]
     if by is not None:
         out = _interleaved(sources, frames, by, base_level, new_level, block, factors, response,
@@ -139,7 +147,9 @@ def compare_inputs(sides: Sequence[Sequence[str]], *, by: Optional[str] = None,
     out["comparison"] = decide(cells, skipped, design=out["design"], alpha=alpha,
                                threshold=threshold, higher_is_better=higher_is_better,
                                n_boot=n_boot, seed=seed, assume_no_drift=assume_no_drift)
-    out.update(response=response, inputs=names, notes=notes)
+    out.update(response=response, inputs=names, notes=notes,
+               measure={"unit": measure.unit, "better": measure.better,
+                        "direction": measure.direction_text})
     if by is None and (timeline or len(paths) - len(aa) > 2):
         runs = names[:len(names) - len(aa)]
         values = [cell_values(frames[n], response, out["factors"]) if len(frames[n]) else {}

@@ -7,9 +7,8 @@ per-invocation intervals and verdicts only under ``--assume-no-drift`` (marked *
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
-from faascope.analysis.render import Section, fmt_p, g4
+from faascope.analysis.render import Section, fmt_p, g4, print_sections, value
 
 
 def _pct(v) -> str:
@@ -84,6 +83,7 @@ def design_line(res: dict) -> str:
 
 def sections(res: dict) -> list[Section]:
     cmp = res["comparison"]
+    unit = (res.get("measure") or {}).get("unit", "")
     conf = f"{100 * (1 - cmp['alpha']):g}%"
     f = res["factors"]
     interleaved = res["design"] == "interleaved"
@@ -96,7 +96,7 @@ def sections(res: dict) -> list[Section]:
         row = list(c["levels"])
         if interleaved or tested:
             row += [_units(c)]
-        row += [f"{c['base']['n']}/{c['new']['n']}", g4(bm)]
+        row += [f"{c['base']['n']}/{c['new']['n']}", value(bm, unit)]
         if interleaved or tested:
             row += [_between(c)]
         elif not assumed:
@@ -128,7 +128,7 @@ def sections(res: dict) -> list[Section]:
         headers += ["Δ median"]
     headers += ["CV % base → new", "Δ p99"] + (["p (Holm)"] if any_p else []) + ["verdict"]
     head = (f"`{res['new']}` compared with `{res['base']}`: response `{res['response']}` "
-            f"({'higher' if cmp['higher_is_better'] else 'lower'} is better), cells by "
+            f"({(res.get('measure') or {}).get('direction') or ('higher is better' if cmp['higher_is_better'] else 'lower is better')}), cells by "
             f"{', '.join(f'`{x}`' for x in f) or '(one cell)'}; " + (
                 f"{cmp['regressions']} regression(s), {cmp['improvements']} improvement(s) "
                 f"beyond {100 * cmp['threshold']:g}% at α = {cmp['alpha']:g}; {cmp['tested']} "
@@ -137,9 +137,8 @@ def sections(res: dict) -> list[Section]:
     notes = [head, design_line(res)]
     if cmp["warning"]:
         notes.append(cmp["warning"])
-    notes.append("Δ are relative to BASE's mean, median and p99; BASE's mean is in the "
-                 f"response's unit ({res['response']}); between-unit changes are ratios of the "
-                 "units' means (geometric mean over units) − 1")
+    notes.append("Δ are relative to BASE's mean, median and p99; between-unit changes are ratios "
+                 "of the units' means (geometric mean over units) − 1")
     why: dict[str, list[str]] = {}
     for c in cmp["cells"]:
         if c["decided_by"] is None:
@@ -184,9 +183,9 @@ def sections(res: dict) -> list[Section]:
         for t in res["timeline"]:
             at = {c["at"] for c in t["change_points"]}
             series = " ".join(("‖ " if p["source"] in at else "")
-                              + (g4(p["median"]) if p["median"] is not None else "·")
+                              + (value(p["median"], unit) if p["median"] is not None else "·")
                               for p in t["points"])
-            cps = "; ".join(f"at {c['at']}: {g4(c['level_before'])} → {g4(c['level_after'])} "
+            cps = "; ".join(f"at {c['at']}: {value(c['level_before'], unit)} → {value(c['level_after'], unit)} "
                             f"({_pct(c['rel_change'])}, p = {fmt_p(c['p'])})"
                             for c in t["change_points"]) or "none"
             rows.append(list(t["levels"]) + [series, cps])
@@ -225,20 +224,6 @@ def render_markdown(res: dict) -> str:
 
 
 def render_table(res: dict, console=None) -> None:
-    console = console or Console()
-    for sec in sections(res):
-        if not sec.rows:
-            console.print(sec.title, style="bold underline")
-            for n in sec.notes:
-                console.print(n, style="dim")
-            continue
-        t = Table(title=sec.title, title_justify="left")
-        for h in sec.headers:
-            t.add_column(h, overflow="fold")
-        for r in sec.rows:
-            style = "bold red" if str(r[-1]).startswith("REGRESSION") else None
-            t.add_row(*[str(c) for c in r], style=style)
-        console.print(t)
-        for n in sec.notes:
-            style = "bold yellow" if n.startswith(("ONE RUN", "NO DRIFT")) else "dim"
-            console.print(n, style=style)
+    print_sections(sections(res), console or Console(),
+                   row_style=lambda r: "bold red" if str(r[-1]).startswith("REGRESSION") else None,
+                   note_style=lambda n: "bold yellow" if n.startswith(("ONE RUN", "NO DRIFT")) else None)

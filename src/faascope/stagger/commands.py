@@ -13,6 +13,8 @@ import click
 
 from faascope.errors import BadInput
 
+#: what suggest can minimise: per-member times, lower is better in the measures table (a test
+#: checks each one's direction there, since the search keeps the lowest scores)
 OBJECTIVE_METRICS = ("service_s", "wait_s", "run_s", "write_s", "read_s", "io_s", "start_s",
                      "completion_s")
 OBJECTIVE_STATS = ("p50", "p95", "p99", "max")

@@ -183,7 +183,24 @@ FIXED_MEASURES: list[Measure] = [
     Measure("ops", "operations the workload made", "", None, "operations"),
 ]
 
-_TABLE = {m.name: m for m in FIXED_MEASURES + MEASURES}
+#: the per-member times of a burst (the burst_invocations view, docs/concurrency.md), which the
+#: burst statistics and staggering compare
+BURST_MEASURES: list[Measure] = [
+    Measure("delay_s", "the burst's start to this member's send", "s", "lower", "send delay"),
+    Measure("wait_s", "send to the agent's receipt (queueing, cold start, network)", "s", "lower",
+            "wait time"),
+    Measure("start_s", "the burst's start to the agent's receipt", "s", "lower", "start time"),
+    Measure("run_s", "the agent's receipt to the workload's end", "s", "lower", "run time"),
+    Measure("service_s", "send to the workload's end (wait + run)", "s", "lower", "service time"),
+    Measure("completion_s", "the burst's start to the workload's end", "s", "lower",
+            "completion time"),
+    Measure("round_trip_s", "the client's send to its receipt of the reply", "s", "lower",
+            "round trip"),
+    Measure("send_lag_s", "the member's planned send instant to its actual send", "s", "lower",
+            "send lag"),
+]
+
+_TABLE = {m.name: m for m in FIXED_MEASURES + MEASURES + BURST_MEASURES}
 #: the names of the workload measures (the flat view's columns computed from the response)
 MEASURE_NAMES = frozenset(m.name for m in MEASURES)
 
