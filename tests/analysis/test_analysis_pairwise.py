@@ -436,3 +436,40 @@ def test_simulated_games_howell_family_of_three_keeps_its_level():
     for i, j in ((0, 1), (0, 2), (1, 2)):
         pooled |= np.abs(m[:, j] - m[:, i]) / np.sqrt(mse / 2 * (1 / n[i] + 1 / n[j])) > qc
     assert pooled.mean() > 0.5, pooled.mean()
+
+
+def test_simulated_cost_of_not_pooling_when_variances_are_equal():
+    """Equal SDs, a 0.3 / 0.5 SD shift between the 115- and 63-row cells: the Welch rule's power
+    is the pooled Student t's (same family of two) to within 0.01 -- why the decision does not
+    first check the variances to use the pooled test."""
+    rng = np.random.default_rng(31)
+    for shift, want in ((0.3, 0.47), (0.5, 0.89)):
+        m, v = _simulate(np.ones(4), np.array([0, 0, 0, shift]), rng)
+        a = np.array([0, 0, -1.0, 1.0])
+        var, df = welch_satterthwaite(a, v, SIM_N)
+        welch = float((tukey_adjusted_p((m @ a) / np.sqrt(var), 2, df) < 0.05).mean())
+        dfr = float(SIM_N.sum() - 4)
+        mse = ((SIM_N - 1) * v).sum(axis=1) / dfr
+        student = float((2 * stats.t.sf(np.abs(m @ a) / np.sqrt(mse * (1 / SIM_N[2] + 1 / SIM_N[3])), dfr) < 0.05).mean())
+        assert abs(welch - student) < 0.01 and welch == pytest.approx(want, abs=0.02), (shift, welch, student)
+
+
+def test_simulated_known_limit_few_rows_of_a_skewed_response():
+    """docs/analysis.md, Known limits: with lognormal cells (log-SD 0.8, skewness 3) a noisy cell
+    of 7 rows makes the Welch test liberal (about 0.14), 119 rows about 0.06."""
+    rng = np.random.default_rng(32)
+    reps, s = 5000, 0.8
+
+    def draws(sd, n):
+        x = np.exp(s * rng.standard_normal((reps, n)))
+        return (x - math.exp(s * s / 2)) / math.sqrt((math.exp(s * s) - 1) * math.exp(s * s)) * sd
+
+    rates = {}
+    for noisy_n in (7, 119):
+        quiet_n = 119 if noisy_n == 7 else 7
+        x, y = draws(100.0, noisy_n), draws(1.0, quiet_n)
+        m = np.stack([x.mean(axis=1), y.mean(axis=1)], axis=1)
+        v = np.stack([x.var(axis=1, ddof=1), y.var(axis=1, ddof=1)], axis=1)
+        var, df = welch_satterthwaite(np.array([-1.0, 1.0]), v, np.array([noisy_n, quiet_n]))
+        rates[noisy_n] = float((tukey_adjusted_p((m[:, 1] - m[:, 0]) / np.sqrt(var), 2, df) < 0.05).mean())
+    assert 0.10 < rates[7] < 0.18 and rates[119] < 0.075, rates
