@@ -473,3 +473,12 @@ def test_simulated_known_limit_few_rows_of_a_skewed_response():
         var, df = welch_satterthwaite(np.array([-1.0, 1.0]), v, np.array([noisy_n, quiet_n]))
         rates[noisy_n] = float((tukey_adjusted_p((m[:, 1] - m[:, 0]) / np.sqrt(var), 2, df) < 0.05).mean())
     assert 0.10 < rates[7] < 0.18 and rates[119] < 0.075, rates
+
+
+def test_unreplicated_cells_give_no_test_not_a_tie():
+    # one row per cell (the additive model's interaction-as-error design): no cell has a
+    # variance, so the decision says "no test" instead of an '=' that would read as a tested tie
+    df = pd.read_csv(DATA / "additive_n1.csv", dtype=str)
+    row = strict(analyze, df, "y", ["A", "B"], model="additive", n_boot=0)["decisions"][0]
+    assert row["performance_order"].startswith("no test (") and "one value" in row["performance_order"]
+    assert row["performance"] == "-" and all(p["p_adj"] is None and not p["separated"] for p in row["pairs"])

@@ -28,7 +28,7 @@ import numpy as np
 from faascope.analysis.anova import ModelFit, fit_anova
 from faascope.analysis.design import Design, build_design
 from faascope.analysis.io import prepare
-from faascope.analysis.pairwise import GAMES_HOWELL, WELCH_EMM, Cells, compare_levels, emm_coefficients
+from faascope.analysis.pairwise import GAMES_HOWELL, IDENTICAL, WELCH_EMM, Cells, compare_levels, emm_coefficients
 from faascope.analysis.predictability import compare_cvs, level_cvs
 
 
@@ -172,6 +172,12 @@ def _performance(levels, coef, cells, alpha, status, higher_is_better, transform
     else:
         sig = pair_separations(pairs)
         order = ordering(tested, sig, higher_is_better=higher_is_better)
+        # a pair with no test is not a tie: say so rather than let '=' read as one
+        untested = [p for p in pairs if p["p_adj"] is None and not p["exact"] and p["no_test"] != IDENTICAL]
+        if untested and len(untested) == len(pairs):
+            order = f"no test ({untested[0]['no_test'].removeprefix('no test: ')})"
+        elif untested:
+            order += f" (untested: {', '.join(p['group1'] + ' vs ' + p['group2'] for p in untested)})"
     if log:
         for p in pairs:
             p["ratio"] = math.exp(p["diff"])

@@ -193,7 +193,9 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
         notes.append("Robustness checks skipped: with no F test there is nothing to check.")
     if transform == "log":
         notes.append("ANOVA and Tukey are on log(response): Tukey differences are log ratios "
-                     "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale.")
+                     "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale. "
+                     "The decision table compares the levels on the log scale too: its means are geometric "
+                     "(exp of the estimated marginal means of log(response)).")
 
     return {
         "response": response, "factors": factors, "model": model, "alpha": alpha, "n": raw.n,
