@@ -34,7 +34,8 @@ from faascope.analysis.predictability import compare_cvs, level_cvs
 
 def separations(tukey_rows: list[dict], term: str) -> dict[tuple[str, str], bool]:
     """{(lower, higher): True} for every pair of `term` Tukey HSD separates (meandiff is the
-    second group's mean minus the first's, as in R's TukeyHSD)."""
+    second group's mean minus the first's, as in R's TukeyHSD). For reading the ANOVA section's
+    Tukey table only: the decisions separate by their own pairs (:func:`pair_separations`)."""
     sig = {}
     for r in tukey_rows:
         if r["term"] == term and r["reject"]:
@@ -268,7 +269,8 @@ def _row(factor, within, perf, cv, dr, alpha, threshold_pp, crit) -> dict:
 
 
 def tukey_p_values(tukey_rows: list[dict], term: str) -> dict[frozenset, float]:
-    """Tukey HSD's adjusted p-value of every pair of levels of `term` ({a, b} -> p adj)."""
+    """Tukey HSD's adjusted p-value of every pair of levels of `term` ({a, b} -> p adj); the
+    decisions' own are :func:`pair_p_values`."""
     return {frozenset((r["group1"], r["group2"])): r["p_adj"] for r in tukey_rows
             if r["term"] == term and r.get("p_adj") is not None}
 
