@@ -7,8 +7,9 @@
 #
 # The df convention. emmeans' "satterthwaite" df for a gls fit differentiates the gls variance
 # parameters' covariance (nlme's apVar, a finite-difference Hessian), so it moves with nlme's
-# .relStep (6.17 to 8.94 for one EMM of emm_unequal.csv) and falls back to the residual df when
-# the Hessian fails; it is an approximation of Satterthwaite's. The reference df here is
+# .relStep and tolerances (for a1 of emm_unequal.csv: 3.6 to 8.5, where the closed form gives
+# 6.13) and falls back to the residual df (322) when the Hessian fails (.relStep = 1e-6); it is
+# a numerical approximation of Satterthwaite's. The reference df here is
 # Welch-Satterthwaite's closed form (Welch 1947, Satterthwaite 1946), the one
 # rstatix::games_howell_test and t.test(var.equal = FALSE) use, computed below from the cells'
 # variances; emmeans' own df and p are kept in the files for the record.
