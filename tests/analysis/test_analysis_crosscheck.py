@@ -212,18 +212,18 @@ def test_large_offset_is_numerically_stable():
 
 
 def test_studentized_range_helpers_match_scipy():
-    from faascope.analysis.tukey import P_FLOOR, _p_values, q_crit
+    from faascope.analysis.tukey import P_FLOOR, q_crit, studentized_range_sf
 
     for k, df in [(2, 5), (2, 48), (3, 48), (6, 20), (24, 500)]:
         for conf in (0.95, 0.99):
             assert math.isclose(q_crit(conf, k, float(df)), stats.studentized_range.ppf(conf, k, df), rel_tol=1e-8)
         q = np.array([0.5, 2.0, 3.5, 5.0, 6.5])
         ref = stats.studentized_range.sf(q, k, df)
-        ours = _p_values(q, k, float(df))
+        ours = studentized_range_sf(q, k, float(df))
         ok = ref > 1e-6
         assert np.allclose(ours[ok], ref[ok], rtol=1e-6)
     # far tail: never the integrator's noise floor, always at most the floor
-    p = _p_values(np.array([40.0]), 3, 48.0)[0]
+    p = studentized_range_sf(np.array([40.0]), 3, 48.0)[0]
     assert 0 < p <= P_FLOOR
 
 

@@ -1,5 +1,5 @@
-"""The report's answer and cost: the orderings come from the engine's Tukey HSD (checked against
-R), the cost interval is Student's t (checked against R's t.test), the per-row cost is the cost
+"""The report's answer and cost: the orderings come from the engine's decision rows (estimated
+marginal means with Welch tests, Games-Howell-adjusted; checked against R), the cost interval is Student's t (checked against R's t.test), the per-row cost is the cost
 model's, numbers are auto-scaled, and the report puts the answer first."""
 from __future__ import annotations
 
@@ -21,30 +21,31 @@ R_DIR = Path(__file__).resolve().parents[1] / "analysis" / "data"
 
 
 # --------------------------------------------------------------------------- the orderings
-def test_rank_levels_is_rs_tukeyhsd_and_the_decision_tables_ordering():
-    df = pd.read_csv(R_DIR / "four_factor.csv")
-    r = json.loads((R_DIR / "r" / "four_factor.json").read_text())
-    factors = ["A", "B", "C", "D"]
-    res = rank_levels(df, "y", factors, "B")
-    # the compared term's pairs are R's TukeyHSD(aov(y ~ A*B*C*D))$B
-    want = {row["comparison"]: row for row in r["tukey"] if row["term"] == "B"}
-    got = {f"{t['group2']}-{t['group1']}": t for t in res["tukey"]}
-    assert set(got) == set(want)
-    for k, w in want.items():
-        assert got[k]["meandiff"] == pytest.approx(w["diff"], rel=1e-9)
-        # the tolerances of the engine's own R fixture test (ptukey's integration differs in the far tail)
-        if w["p_adj"] > 1e-6:
-            assert got[k]["p_adj"] == pytest.approx(w["p_adj"], rel=2e-4, abs=1e-7)
-        else:
-            assert got[k]["p_adj"] < 1e-5
-        assert got[k]["reject"] == (w["p_adj"] < 0.05)
-    # and the ordering is exactly the one the full analysis's decision table gives
-    full = analyze(df, "y", factors, compare="B", n_boot=0, robust=False)["decisions"][0]
+def test_rank_levels_is_rs_emmeans_and_the_decision_tables_ordering():
+    # the cost's ordering: estimated marginal means with Welch standard errors, pairs adjusted as
+    # Games-Howell (R: emmeans(lm(y ~ A * B), ~ A, vcov. = cell-variance sandwich), pairs(),
+    # Welch-Satterthwaite df; tests/analysis/data/r/make_pairwise_fixtures.R)
+    df = pd.read_csv(R_DIR / "emm_unequal.csv")
+    r = json.loads((R_DIR / "r" / "emm_unequal.json").read_text())
+    res = rank_levels(df, "y", ["A", "B"], "A")
     row = res["decisions"][0]
-    assert row["performance_order"] == full["performance_order"] == "b1 < b2 < b3"
-    assert row["performance"] == full["performance"] == "b1"
+    assert row["test"] == "Welch EMM (Games-Howell adjustment)"
+    for e in r["emms"]:
+        assert row["mean"][e["level"]] == pytest.approx(e["emmean"], rel=1e-12)
+    got = {(p["group1"], p["group2"]): p for p in row["pairs"]}
+    for w in r["pairs"]:
+        mine = got[(w["group1"], w["group2"])]
+        for key in ("diff", "se", "df", "lower", "upper"):
+            assert mine[key] == pytest.approx(w[key], rel=1e-6), key
+        assert mine["p_adj"] == pytest.approx(w["p_adj"], rel=1e-6, abs=1e-9)  # R's ptukey: ~1e-9 absolute
+        assert mine["separated"] == (w["p_adj"] < 0.05)
+    # and the ordering is exactly the one the full analysis's decision table gives
+    full = analyze(df, "y", ["A", "B"], compare="A", n_boot=0, robust=False)["decisions"][0]
+    assert row["performance_order"] == full["performance_order"] == "a3 ≤ a1 ≤ a2 (a3 < a2)"
+    assert row["performance"] == full["performance"] == "-"
     assert row["tested_mean"] == pytest.approx(full["tested_mean"])
     assert row["mean"] == pytest.approx(full["mean"])
+    assert row["pairs"] == full["pairs"]
 
 
 def test_ordering_with_p_states_ties_and_separations_with_their_p_values():
@@ -132,8 +133,11 @@ def test_the_answer_is_the_first_section_and_the_cost_section_has_the_front(stor
     sections = re.findall(r'<section class="block" id="([^"]+)"', body)
     assert sections[0] == "answer" and "cost" in sections
     answer = body[body.index('id="answer"'):body.index("</section>", body.index('id="answer"'))]
-    for word in ("Fastest:", "Most predictable:", "Cheapest:", 'href="#cost"', 'href="#scenario-1-tukey"'):
+    for word in ("Fastest:", "Most predictable:", "Cheapest:", 'href="#cost"', 'href="#scenario-1-decision"'):
         assert word in answer, word
+    # the speed line names the test that decided and links to its decision rows, which exist
+    assert re.search(r'<a href="#scenario-1-decision">(Games-Howell|Welch EMM \(Games-Howell adjustment\))</a>', answer)
+    assert 'id="scenario-1-decision"' in body
     # summary.md starts with the answer too, links and all
     first = md.split("\n## ")[1]
     assert first.startswith("Answer") and "**Cheapest:**" in first and "](#cost)" in first

@@ -100,7 +100,8 @@ def analyze_command(input_paths, response, factors, higher_is_better, model, alp
     try:
         ds = load_dataset(list(input_paths), response=response, factors=factor_list, scenario=scen,
                           compare=compare, filters=list(filters), latest=latest, order_by=order_by,
-                          time_col=time_column, tz=tz, levels=parse_levels(level_specs), sep=sep,
+                          time_col=time_column, calendar_col=time_column, tz=tz,
+                          levels=parse_levels(level_specs), sep=sep,
                           decimal=decimal, higher_is_better=higher_is_better,
                           min_rows=1 if model == "additive" else 2)
         res = to_json(ds, analyse(ds, options), options)

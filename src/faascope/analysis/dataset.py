@@ -325,7 +325,7 @@ def load_dataset(paths: Sequence[str | Path] | str | Path, *, response: str | No
                  order_by: str | None = None, time_col: str | None = None, tz: str | None = None,
                  levels: dict[str, list[str]] | None = None, sep: str | None = None,
                  decimal: str | None = None, higher_is_better: bool | None = None,
-                 min_rows: int = 2) -> Dataset:
+                 min_rows: int = 2, calendar_col: str | None = None) -> Dataset:
     """The dataset analyze, report and compare work on, from one or several input files (see the
     module's docstring for every step). ``scenario`` None chooses scenario columns when the
     design is incomplete; [] forces one analysis."""
@@ -344,7 +344,7 @@ def load_dataset(paths: Sequence[str | Path] | str | Path, *, response: str | No
     ds = select(df, origin, response=response, factors=factors, scenario=scenario, compare=compare,
                 mapping=mapping, filters=filters, latest=latest, order_by=order_by, time_col=time_col,
                 tz=tz, levels=levels, higher_is_better=higher_is_better, notes=notes,
-                min_rows=min_rows, factors_given=given)
+                min_rows=min_rows, factors_given=given, calendar_col=calendar_col)
     if path is not None:
         failed = failed_cells(path, ds.filters, ds.scenario_cols + ds.factors)
         ds.notes += [f"{line}: left out" for line in failed]
@@ -365,7 +365,7 @@ def select(df: pd.DataFrame, origin: Origin, *, response: str | None = None,
            time_col: str | None = None, tz: str | None = None,
            levels: dict[str, list[str]] | None = None, higher_is_better: bool | None = None,
            notes: list[str] | None = None, min_rows: int = 2,
-           factors_given: bool | None = None) -> Dataset:
+           factors_given: bool | None = None, calendar_col: str | None = None) -> Dataset:
     """The rows of ``df`` that are analysed, and everything known about them (see the module's
     docstring). ``factors_given``: the user named the factors (default: whether ``factors`` is
     given): then each must have two levels somewhere in the selection."""
@@ -381,10 +381,12 @@ def select(df: pd.DataFrame, origin: Origin, *, response: str | None = None,
         df = df.rename(columns=mapping)
     counts = {"rows_read": len(df)}
     names = list(factors or []) + list(scenario or [])
-    # the time column also orders --latest and draws the time series: it names the calendar's
-    # timestamps only when calendar factors are derived
-    derives = tz is not None or any(c not in df.columns for c in calendar_wanted(names, filters))
-    df, calendar = with_calendar(df, tz, time_col if derives else None, names, filters)
+    # the calendar's timestamp column (analyze's --time-column) is refused where no calendar
+    # factor is derived; the report's --time (time_col) also names it when one is
+    if calendar_col is None and time_col is not None and (
+            tz is not None or any(c not in df.columns for c in calendar_wanted(names, filters))):
+        calendar_col = time_col
+    df, calendar = with_calendar(df, tz, calendar_col, names, filters)
     if calendar is not None:
         notes.append(calendar_note(calendar))
 
@@ -480,9 +482,10 @@ def select(df: pd.DataFrame, origin: Origin, *, response: str | None = None,
         if empty.any():
             raise BadInput(f"factor {c!r} is empty in {int(empty.sum())} row(s); drop them "
                            f"with --filter '{c}!='", field=c)
-    if factors_given:
-        # a factor the user named must vary somewhere (a campaign's own factor that a filter
-        # narrowed to one level is left out of each analysis with a note instead)
+    if factors_given and not scenario:
+        # a factor the user named must vary in the data (a campaign's own factor that a filter
+        # narrowed to one level, or a factor of a split analysis, is left out where it does not
+        # vary, with a note)
         for f in factors:
             only = df[f].unique()
             if len(only) < 2:

@@ -179,14 +179,18 @@ def sum_contrasts(n_levels: int) -> np.ndarray:
     return m
 
 
-def cell_design_matrix(design: Design, terms: list[Term]) -> tuple[np.ndarray, dict[Term, slice]]:
+def cell_design_matrix(design: Design, terms: list[Term],
+                       codes: np.ndarray | None = None) -> tuple[np.ndarray, dict[Term, slice]]:
     """Cell-level model matrix (C x p) with sum contrasts, intercept first, then each term's columns
-    (row-wise products of its factors' contrast columns), and each term's column slice."""
-    n_cells = len(design.counts)
+    (row-wise products of its factors' contrast columns), and each term's column slice. `codes`:
+    the level combinations to make rows for (default the design's cells; e.g. every combination,
+    empty ones included, for estimated marginal means)."""
+    codes = design.cell_codes if codes is None else np.asarray(codes, dtype=np.int64)
+    n_cells = len(codes)
     blocks = [np.ones((n_cells, 1))]
     slices: dict[Term, slice] = {}
     start = 1
-    contr = [sum_contrasts(len(design.levels[f]))[design.cell_codes[:, j]]
+    contr = [sum_contrasts(len(design.levels[f]))[codes[:, j]]
              for j, f in enumerate(design.factors)]
     for t in terms:
         block = contr[t[0]]

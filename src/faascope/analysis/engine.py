@@ -107,13 +107,16 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
             levels: dict[str, list[str]] | None = None, tukey_ordered: bool = False,
             robust: bool = True, compare: str | None = None, cv_threshold_pp: float = 10.0,
             target_rel_halfwidth: float = 0.05, n_boot: int = 2000, seed: int = 0,
-            bootstrap_max_n: int = 5000, cv_criterion: str = "difference", cv_ratio: float = 1.5) -> dict:
+            bootstrap_max_n: int = 5000, cv_criterion: str = "difference", cv_ratio: float = 1.5,
+            higher_is_better: bool = False) -> dict:
     """Analyse `response` against `factors` in `df`; returns the `--format json` structure.
 
     `levels` fixes the order of some factors' levels (default: numeric order when every level is
     a number, else sorted text, like R's factor()). `compare` is the factor the decision table
     ranks (default: the first factor). `cv_criterion` is "difference" (|ΔCV| ≥ cv_threshold_pp) or
     "ratio" (CV ratio ≥ cv_ratio), each with its bootstrap CI (predictability.py).
+    `higher_is_better`: the decision table's best level is the one with the highest mean
+    (throughput), and its orderings run from the highest down ("a > b = c").
     """
     factors = list(factors)
     check_options(model, alpha, ss_type, transform, cv_threshold_pp, target_rel_halfwidth, n_boot,
@@ -159,8 +162,8 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     cell_cv = np.array([c["cv"] if c["cv"] is not None else np.nan for c in cells], dtype=float)
     draws = cv_draws(raw, n_boot, seed, bootstrap_max_n)
     pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio)
-    decisions = decide(fit, tukey, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means,
-                       cv_criterion, cv_ratio)
+    decisions = decide(fit, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means,
+                       cv_criterion, cv_ratio, higher_is_better=higher_is_better, transform=transform)
 
     small = [c for c in cells if c["ci_halfwidth_rel"] is not None and c["ci_halfwidth_rel"] > target_rel_halfwidth]
     if small:
@@ -190,7 +193,9 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
         notes.append("Robustness checks skipped: with no F test there is nothing to check.")
     if transform == "log":
         notes.append("ANOVA and Tukey are on log(response): Tukey differences are log ratios "
-                     "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale.")
+                     "(exp(meandiff) = ratio of geometric means); cell statistics stay on the original scale. "
+                     "The decision table compares the levels on the log scale too: its means are geometric "
+                     "(exp of the estimated marginal means of log(response)).")
 
     return {
         "response": response, "factors": factors, "model": model, "alpha": alpha, "n": raw.n,

@@ -382,10 +382,36 @@ def decision_section(decisions: list[dict], scenario_cols: list[str], compare: s
                  "excluding 0)")
     return Section(f"Decision table (best {compare or 'level'})",
                    scenario_cols + within_cols + ["Performance", "Predictability", "Mean", "CV"], rows,
-                   ["Levels from best to worst. Performance: by mean, '<' where Tukey HSD separates the levels and "
-                    "'=' where it does not; predictability: by CV, '<' where the CVs differ meaningfully by "
+                   ["Levels from best to worst. Performance: by mean"
+                    + (" (higher is better), '>'" if any(r.get("higher_is_better") for r in decisions) else ", '<'")
+                    + " where the row's test separates the levels "
+                    f"and '=' where it does not ({_tests_text(decisions)}; neither assumes equal variances); "
+                    "predictability: by CV, '<' where the CVs differ meaningfully by "
                     f"{crit_text}. Where the ties do not form groups the levels are joined by '≤' and the separated "
-                    "pairs follow in brackets. 'all' = over every level of that factor."], level=level)
+                    "pairs follow in brackets. 'all' = over every level of that factor. Mean: "
+                    f"{_mean_kinds_text(decisions)}."], level=level)
+
+
+def _tests_text(decisions: list[dict]) -> str:
+    """Which test decided which rows: "rows 'all': Welch EMM (Games-Howell adjustment); the other
+    rows: Games-Howell" (from the rows' own `test`)."""
+    return _by_row_kind(decisions, "test")
+
+
+def _mean_kinds_text(decisions: list[dict]) -> str:
+    return _by_row_kind(decisions, "mean_kind")
+
+
+def _by_row_kind(decisions: list[dict], key: str) -> str:
+    """A row key's values, said once for the rows 'all' and once for the rows within a combination."""
+    by: dict[str, set] = {}
+    for r in decisions:
+        kind = "all" if all(v == "all" for v in r["within"].values()) else "within"
+        by.setdefault(kind, set()).add(str(r.get(key) or "mean"))
+    if len(by) == 1:
+        return ", ".join(sorted(next(iter(by.values()))))
+    return "; ".join(f"{what}: {', '.join(sorted(by[k]))}"
+                     for k, what in (("all", "rows 'all'"), ("within", "the other rows")) if k in by)
 
 
 def calendar_sections(res: dict) -> list[Section]:

@@ -111,7 +111,8 @@ def analyse_one(ds: Dataset, sc: ScenarioAnalysis, options: Options) -> None:
     kw["robust"] = robust
     try:
         res = analyze(sc.rows, ds.response, sc.factors, compare=ds.compare,
-                      levels={f: sc.levels[f] for f in sc.factors}, **kw)
+                      levels={f: sc.levels[f] for f in sc.factors},
+                      higher_is_better=ds.measure.higher_is_better, **kw)
     except BadInput as exc:
         msg = exc.message
         if exc.field and msg.startswith(f"{exc.field}: "):

@@ -59,7 +59,7 @@ def q_crit(conf: float, k: int, df: float) -> float:
 P_FLOOR = 1e-9
 
 
-def _p_values(q: np.ndarray, k: int, df: float) -> np.ndarray:
+def studentized_range_sf(q: np.ndarray, k: int, df: float) -> np.ndarray:
     """ptukey(q, k, df, lower.tail = FALSE), computed once per distinct |q|.
 
     k = 2: exact, the range of two means is sqrt(2)|t|, so p = 2 P(T_df > q/sqrt(2)).
@@ -97,7 +97,7 @@ def tukey_term(fit: ModelFit, term: Term, alpha: float = 0.05, ordered: bool = F
     qc = q_crit(1.0 - alpha, k, float(fit.df_resid))
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.where(se > 0, diff / se, np.inf)
-    p = _p_values(q, k, float(fit.df_resid))
+    p = studentized_range_sf(q, k, float(fit.df_resid))
     label = term_name(d, term)
     rows = []
     for a in range(len(ii)):

@@ -15,8 +15,9 @@ A campaign on the local platform is priced as the cloud its sandbox profile stan
 The cost per million invocations has a Student t interval: within a cell the cost is an affine
 function of the billed duration, so it is the t interval of the mean billed duration, priced
 (:func:`faascope.cost.mean_cost_ci`). Which level is cheapest, and which are tied, comes from
-the statistics engine's ANOVA and Tukey HSD on the per-invocation cost (``rank_levels``: the
-decision table's whole-scenario ordering, for the cost), exactly as for latency: no separate test.
+the statistics engine's decision on the per-invocation cost (``rank_levels``: the decision
+table's whole-scenario ordering, for the cost: estimated marginal means with Welch tests), exactly
+as for latency: no separate test.
 """
 from __future__ import annotations
 

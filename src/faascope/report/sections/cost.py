@@ -44,7 +44,7 @@ def cost_section(ctx: Ctx) -> Block | None:
         if note:
             b.items.append(Text(note, "warn"))
         if cost.decision:
-            b.items.append(Text(f"Cheapest `{ctx.data.compare}` (Tukey HSD on the cost per invocation): "
+            b.items.append(Text(f"Cheapest `{ctx.data.compare}` ({cost.decision['test']} on the cost per invocation): "
                                 f"{cost_order(ctx, sc)}.", "p"))
         fig = _figure(ctx, sc, cost)
         if fig is not None:
@@ -135,7 +135,7 @@ def _table(ctx: Ctx, cost: ScenarioCost, where: str | None):
 
 
 def cost_order(ctx: Ctx, sc) -> str:
-    """Cheapest first, with the Tukey evidence: "512 MB < 1769 MB (p ≤ 0.001) < 3008 MB …"."""
+    """Cheapest first, with the decision's evidence: "512 MB < 1769 MB (p ≤ 0.001) < 3008 MB …"."""
     return evidence_order(ctx, sc.cost.res, sc.cost.decision)
 
 

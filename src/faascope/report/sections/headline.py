@@ -1,16 +1,17 @@
 """The answer, first: per scenario, which level of the compared factor is fastest, most
 predictable and cheapest, with ties stated as ties and each claim's evidence one click away.
 
-Every ordering is the statistics engine's (decisions.py): Tukey HSD on the mean for speed and on
-the per-invocation cost for cost (the same analysis, response = cost), the bootstrap CV
-comparison for predictability. Nothing here tests anything itself; it reads the results and says
-them in words.
+Every ordering is the statistics engine's decision row (decisions.py), read from the row's own
+`test` and `pairs`: estimated marginal means compared by Welch tests (Games-Howell-adjusted) for
+speed, the same on the per-invocation cost for cost (the same analysis, response = cost), the
+bootstrap CV comparison for predictability. Nothing here tests anything itself; it reads the
+results and says them in words.
 """
 from __future__ import annotations
 
 import math
 
-from faascope.analysis.decisions import first_group, relabel, separations
+from faascope.analysis.decisions import first_group, pair_separations, relabel
 from faascope.report.items import Block, Text
 from faascope.report.numbers import money_ci, si_ci
 from faascope.report.sections.context import Ctx
@@ -30,10 +31,12 @@ def headline_section(ctx: Ctx) -> Block | None:
                             "warn"))
         return b
     b.items.append(Text(
-        f"Per scenario: the {ctx.measure.best_word.lower()} ({_direction(ctx)}), the most predictable (lowest CV) and the cheapest "
-        f"(lowest cost per invocation) level of `{f}`. `<` = the data separate the levels (Tukey HSD, "
-        f"{ctx.conf} family-wise; the p-value is the largest of the pairs it separates), `=` = they do not (a tie; "
-        "its p-value). Means with their {conf} CIs; each line links to its evidence.".replace("{conf}", ctx.conf),
+        f"Per scenario: the {ctx.measure.best_word.lower()} ({_direction(ctx)}), the most predictable (lowest CV) "
+        f"and the cheapest (lowest cost per invocation) level of `{f}`. `{'>' if ctx.measure.higher_is_better else '<'}` "
+        f"= the data separate the levels (the decision's test, "
+        f"named on each line, which does not assume equal variances; {ctx.conf} family-wise; the p-value is the "
+        "largest of the pairs it separates), `=` = they do not (a tie; its p-value). Means with their {conf} CIs; "
+        "each line links to its evidence.".replace("{conf}", ctx.conf),
         "note"))
     for sc in analysed:
         anchor = f"scenario-{sc.index + 1}"
@@ -43,14 +46,15 @@ def headline_section(ctx: Ctx) -> Block | None:
         if d.scenario_cols:
             lines.append(f"**{sc.title(d)}**")
         if not single:
-            lines.append(f"(means over {', '.join(x for x in sc.factors if x != f)}; per combination in "
+            lines.append(f"(estimated marginal means over {', '.join(x for x in sc.factors if x != f)}, each "
+                         f"combination weighted equally; per combination in "
                          f"[the decision table](#{anchor}-decision))")
         # speed
-        top = first_group(row.get("tested_mean") or row["mean"], separations(sc.res["tukey"], f))
+        top = first_group(row["tested_mean"], pair_separations(row["pairs"]), bool(row.get("higher_is_better")))
         means = _level_means(ctx, sc, single)
         lines.append(f"**{ctx.measure.best_word}:** {_best(top, info.label)}, {_centres(top, means, info.label)}. "
                      f"Order: {evidence_order(ctx, sc.res, row)} "
-                     f"([Tukey HSD](#{anchor}-tukey), [means](#{anchor}-centre)).")
+                     f"([{row['test']}](#{anchor}-decision), [means](#{anchor}-centre)).")
         # predictability
         cv = row.get("cv") or {}
         pred_top = _pred_top(row)
@@ -69,7 +73,8 @@ def headline_section(ctx: Ctx) -> Block | None:
         cost = sc.cost
         if cost is not None and cost.decision and cost.res:
             crow = cost.decision
-            ctop = first_group(crow.get("tested_mean") or crow["mean"], separations(cost.res["tukey"], f))
+            ctop = first_group(crow["tested_mean"], pair_separations(crow["pairs"]),
+                               bool(crow.get("higher_is_better")))
             per_level = _level_costs(cost, f) if single else {}
             where = "; ".join(f"{info.label(lv)}: {per_level[lv]} per million invocations" for lv in ctop if lv in per_level)
             if not where:
@@ -149,13 +154,14 @@ def _centres(levels: list[str], means: dict[str, str], label) -> str:
 
 def _level_means(ctx: Ctx, sc, single: bool) -> dict[str, str]:
     """Each level's mean as text: the cell's mean with its CI when the level is one cell, else the
-    level's mean over the other factors (the decision table's)."""
+    level's estimated marginal mean over the other factors with its CI (the decision table's)."""
     f = ctx.data.compare
     if single:
         return {c.levels[f]: si_ci(c.stats["mean"], c.stats.get("mean_ci"), "s" if ctx.unit == "s" else ctx.unit)
                 for c in sc.cells if c.stats}
     row = sc.res["decisions"][0]
-    return {lv: si_ci(m, None, "s" if ctx.unit == "s" else ctx.unit) for lv, m in row["mean"].items()}
+    ci = row.get("mean_ci") or {}
+    return {lv: si_ci(m, ci.get(lv), "s" if ctx.unit == "s" else ctx.unit) for lv, m in row["mean"].items()}
 
 
 def _level_costs(cost, f: str) -> dict[str, str]:

@@ -2,7 +2,7 @@
 categorical axis. (How titles and legends are placed is the renderers' business: plot/.)"""
 from __future__ import annotations
 
-from faascope.analysis.decisions import ordering_with_p, separations, tukey_p_values
+from faascope.analysis.decisions import ordering_with_p, pair_p_values, pair_separations
 from faascope.report.items import table
 from faascope.report.scenarios import Cell
 from faascope.report.sections.context import Ctx
@@ -25,15 +25,16 @@ def cell_positions(cells: list[Cell]) -> tuple[list[int], list[str]]:
 
 
 def evidence_order(ctx: Ctx, res: dict, row: dict) -> str:
-    """The levels of the compared factor from lowest to highest mean, as the decision row orders
-    them (Tukey HSD on the analysis `res` ran), with each tie's and each separation's p-value:
+    """The levels of the compared factor from best to worst, as the decision row orders them (by
+    the row's own test and pairs: `row["test"]`), with each tie's and each separation's p-value:
     "1769 MB = 3008 MB (p = 0.97) < 512 MB (p ≤ 0.0012)"; labels as the report shows levels."""
     f = ctx.data.compare
     if res.get("fit_status"):
         return row.get("performance_order") or "no test"
-    values = row.get("tested_mean") or row["mean"]
-    return ordering_with_p(values, separations(res["tukey"], f), tukey_p_values(res["tukey"], f),
-                           label=ctx.data.info[f].label, fmt_p=short_p)
+    pairs = row.get("pairs") or []
+    return ordering_with_p(row["tested_mean"], pair_separations(pairs), pair_p_values(pairs),
+                           label=ctx.data.info[f].label, fmt_p=short_p,
+                           higher_is_better=bool(row.get("higher_is_better")))
 
 
 def short_p(p: float) -> str:

@@ -47,7 +47,9 @@ def overview_section(ctx: Ctx) -> Block:
         f"Statistics per scenario: per-cell mean with a t-based {ctx.conf} CI, median with an order-statistic "
         f"CI, coefficient of variation (CV = s/mean, the predictability metric; lower is more predictable) "
         f"with a bootstrap CI, ANOVA with interactions (share of variation = SS/SST), Tukey HSD at "
-        f"{ctx.conf} family-wise confidence. `{d.response}`: {d.measure.direction_text}.", "note"))
+        f"{ctx.conf} family-wise confidence; the answer and the decisions compare estimated marginal means "
+        "(Welch tests, Games-Howell-adjusted) and cells (Games-Howell), which do not assume equal variances. "
+        f"`{d.response}`: {d.measure.direction_text}.", "note"))
     return b
 
 
