@@ -13,6 +13,7 @@ from faascope.analysis.decisions import decide
 from faascope.analysis.design import build_design
 from faascope.analysis.diagnostics import check_assumptions, robust_checks
 from faascope.analysis.io import as_level_strings, natural_levels, prepare
+from faascope.analysis.intervals import interval_note
 from faascope.analysis.predictability import CRITERIA, cv_draws, predictability
 from faascope.analysis.tukey import tukey_all
 from faascope.errors import BadInput
@@ -173,7 +174,7 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     notes = [
         "Quantiles use numpy's 'linear' method (R type 7).",
         "Median CI: order statistics with binomial coverage (exact ranks); null when n is too small.",
-        "CV CI: bootstrap BCa per cell (delta method above %d rows); level differences: percentile bootstrap." % bootstrap_max_n,
+        interval_note(n_boot),
         ("Balanced design: Type I, II and III sums of squares coincide." if raw.balanced else
          f"Unbalanced design: Type {ss_key} sums of squares; they need not add up to the total, so "
          "pct_variation need not sum to 100. Tukey uses R's TukeyHSD conventions (model.tables "

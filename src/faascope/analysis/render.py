@@ -65,8 +65,25 @@ def pct(v) -> str:
     return "–" if v is None else f"{100 * v:.1f}"
 
 
-def ci(pair) -> str:
-    return "–" if not pair else f"[{g4(pair[0])}, {g4(pair[1])}]"
+def ci(pair, why: str | None = None) -> str:
+    """"[1.2, 3.4]"; without an interval, why there is none ("too few (n = 3; needs ≥ 100)")."""
+    return (why or "–") if not pair else f"[{g4(pair[0])}, {g4(pair[1])}]"
+
+
+def seconds_ci(v, pair) -> str:
+    """"36.4 µs [34.0, 39.1]": a duration and its interval in the duration's unit."""
+    text = fmt_seconds(v)
+    if not pair or text == "–":
+        return text
+    f, _ = seconds_unit(v)
+    return f"{text} [{pair[0] / f:.3g}, {pair[1] / f:.3g}]"
+
+
+def rel_halfwidth(centre, pair) -> str:
+    """The printed interval's larger half relative to its centre: "±2.1%"."""
+    if not pair or not centre:
+        return "–"
+    return f"±{100 * max(pair[1] - centre, centre - pair[0]) / abs(centre):.2g}%"
 
 
 def _conf(res) -> str:
@@ -90,20 +107,20 @@ def compact_cells(res: dict) -> Section:
     secs = is_seconds(res["response"])
     rows = []
     for c in res["cells"]:
-        lo, hi = (c.get("mean_ci") or [None, None])
-        half = (hi - lo) / 2 if lo is not None and hi is not None and math.isfinite(hi - lo) else None
+        pair = c.get("mean_ci")
         if secs:
-            mean = fmt_seconds(c["mean"], half)
+            mean = seconds_ci(c["mean"], pair)
             median = fmt_seconds(c["median"])
         else:
-            mean = g4(c["mean"]) + (f" ± {g4(half)}" if half is not None else "")
+            mean = g4(c["mean"]) + (f" {ci(pair)}" if pair else "")
             median = g4(c["median"])
+        if not pair:
+            mean += f"; {c.get('mean_ci_why') or 'no CI'}"
         rows.append([c["levels"][x] for x in f] + [
-            str(c["n"]), median, mean, pct(c["cv"]),
-            "–" if c.get("ci_halfwidth_rel") is None else f"±{100 * c['ci_halfwidth_rel']:.2g}%",
+            str(c["n"]), median, mean, pct(c["cv"]), rel_halfwidth(c["mean"], pair),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     return Section("Per-cell statistics", f + [
-        "n", "median", f"mean ± {conf} CI", "CV %", "± rel",
+        "n", "median", f"mean [{conf} CI]", "CV %", "± rel",
         f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"], rows, level=2)
 
 
@@ -123,10 +140,10 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) 
     for c in res["cells"]:
         rows.append([c["levels"][x] for x in f] + [
             str(c["n"]), g4(c["mean"]), g4(c["median"]), g4(c["std"]), pct(c["cv"]), ci(
-                [100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None),
+                [100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None, c.get("cv_ci_why")),
             g4(c["min"]), g4(c["max"]), g4(c["p90"]), g4(c["p95"]), g4(c["p99"]),
-            ci(c["mean_ci"]), ci(c["median_ci"]),
-            "–" if c.get("ci_halfwidth_rel") is None else f"±{100 * c['ci_halfwidth_rel']:.2g}%",
+            ci(c["mean_ci"], c.get("mean_ci_why")), ci(c["median_ci"], c.get("median_ci_why")),
+            rel_halfwidth(c["mean"], c.get("mean_ci")),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     out.append(Section("Per-cell statistics", f + [
         "n", "mean", "median", "std", "CV (%)", f"CV {conf} CI (%)", "min", "max", "p90", "p95", "p99",
@@ -191,8 +208,8 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True) 
             for c in fac["comparisons"]:
                 rows.append([fac["factor"], f"{c['group2']} - {c['group1']}",
                              _pct1(fac["cv"][c["group2"]]), _pct1(fac["cv"][c["group1"]]),
-                             _signed(c.get("cv_diff_pp")), _pair(c.get("cv_diff_ci_pp"), "{:+.1f}"),
-                             _ratio(c.get("cv_ratio")), _pair(c.get("cv_ratio_ci"), "{:.3g}"),
+                             _signed(c.get("cv_diff_pp")), _pair(c.get("cv_diff_ci_pp"), "{:+.1f}", c.get("ci_why")),
+                             _ratio(c.get("cv_ratio")), _pair(c.get("cv_ratio_ci"), "{:.3g}", c.get("ci_why")),
                              "yes" if c["meaningful"] else "no"])
         out.append(Section("Predictability (CV)", ["Factor", "Comparison", "CV first (%)", "CV second (%)",
                                                    "ΔCV (pp)", f"{conf} CI (pp)", "CV ratio", f"{conf} CI (ratio)",
@@ -243,11 +260,13 @@ def checks_sentence(d: dict) -> str:
 def cv_criterion_sentence(pr: dict) -> str:
     if pr.get("criterion") == "ratio":
         return (f"Criterion: ratio of CVs: a difference is meaningful when one CV is at least "
-                f"{pr.get('ratio_threshold', 1.5):g} times the other and the bootstrap CI of the ratio excludes 1 "
-                "(--cv-criterion ratio, --cv-ratio).")
+                f"{pr.get('ratio_threshold', 1.5):g} times the other and the CI of the ratio excludes 1 "
+                "(--cv-criterion ratio, --cv-ratio). A comparison without a CI (a cell with too few or too skewed "
+                "values: the CI column says which) is never meaningful.")
     return (f"Criterion: difference of CVs: a difference is meaningful when |ΔCV| ≥ {pr.get('threshold_pp', 10):g} "
-            "percentage points and its bootstrap CI excludes 0 (--cv-threshold; --cv-criterion ratio compares "
-            "CVs relative to each other instead).")
+            "percentage points and its CI excludes 0 (--cv-threshold; --cv-criterion ratio compares "
+            "CVs relative to each other instead). A comparison without a CI (a cell with too few or too skewed "
+            "values: the CI column says which) is never meaningful.")
 
 
 def _pct1(v) -> str:
@@ -262,9 +281,9 @@ def _ratio(v) -> str:
     return "–" if v is None or not math.isfinite(v) else f"{v:.3g}"
 
 
-def _pair(pair, spec: str) -> str:
+def _pair(pair, spec: str, why: str | None = None) -> str:
     if not pair or any(v is None or not math.isfinite(v) for v in pair):
-        return "–"
+        return why or "–"
     return f"[{spec.format(pair[0])}, {spec.format(pair[1])}]"
 
 

@@ -106,14 +106,15 @@ def _level_means(ctx: Ctx, sc, single: bool) -> dict[str, str]:
     level's mean over the other factors (the decision table's)."""
     f = ctx.data.compare
     if single:
-        return {c.levels[f]: si_ci(c.stats["mean"], c.stats.get("mean_ci"), "s" if ctx.unit == "s" else ctx.unit)
+        return {c.levels[f]: si_ci(c.stats["mean"], c.stats.get("mean_ci"), "s" if ctx.unit == "s" else ctx.unit,
+                                   why=c.stats.get("mean_ci_why"))
                 for c in sc.cells if c.stats}
     row = sc.res["decisions"][0]
     return {lv: si_ci(m, None, "s" if ctx.unit == "s" else ctx.unit) for lv, m in row["mean"].items()}
 
 
 def _level_costs(cost, f: str) -> dict[str, str]:
-    return {c.levels.get(f): money_ci(c.per_million, c.per_million_ci) for c in cost.cells}
+    return {c.levels.get(f): money_ci(c.per_million, c.per_million_ci, why=c.cost_ci_why) for c in cost.cells}
 
 
 def _pred_top(row: dict) -> list[str]:
