@@ -30,7 +30,7 @@ METRIC_WORDS = {"wait_s": "wait", "run_s": "run", "service_s": "service"}
 
 
 def _group_columns(curves: pd.DataFrame) -> list[str]:
-    return [c for c in curves.columns if c not in ("burst_size", "column", "mean", "ci_low", "ci_high",
+    return [c for c in curves.columns if c not in ("burst_size", "column", "mean", "ci_low", "ci_high", "ci_why",
                                                    "n_bursts")]
 
 
@@ -120,7 +120,9 @@ def curves_table(curves: pd.DataFrame, columns: list[str], fmt) -> tuple[list[st
                 cells.append("–")
                 continue
             r = r.iloc[0]
-            ci = "" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+            why = r.get("ci_why")
+            ci = ((f"; {why}" if isinstance(why, str) else "") if r["ci_low"] is None or pd.isna(r["ci_low"])
+                  else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]")
             cells.append(fmt(r["mean"]) + ci)
         rows.append(list(key) + [int(g["n_bursts"].max())] + cells)
     return groups + ["burst size", "bursts"], rows
