@@ -2,7 +2,9 @@
 docs/analysis.md ("Which intervals are printed") and the minimum n each method needs, to compare
 with faascope.analysis.intervals.MIN_N.
 
-    PYTHONPATH=src python3 bench/interval_coverage.py [--quick] [--json OUT]
+    PYTHONPATH=src python3 bench/interval_coverage.py [--quick] [--json OUT] [--from-json IN]
+
+(--from-json prints the table of an earlier run's --json without simulating again.)
 
 Families and methods: faascope.analysis.interval_coverage. A full run takes a few minutes on two
 cores; --quick uses a tenth of the replicates (a smoke test: its figures are noisy).
@@ -45,6 +47,20 @@ COMPARISONS = [
     ("cv-difference", [10, 20, 30, 50, 75, 100, 150, 200, 300, 500], 4000,
      lambda p, n, r, s: ic.comparison_coverage(p, n, r, s, "difference")),
 ]
+#: what each block of the table is
+TITLES = {
+    "t": "Mean, Student t (before issue #25; now for responses with values ≤ 0 from n = 300)",
+    "log-t": "Mean, t interval on the log scale (from n = 300, or with --bootstrap 0)",
+    "boot-t-log": "Mean, bootstrap-t on the log scale (the default, from n = 100)",
+    "boot-t": "Mean, bootstrap-t (responses with values ≤ 0, from n = 150)",
+    "order-statistic": "Median, order statistics (exact; from n = 6)",
+    "cv-bca (before)": "CV, BCa bootstrap (before issue #25)",
+    "cv-log-t (every sample)": "CV, log-scale delta method, every sample (why skewed cells get none)",
+    "cv-log-t": "CV, log-scale delta method, tight cells only (from n = 150; share printed in brackets)",
+    "cv-ratio percentile bootstrap (before)": "CV ratio, percentile bootstrap (before issue #25), two cells of one family",
+    "cv-ratio": "CV ratio, log-scale draws, both cells tight (from n = 75)",
+    "cv-difference": "CV difference, log-scale draws, both cells tight (from n = 75)",
+}
 #: the table's methods whose minimum n is a MIN_N entry
 KEYS = {"log-t": "log-t", "boot-t-log": "boot-t-log", "boot-t": "boot-t", "t": "t", "cv-log-t": "cv-log-t",
         "cv-ratio": "cv-comparison", "cv-difference": "cv-comparison"}
@@ -81,7 +97,8 @@ def table(results: list[ic.Coverage]) -> str:
     for m in methods:
         rows = [c for c in results if c.method == m]
         ns = sorted({c.n for c in rows})
-        lines.append(f"\n{m} (replicates: {rows[0].reps}{'; fewer at n ≥ 1000' if m.startswith('cv-log') else ''})\n")
+        more = "; a quarter at n ≥ 1000" if m == "cv-log-t" else "; a quarter at n ≥ 5000" if m.startswith("cv-log") else ""
+        lines.append(f"\n**{TITLES.get(m, m)}** ({rows[0].reps} replicates{more})\n")
         lines.append("| family | " + " | ".join(f"n = {n}" for n in ns) + " |")
         lines.append("|---|" + "---:|" * len(ns))
         for fam in dict.fromkeys(c.family for c in rows):
@@ -94,8 +111,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--from-json")
     a = ap.parse_args()
-    results = run(a.quick)
+    if a.from_json:
+        with open(a.from_json) as fh:
+            results = [ic.Coverage(**d) for d in json.load(fh)]
+    else:
+        results = run(a.quick)
     print(table(results))
     print("\nminimum n (smallest n from which every family meets the floor at every larger n simulated):\n")
     for m in dict.fromkeys(c.method for c in results):
