@@ -193,7 +193,7 @@ def test_workload_means_of_two_invocations_say_too_few_not_a_negative_rate():
     rows = cell_means(df, [], ["throughput_bytes_per_s", "read_s"])
     assert rows["ci_low"].isna().all() and (rows["ci_why"] == f"too few (n = 2; needs ≥ {MEAN_N})").all()
     text = row_ci(seconds, rows[rows.measure == "read_s"].iloc[0])
-    assert text == f"294 ms; too few (n = 2; needs ≥ {MEAN_N})"
+    assert text == f"294 ms, no CI: too few (n = 2; needs ≥ {MEAN_N})"
 
 
 def test_intervals_of_positive_quantities_stay_positive():
@@ -212,4 +212,4 @@ def test_cost_interval_comes_from_the_same_rule():
     from faascope.report.numbers import money_ci
     few = iv.mean_interval([2.1e-7, 2.3e-7, 9e-7], 0.05)
     assert few.bounds is None and few.why == f"too few (n = 3; needs ≥ {MEAN_N})"
-    assert money_ci(0.43, None, why=few.why) == f"$0.430 (too few (n = 3; needs ≥ {MEAN_N}))"
+    assert money_ci(0.43, None, why=few.why) == f"$0.430, no CI: too few (n = 3; needs ≥ {MEAN_N})"

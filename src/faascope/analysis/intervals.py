@@ -118,6 +118,12 @@ def too_few(n: int, need: int) -> str:
     return f"too few (n = {n}; needs ≥ {need})"
 
 
+def without_ci(value_text: str, why: str | None) -> str:
+    """A value printed without its interval, and why, the same in every table:
+    "1.23 s, no CI: too few (n = 3; needs ≥ 100)"."""
+    return f"{value_text}, no CI: {why}" if why and value_text not in ("", "–") else value_text
+
+
 def refused(why: str, method: str | None = None) -> CI:
     return CI(None, None, method, why)
 
@@ -288,10 +294,14 @@ def cv_refusal(x: np.ndarray, need: int) -> str | None:
     ok, spread, far = tightness(x[None, :])
     if ok[0]:
         return None
+    if spread[0] > TIGHT_LOG_SPREAD:
+        return f"too skewed for a CV interval (log-scale spread {spread[0]:.2f} > {TIGHT_LOG_SPREAD:g})"
     if far[0] > FAR_FACTOR:
-        return (f"too skewed for a CV interval (a value {far[0]:.3g}× or 1/{far[0]:.3g} of the median: a second "
-                "mode or a long tail)")
-    return f"too skewed for a CV interval (log-scale spread {spread[0]:.2f} > {TIGHT_LOG_SPREAD:g})"
+        med = float(np.median(x))
+        where = (f"{x.max() / med:.3g}× the median" if x.max() / med >= med / x.min()
+                 else f"1/{med / x.min():.3g} of the median")
+        return f"too skewed for a CV interval (a value {where}: a second mode or a long tail)"
+    return None
 
 
 def cv_bounds(cv: np.ndarray, se_log: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from faascope.analysis.calendar import calendar_note
+from faascope.analysis.intervals import without_ci
 from faascope.units import format_duration, time_unit
 
 
@@ -115,7 +116,7 @@ def compact_cells(res: dict) -> Section:
             mean = g4(c["mean"]) + (f" {ci(pair)}" if pair else "")
             median = g4(c["median"])
         if not pair:
-            mean += f"; {c.get('mean_ci_why') or 'no CI'}"
+            mean = without_ci(mean, c.get("mean_ci_why"))
         rows.append([c["levels"][x] for x in f] + [
             str(c["n"]), median, mean, pct(c["cv"]), rel_halfwidth(c["mean"], pair),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])

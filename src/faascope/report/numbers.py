@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from faascope.analysis.intervals import without_ci
 from faascope.units import si_prefix as prefix_for  # one choice of prefix for tables, axes and the terminal
 
 def si(value: float | None, unit: str, digits: int = 3, ref: float | None = None) -> str:
@@ -29,11 +30,6 @@ CLIPPED = "0*"
 CLIPPED_NOTE = ("0* = the interval reaches below zero; a duration or a price cannot, so it is shown from 0.")
 
 
-def no_ci(head: str, why: str | None) -> str:
-    """A value printed without its interval, and why: "1.23 s (too few (n = 3; needs ≥ 100))"."""
-    return f"{head} ({why})" if why and head != "–" else head
-
-
 def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: bool = True,
           why: str | None = None) -> str:
     """"1.23 s [1.20, 1.26]": a centre and its interval, all in the centre's prefix; a lower end
@@ -41,7 +37,7 @@ def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: boo
     interval, the centre and `why` there is none."""
     head = si(centre, unit, digits)
     if not ci or centre is None or not math.isfinite(centre):
-        return no_ci(head, why)
+        return without_ci(head, why)
     f, p = prefix_for(centre)
     num = head.rsplit(" ", 1)[0]
     dec = len(num.split(".")[1]) if "." in num else 0
@@ -64,7 +60,7 @@ def money_ci(centre: float | None, ci, digits: int = 3, why: str | None = None) 
     """"$1.23 [1.20, 1.26]" (as :func:`si_ci`)."""
     head = money(centre, digits)
     if not ci or centre is None or not math.isfinite(centre) or centre == 0:
-        return no_ci(head, why)
+        return without_ci(head, why)
     mag = math.floor(math.log10(abs(centre)))
     dec = max(0, digits - 1 - mag)
     lo = CLIPPED if ci[0] < 0 else f"{ci[0]:,.{dec}f}"

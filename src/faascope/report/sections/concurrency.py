@@ -12,6 +12,7 @@ from faascope.analysis.concurrency import (
     SCALING_METRICS, SCALING_STATS, bandwidth_curves, burst_stats, ci_excludes_zero, heatmap_panels,
     load_bursts, metric_label, scaling_curves, stagger_improvements,
 )
+from faascope.analysis.intervals import without_ci
 from faascope.errors import BadInput
 from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
@@ -121,9 +122,9 @@ def curves_table(curves: pd.DataFrame, columns: list[str], fmt) -> tuple[list[st
                 continue
             r = r.iloc[0]
             why = r.get("ci_why")
-            ci = ((f"; {why}" if isinstance(why, str) else "") if r["ci_low"] is None or pd.isna(r["ci_low"])
-                  else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]")
-            cells.append(fmt(r["mean"]) + ci)
+            cells.append(without_ci(fmt(r["mean"]), why if isinstance(why, str) else None)
+                         if r["ci_low"] is None or pd.isna(r["ci_low"])
+                         else f"{fmt(r['mean'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]")
         rows.append(list(key) + [int(g["n_bursts"].max())] + cells)
     return groups + ["burst size", "bursts"], rows
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from faascope.analysis.intervals import without_ci
 from faascope.analysis.per_cell import cell_columns
 from faascope.report.plot.style import DASHES, MARKERS, PALETTE
 from faascope.report.sections.context import Ctx
@@ -86,9 +87,9 @@ def mib_per_s(v) -> str:
 
 def with_ci(fmt, mean, lo, hi, why=None) -> str:
     """"12.3 ms [11.0 ms, 13.6 ms]"; without an interval the mean and why there is none
-    ("12.3 ms; too few (n = 3; needs ≥ 100)", faascope.analysis.intervals)."""
+    ("12.3 ms, no CI: too few (n = 3; needs ≥ 100)", faascope.analysis.intervals)."""
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
-        return fmt(mean) + (f"; {why}" if isinstance(why, str) and why else "")
+        return without_ci(fmt(mean), why if isinstance(why, str) else None)
     return f"{fmt(mean)} [{fmt(lo)}, {fmt(hi)}]"
 
 
