@@ -213,3 +213,10 @@ def test_cost_interval_comes_from_the_same_rule():
     few = iv.mean_interval([2.1e-7, 2.3e-7, 9e-7], 0.05)
     assert few.bounds is None and few.why == f"too few (n = 3; needs ≥ {MEAN_N})"
     assert money_ci(0.43, None, why=few.why) == f"$0.430, no CI: too few (n = 3; needs ≥ {MEAN_N})"
+
+
+def test_replications_for_the_target_are_never_fewer_than_the_interval_needs():
+    # a tight cell's Student-t planning asks for 3 values; its mean has no interval below 100
+    res = analyze(_frame({"a": [1.0, 1.01, 0.99, 1.0], "b": [2.0, 2.02, 1.98, 2.01]}), "latency", ["memory"],
+                  robust=False, n_boot=200)
+    assert all(c["n_for_target"] == MEAN_N for c in res["cells"])

@@ -7,7 +7,7 @@
   it claims; then the interval is null and ``<name>_why`` says why ("too few (n = 3; needs ≥ 100)").
 - Adequacy: the relative half-width of the mean's Student t interval, and the replications needed
   to bring it to the target (iterating t(n-1), using the cell's current s and mean as planning
-  values). These are planning figures, not printed intervals.
+  values), at least the n the mean's printed interval needs. Planning figures, not intervals.
 """
 from __future__ import annotations
 
@@ -47,6 +47,15 @@ def n_for_rel_halfwidth(s: float, mean: float, target: float, alpha: float) -> i
     return hi
 
 
+def _n_for_target(x: np.ndarray, sd: float, mean: float, target: float, alpha: float, n_boot: int) -> int | None:
+    """The replications a cell needs for its mean's interval to reach the target: the planning n,
+    but never fewer than the interval needs to be printed at all (intervals.mean_min_n)."""
+    need = n_for_rel_halfwidth(sd, mean, target, alpha)
+    if need is None:
+        return None
+    return max(need, iv.mean_min_n(n_boot, positive=bool(np.all(x >= 0) and mean > 0)))
+
+
 def cell_stats_design(design: Design, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
                       target_rel_halfwidth: float = 0.05, bootstrap_max_n: int = 5000) -> list[dict]:
     """One dict per cell (itertools.product order of the factor levels). `n_boot` resamples for
@@ -84,7 +93,7 @@ def cell_stats_design(design: Design, alpha: float = 0.05, n_boot: int = 2000, s
             "cv_ci": cv_ci.bounds, "cv_ci_method": cv_ci.method, "cv_ci_why": cv_ci.why,
             "ci_halfwidth": half if math.isfinite(half) else None,
             "ci_halfwidth_rel": rel,
-            "n_for_target": n_for_rel_halfwidth(sd, mean, target_rel_halfwidth, alpha),
+            "n_for_target": _n_for_target(x, sd, mean, target_rel_halfwidth, alpha, n_boot),
         }
         out.append(row)
     return out

@@ -50,10 +50,12 @@ def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
                             range=(0, max([e for e in ends if math.isfinite(e)] + [1]) * 1.18)),
                        Axis(sc.legend_title, ticks=(pos, labels), reversed=True))],
                 title=f"CV of {ctx.response}: {sc.title(ctx.data)}")
-    meth = ", ".join(sorted(m for m in methods if m)) or "none"
+    meth = ", ".join(sorted(m for m in methods if m))
     thr = (sc.res or {}).get("predictability", {}).get("threshold_pp", 10)
     return Fig(sc.name("cv", ctx.response), f"Coefficient of variation of {ctx.response} per cell", plot,
-               caption=(f"CV per cell with its {ctx.conf} CI ({meth}). Lower is more predictable; differences under "
+               caption=((f"CV per cell with its {ctx.conf} CI ({meth})." if meth else
+                         "CV per cell (no cell has the values a CI needs: the note says why).")
+                        + " Lower is more predictable; differences under "
                         f"{thr:g} percentage points are treated as negligible."),
                note=("No CV CI for " + "; ".join(f"{', '.join(v)} ({k})" for k, v in why.items()) + "."
                      if why else None),
