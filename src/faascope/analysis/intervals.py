@@ -19,10 +19,10 @@ Methods (:data:`METHODS`; the minimum n of each is in :data:`MIN_N`):
   Values ≤ 0 (a response that may be negative): the same two on the original scale.
 - median: order statistics, [x(l), x(n-l+1)] with the exact binomial coverage ≥ 1 - α for every
   continuous distribution; the minimum n follows from the binomial (n = 6 at 95 %).
-- coefficient of variation: the **delta method on the log scale**,
-  cv·exp(±w·t(1-α/2, n-1)·se) (w = :data:`CV_WIDEN`), se² = Var(cv)/cv² with Var(cv) ≈ (cv⁴ - cv³γ₁ + cv²(κ-1)/4)/n from
-  the sample's skewness γ₁ and kurtosis κ. No method (delta, BCa, percentile, studentised
-  bootstrap) reaches 93 % on skewed data below thousands of values (lognormal σ = 0.5: n ≈ 2000;
+- coefficient of variation: the **delta method on the log scale**, cv·exp(±w·t(1-α/2, n-1)·se)
+  (w = :data:`CV_WIDEN`), se² = Var(cv)/cv², Var(cv) ≈ (cv⁴ - cv³γ₁ + cv²(κ-1)/4)/n from the
+  sample's skewness γ₁ and kurtosis κ. No method (delta, BCa, percentile, studentised bootstrap)
+  reaches 93 % on skewed data below hundreds to thousands of values (lognormal σ = 0.5: n ≈ 1000;
   σ = 1: beyond 20,000; the coverage table in docs/analysis.md), so a CV interval is printed only
   for **tight** cells: log-scale spread (1.4826 · MAD of log x) at most :data:`TIGHT_LOG_SPREAD`
   and no value beyond :data:`FAR_FACTOR` times the median either way (a second mode such as cold
@@ -44,9 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-#: the nominal level the minimum n were simulated at; other levels use the same minimum n
-NOMINAL = 0.95
-#: the coverage a printed interval's method reaches at its minimum n on every reference family
+#: the coverage a printed interval's method reaches at its minimum n on every reference family,
+#: simulated at nominal 95 % (other confidence levels use the same minimum n)
 COVERAGE_FLOOR = 0.93
 
 #: the largest log-scale spread (1.4826 · MAD of log x, = σ for lognormal data) of a tight cell
