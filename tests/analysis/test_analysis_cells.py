@@ -14,6 +14,7 @@ from faascope.analysis.cells import median_ci_ranks, n_for_rel_halfwidth
 from faascope.analysis.design import build_design
 from faascope.analysis.diagnostics import _marginal_means
 from faascope.analysis.anova import fit_anova
+from faascope.analysis.intervals import MIN_N, too_few
 from faascope.analysis.io import prepare
 
 
@@ -44,8 +45,10 @@ def test_descriptives_match_numpy_and_r_type7():
             expect = xs[lo] + (h - lo) * (xs[min(lo + 1, len(x) - 1)] - xs[lo])
             assert math.isclose(c[key], expect, rel_tol=1e-12)
         assert c["p999"] is None  # n < 1000
+        # 40 values without resampling: the t interval on the log scale needs 300 (intervals.MIN_N),
+        # so no interval, and why; the planning half-width stays Student's t
+        assert c["mean_ci"] is None and c["mean_ci_why"] == too_few(40, MIN_N["log-t"])
         t = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
-        assert np.allclose(c["mean_ci"], [x.mean() - t, x.mean() + t])
         assert math.isclose(c["ci_halfwidth_rel"], t / x.mean())
 
 
@@ -75,24 +78,17 @@ def test_small_cell_median_ci_is_null():
     assert c["median_ci"] is None and c["median_ci_level"] is None
 
 
-def test_cv_ci_bootstrap_seeded_and_contains_estimate():
-    df = lognormal_frame(n=60)
-    a = cell_stats(df, "lat", ["A", "B"], n_boot=500, seed=1)
-    b = cell_stats(df, "lat", ["A", "B"], n_boot=500, seed=1)
-    assert [c["cv_ci"] for c in a] == [c["cv_ci"] for c in b]
-    for c in a:
-        assert c["cv_ci_method"].startswith("bootstrap-BCa")
-        assert c["cv_ci"][0] < c["cv"] < c["cv_ci"][1]
-
-
-def test_cv_delta_method_close_to_bootstrap_for_large_cells():
+def test_cv_ci_only_for_tight_cells_with_enough_values():
     rng = np.random.default_rng(5)
-    x = rng.lognormal(0, 0.5, 4000)
-    df = pd.DataFrame({"A": ["a"] * 4000 + ["b"] * 4000, "y": np.concatenate([x, x * 2])})
-    boot = cell_stats(df, "y", ["A"], n_boot=1000)[0]
-    delta = analyze(df, "y", ["A"], n_boot=1000, bootstrap_max_n=1000, robust=False)["cells"][0]
-    assert delta["cv_ci_method"] == "delta"
-    assert np.allclose(boot["cv_ci"], delta["cv_ci"], rtol=0.03)
+    tight = rng.lognormal(0, 0.1, 400)
+    df = pd.DataFrame({"A": ["tight"] * 400 + ["few"] * 60 + ["skewed"] * 400,
+                       "y": np.concatenate([tight, tight[:60], rng.lognormal(0, 0.6, 400)])})
+    c = {r["levels"]["A"]: r for r in cell_stats(df, "y", ["A"], n_boot=0)}
+    ok = c["tight"]
+    assert ok["cv_ci_method"] == "delta method, log scale" and ok["cv_ci_why"] is None
+    assert 0 < ok["cv_ci"][0] < ok["cv"] < ok["cv_ci"][1]
+    assert c["few"]["cv_ci"] is None and c["few"]["cv_ci_why"] == too_few(60, MIN_N["cv-log-t"])
+    assert c["skewed"]["cv_ci"] is None and c["skewed"]["cv_ci_why"].startswith("too skewed for a CV interval")
 
 
 def test_n_for_target_is_minimal():
@@ -158,7 +154,7 @@ def test_predictability_and_decisions():
     rows = []
     for plat, tier in itertools.product(["GCF", "LAMBDA"], ["T1", "T5"]):
         mean = {"GCF": 1.0, "LAMBDA": 2.0}[plat]
-        cv = {"GCF": 0.05, "LAMBDA": 0.5}[plat]
+        cv = {"GCF": 0.02, "LAMBDA": 0.15}[plat]  # both tight: the CV comparison has an interval
         for v in rng.normal(mean, cv * mean, 150):
             rows.append((plat, tier, abs(v)))
     df = pd.DataFrame(rows, columns=["platform", "tier", "lat"])
@@ -169,7 +165,14 @@ def test_predictability_and_decisions():
     assert len(res["decisions"]) == 3
     pf = next(p for p in res["predictability"]["factors"] if p["factor"] == "platform")
     comp = pf["comparisons"][0]
-    assert comp["meaningful"] and comp["cv_diff_pp"] > 40
+    assert comp["meaningful"] and comp["cv_diff_pp"] > 10 and comp["ci_why"] is None
+    # a skewed level (CV 50 %): its CVs have no interval that covers, so nothing is called meaningful
+    skewed = df.assign(lat=np.where(df.platform == "LAMBDA", np.abs(rng.normal(2.0, 1.0, len(df))), df.lat))
+    res3 = analyze(skewed, "lat", ["platform", "tier"], n_boot=300, robust=False)
+    comp3 = next(p for p in res3["predictability"]["factors"] if p["factor"] == "platform")["comparisons"][0]
+    assert not comp3["meaningful"] and comp3["cv_diff_ci_pp"] is None
+    assert comp3["ci_why"].startswith("too skewed for a CV interval")
+    assert res3["decisions"][0]["predictability"] == "-"
     # nothing to choose between identical platforms
     df2 = df.copy()
     df2["platform"] = np.where(rng.random(len(df)) < 0.5, "GCF", "LAMBDA")

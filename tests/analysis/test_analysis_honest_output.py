@@ -118,8 +118,9 @@ def test_all_levels_tied_reads_as_equal():
 # ------------------------------------------------------------------ relative predictability criterion
 def _cv_data():
     rng = np.random.default_rng(4)
-    return pd.DataFrame({"latency": np.concatenate([100 + rng.normal(0, 0.1, 40), 100 + rng.normal(0, 7.2, 40)]),
-                         "platform": ["steady"] * 40 + ["jumpy"] * 40})
+    # 80 values a level: a CV comparison has an interval from 75 (faascope.analysis.intervals.MIN_N)
+    return pd.DataFrame({"latency": np.concatenate([100 + rng.normal(0, 0.1, 80), 100 + rng.normal(0, 7.2, 80)]),
+                         "platform": ["steady"] * 80 + ["jumpy"] * 80})
 
 
 def test_absolute_criterion_calls_cv_01_vs_72_no_difference():

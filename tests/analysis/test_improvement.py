@@ -196,7 +196,7 @@ def test_shipped_stagger_grids_meet_the_rule_and_the_docs_state_it():
     quoted = 0
     for p in [*grids, *sorted((ROOT / "docs").glob("*.md"))]:
         text = p.read_text()
-        for m in re.finditer(r"needs ≥ (\d+)\)|(\d+) bursts a side|MIN_BURSTS_PER_SIDE`? = (\d+)|(\d+) fresh bursts", text):
+        for m in re.finditer(r"bursts; needs ≥ (\d+)\)|(\d+) bursts a side|MIN_BURSTS_PER_SIDE`? = (\d+)|(\d+) fresh bursts", text):
             assert int(next(g for g in m.groups() if g)) == MIN_BURSTS_PER_SIDE, (p.name, m.group(0))
             quoted += 1
     assert quoted >= 4

@@ -62,7 +62,9 @@ def test_a_campaign_without_factors_is_described_by_analyze_and_report_with_in_p
     res = json.loads(r.stdout)
     assert res["described"] is True and res["factors"] == [] and res["n"] == 30
     cell = res["cells"][0]
-    assert cell["n"] == 30 and cell["median_ci"] and cell["mean_ci"] and cell["p99"] >= cell["median"]
+    assert cell["n"] == 30 and cell["median_ci"] and cell["p99"] >= cell["median"]
+    # 30 values are too few for a mean's interval to cover what it claims (issue #25 item 5)
+    assert cell["mean_ci"] is None and cell["mean_ci_why"].startswith("too few (n = 30")
     starts = {g["levels"]["start"]: g["n"] for g in res["cold_warm"]}
     assert sum(starts.values()) == 30 and set(starts) <= {"cold", "warm"}
     assert res["anova"] == [] and res["decisions"] == []

@@ -14,7 +14,6 @@ import pytest
 from faascope.analysis.decisions import first_group, ordering, ordering_with_p, rank_levels, relabel
 from faascope.analysis.engine import analyze
 from faascope.cost import Pricing, invocation_cost, invocation_costs
-from faascope.cost.report import mean_cost_ci
 from faascope.report.numbers import money_ci, ratio, si, si_ci
 
 R_DIR = Path(__file__).resolve().parents[1] / "analysis" / "data"
@@ -70,17 +69,6 @@ def test_ordering_with_p_states_ties_and_separations_with_their_p_values():
 
 
 # --------------------------------------------------------------------------- cost
-def test_mean_cost_ci_is_rs_t_test():
-    # R: t.test(c(0.501, 0.502, 0.51, 0.499, 0.7))$conf.int
-    m, ci = mean_cost_ci([0.501, 0.502, 0.51, 0.499, 0.7])
-    assert m == pytest.approx(0.5424)
-    assert ci == pytest.approx((0.432884813024549, 0.651915186975451), rel=1e-12)
-    # R: t.test(c(1.2e-6, 1.5e-6, 1.1e-6), conf.level = 0.9)$conf.int
-    _, ci = mean_cost_ci([1.2e-6, 1.5e-6, 1.1e-6], alpha=0.10)
-    assert ci == pytest.approx((9.15728075547306e-07, 1.61760525778603e-06), rel=1e-12)
-    assert mean_cost_ci([2.0])[1] is None
-
-
 def test_vectorised_invocation_costs_equal_the_model_row_by_row():
     rng = np.random.default_rng(3)
     n = 60

@@ -134,3 +134,13 @@ def test_unvalidated_plotly_figures_equal_validated_ones(store_report, monkeypat
         checked = render_plotly.to_plotly(f.plot, f.height)
         assert checked._validate is True and f.plotly._validate is False
         assert json.loads(pio.to_json(f.plotly, validate=False)) == json.loads(pio.to_json(checked, validate=False)), f.name
+
+
+def test_intervals_are_printed_only_where_they_cover(store_report):
+    # issue #25: a cell of a few invocations printed "[-0.64 s, 4.76 s]"; now its interval is
+    # left out and the reason printed (faascope.analysis.intervals)
+    md = store_report.summary.read_text()
+    html = re.sub(r"<script[^>]*>.*?</script>", "", store_report.html.read_text(), flags=re.S)
+    assert "too few (n = " in html
+    for text in (md, html):
+        assert not re.search(r"\[\s*-\d", text), re.search(r".{80}\[\s*-\d.{40}", text)

@@ -13,6 +13,7 @@ import pytest
 from faascope.analysis.concurrency import bandwidth_curves, heatmap_panels, load_bursts, scaling_curves
 from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE, ci_excludes_zero, improvement
 from faascope.analysis.network import cell_series, fit_cells, fitted_rate
+from faascope.analysis.intervals import MIN_N, too_few
 from faascope.analysis.per_cell import mean_ci
 from faascope.analysis.phases import has_phases, phase_means
 from faascope.analysis.storage_requests import has_storage_requests, request_counts
@@ -107,7 +108,10 @@ def test_phase_means_add_up_and_need_two_phases(tmp_path):
     for ck, g in m.groupby("cell_key"):
         cell = df[df["cell_key"] == ck]
         assert g["mean"].sum() == pytest.approx((cell["read_s"] + cell["compute_s"] + cell["write_s"]).mean())
-        assert ((g["ci_low"] <= g["mean"]) & (g["mean"] <= g["ci_high"])).all()
+        # a few invocations per cell: no interval, and why (faascope.analysis.intervals)
+        need = MIN_N["boot-t-log"]
+        assert (g["n"] < need).all() and g["ci_low"].isna().all()
+        assert (g["ci_why"] == [too_few(int(n), need) for n in g["n"]]).all()
 
 
 def test_storage_request_counts_are_summed(tmp_path):

@@ -15,7 +15,10 @@ the decision table states orderings with ties instead of '-', the predictability
 the CV ratio): presentation only, every number the same as 0.1.0's, as the analysis check shows;
 and for issue #17 (the answer first, a cost section with the Pareto front): sections added, none
 of 0.1.0's numbers changed. Publication figures are drawn on request now (`--formats`), as the
-test asks.
+test asks. Issue #25 changed, on purpose, the intervals 0.1.0 printed for cells of 2-8 values
+(t intervals reaching below zero, "[0, 23.8]" CV ratios): those cells now print "too few (n = …;
+needs ≥ …)" instead (faascope.analysis.intervals), and the summaries were regenerated for it;
+CHANGED_BY_ISSUE_25 lists the analysis values that may differ, every other value stays 0.1.0's.
 """
 from __future__ import annotations
 
@@ -80,7 +83,10 @@ def test_legacy_results_file_analyses_the_same(tmp_path, name, monkeypatch):
     res = _ok(["analyze", str(db), "--response", "latency_seconds", *LEGACY[name],
                "--format", "json"])
     now, then = json.loads(res.stdout), json.loads((DATA / f"{name}.analyze.json").read_text())
-    assert _changed(then, now) == []
+    changed = {re.sub(r"\[\d+\]", "[i]", p) for p in _changed(then, now)}
+    assert changed <= CHANGED_BY_ISSUE_25, changed - CHANGED_BY_ISSUE_25
+    for c in now["cells"]:  # what changed: no interval where a cell has too few values for one
+        assert c["mean_ci"] is None and c["mean_ci_why"].startswith(f"too few (n = {c['n']};")
     assert sorted(_added(then, now)) == sorted(ADDED_SINCE_0_1_0)
 
 
@@ -88,6 +94,15 @@ def test_legacy_results_file_analyses_the_same(tmp_path, name, monkeypatch):
 ADDED_SINCE_0_1_0 = [".anova_statement", ".fit_status", ".diagnostics.normality.skipped",
                      ".diagnostics.equal_variance.skipped", ".robust.art_skipped",
                      ".predictability.criterion", ".predictability.ratio_threshold"]
+
+
+#: values issue #25 changed on purpose: intervals of cells too small for them (now null with a
+#: `…_why`), what follows from them (a CV comparison without an interval is not meaningful; the
+#: replications a target needs are at least those the interval needs) and the notes saying so
+CHANGED_BY_ISSUE_25 = {".cells[i].mean_ci", ".cells[i].cv_ci", ".cells[i].cv_ci_method", ".cells[i].n_for_target",
+                       ".decisions[i].cv_diff_ci_pp", ".predictability.factors[i].comparisons[i].cv_diff_ci_pp",
+                       ".predictability.factors[i].comparisons[i].ci_excludes_zero",
+                       ".predictability.factors[i].comparisons[i].meaningful", ".notes[i]", ".warnings[i]"}
 
 
 def _changed(then, now, path=""):

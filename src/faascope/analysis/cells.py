@@ -2,40 +2,27 @@
 
 - Quantiles: numpy's default 'linear' method, which is R's `quantile(type = 7)` (and Excel's
   PERCENTILE.INC). p99.9 only when a cell has at least 1000 rows.
-- Mean CI: Student t, mean ± t(1-α/2, n-1) s/√n.
-- Median CI: distribution-free, from order statistics. [x(l), x(n-l+1)] covers the median with
-  probability 1 - 2 P(B ≤ l-1), B ~ Binomial(n, 1/2); l is the largest rank with coverage ≥ 1-α,
-  and the exact coverage is reported. When even [min, max] falls short (n < 6 at 95 %) the CI is
-  null.
-- CV CI: bootstrap BCa (scipy.stats.bootstrap, seeded per cell) for n ≤ `bootstrap_max_n`;
-  above that, a normal interval with the delta-method variance of s/mean that uses the sample
-  skewness and kurtosis, so it does not assume normal data: Var ≈ (cv⁴ - cv³γ₁ + cv²(κ-1)/4)/n.
-- Adequacy: the relative half-width of the mean CI, and the replications needed to bring it to
-  the target (iterating t(n-1), using the cell's current s and mean as planning values).
+- Intervals of the mean, the median and the CV: faascope.analysis.intervals, which also decides
+  when a cell has too few values (or, for the CV, too skewed ones) for an interval to cover what
+  it claims; then the interval is null and ``<name>_why`` says why ("too few (n = 3; needs ≥ 100)").
+- Adequacy: the relative half-width of the mean's Student t interval, and the replications needed
+  to bring it to the target (iterating t(n-1), using the cell's current s and mean as planning
+  values), at least the n the mean's printed interval needs. Planning figures, not intervals.
 """
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from scipy import stats
 
+from faascope.analysis import intervals as iv
 from faascope.analysis.design import Design
+from faascope.analysis.intervals import median_ci_ranks  # re-exported: callers import it from here
+
+__all__ = ["median_ci_ranks", "n_for_rel_halfwidth", "cell_stats_design", "QUANTILE_METHOD"]
 
 QUANTILE_METHOD = "linear"  # numpy default = R type 7
-
-
-def median_ci_ranks(n: int, alpha: float) -> tuple[int, int, float] | None:
-    """1-based ranks (l, u) of the order-statistic CI of the median and its exact coverage."""
-    k = int(stats.binom.ppf(alpha / 2, n, 0.5))
-    while k >= 0 and stats.binom.cdf(k, n, 0.5) > alpha / 2:
-        k -= 1
-    if k < 0:
-        return None
-    l = k + 1
-    coverage = 1.0 - 2.0 * float(stats.binom.cdf(l - 1, n, 0.5))
-    return l, n - l + 1, coverage
 
 
 def n_for_rel_halfwidth(s: float, mean: float, target: float, alpha: float) -> int | None:
@@ -60,49 +47,21 @@ def n_for_rel_halfwidth(s: float, mean: float, target: float, alpha: float) -> i
     return hi
 
 
-def _cv(x, axis=-1):
-    return np.std(x, ddof=1, axis=axis) / np.mean(x, axis=axis)
-
-
-def cv_ci(x: np.ndarray, alpha: float, n_boot: int, seed: int, bootstrap_max_n: int = 5000):
-    """(lower, upper, method) of a CI of the coefficient of variation."""
-    n = len(x)
-    m = float(np.mean(x))
-    if n < 3 or m == 0 or np.ptp(x) == 0:
-        return None, None, None
-    if n_boot > 0 and n <= bootstrap_max_n:
-        with warnings.catch_warnings():  # degenerate resamples: fall back to the delta method below
-            warnings.simplefilter("ignore")
-            res = stats.bootstrap((x,), _cv, n_resamples=n_boot, confidence_level=1 - alpha,
-                                  method="BCa", vectorized=True, batch=max(1, 2_000_000 // n),
-                                  random_state=np.random.default_rng(seed))
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if math.isfinite(lo) and math.isfinite(hi):
-            return lo, hi, f"bootstrap-BCa({n_boot})"
-    cv, var = cv_delta(x)
-    z = stats.norm.ppf(1 - alpha / 2)
-    return cv - z * math.sqrt(var), cv + z * math.sqrt(var), "delta"
-
-
-def cv_delta(x: np.ndarray) -> tuple[float, float]:
-    """CV and the delta-method variance of its estimate (moments of the sample, no normality)."""
-    n = len(x)
-    m = float(np.mean(x))
-    d = x - m
-    m2 = float(np.mean(d * d))
-    s = math.sqrt(m2 * n / (n - 1))
-    cv = s / m
-    if m2 == 0:
-        return cv, 0.0
-    g1 = float(np.mean(d ** 3)) / m2 ** 1.5
-    kurt = float(np.mean(d ** 4)) / m2 ** 2
-    var = (cv ** 4 - cv ** 3 * g1 + cv ** 2 * (kurt - 1) / 4) / n
-    return cv, max(var, 0.0)
+def _n_for_target(x: np.ndarray, sd: float, mean: float, target: float, alpha: float, n_boot: int) -> int | None:
+    """The replications a cell needs for its mean's interval to reach the target: the planning n,
+    but never fewer than the interval needs to be printed at all (intervals.mean_min_n)."""
+    need = n_for_rel_halfwidth(sd, mean, target, alpha)
+    if need is None:
+        return None
+    return max(need, iv.mean_min_n(n_boot, positive=bool(np.all(x >= 0) and mean > 0)))
 
 
 def cell_stats_design(design: Design, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
                       target_rel_halfwidth: float = 0.05, bootstrap_max_n: int = 5000) -> list[dict]:
-    """One dict per cell (itertools.product order of the factor levels)."""
+    """One dict per cell (itertools.product order of the factor levels). `n_boot` resamples for
+    the mean's bootstrap-t (0: the t interval on the log scale, which needs more values);
+    `bootstrap_max_n` is kept for the callers' signature (the mean's interval needs no resampling
+    from intervals.LOG_T_FROM values on)."""
     # sort once by (cell, y); every cell is then a contiguous sorted slice
     order = np.lexsort((design.y, design.row_cell))
     ys = design.y[order]
@@ -118,23 +77,23 @@ def cell_stats_design(design: Design, alpha: float = 0.05, n_boot: int = 2000, s
         q = np.quantile(x, qs, method=QUANTILE_METHOD)
         tcrit = float(stats.t.ppf(1 - alpha / 2, n - 1)) if n > 1 else float("nan")
         half = tcrit * sd / math.sqrt(n)
-        ranks = median_ci_ranks(n, alpha)
-        lo, hi, cv_method = cv_ci(x, alpha, n_boot, seed * 1_000_003 + c, bootstrap_max_n)
-        rel = half / abs(mean) if mean != 0 else None
+        mean_ci = iv.mean_interval(x, alpha, n_boot, seed * 1_000_003 + c)
+        median_ci, ranks = iv.median_interval(x, alpha)
+        cv_ci = iv.cv_interval(x, alpha)
+        rel = half / abs(mean) if mean != 0 and math.isfinite(half) else None
         row = {
             "levels": design.cell_label(c), "n": n, "mean": mean, "median": float(np.median(x)),
             "std": sd, "cv": cv, "min": float(x[0]), "max": float(x[-1]),
             "p90": float(q[0]), "p95": float(q[1]), "p99": float(q[2]),
-            "mean_ci": [mean - half, mean + half],
-            "median_ci": [float(x[ranks[0] - 1]), float(x[ranks[1] - 1])] if ranks else None,
+            "mean_ci": mean_ci.bounds, "mean_ci_method": mean_ci.method, "mean_ci_why": mean_ci.why,
+            "median_ci": median_ci.bounds, "median_ci_why": median_ci.why,
             "p999": float(q[3]) if n >= 1000 else None,
             "median_ci_level": ranks[2] if ranks else None,
             "median_ci_ranks": [ranks[0], ranks[1]] if ranks else None,
-            "cv_ci": [lo, hi] if lo is not None else None,
-            "cv_ci_method": cv_method,
-            "ci_halfwidth": half,
+            "cv_ci": cv_ci.bounds, "cv_ci_method": cv_ci.method, "cv_ci_why": cv_ci.why,
+            "ci_halfwidth": half if math.isfinite(half) else None,
             "ci_halfwidth_rel": rel,
-            "n_for_target": n_for_rel_halfwidth(sd, mean, target_rel_halfwidth, alpha),
+            "n_for_target": _n_for_target(x, sd, mean, target_rel_halfwidth, alpha, n_boot),
         }
         out.append(row)
     return out

@@ -44,7 +44,7 @@ import pandas as pd
 from faascope.analysis.improvement import (
     MIN_BURSTS_PER_SIDE, RESULT_KEYS, ci_excludes_zero, improvement,
 )
-from faascope.analysis.per_cell import mean_ci
+from faascope.analysis.intervals import mean_interval
 from faascope.errors import BadInput
 from faascope.store.measures import describe
 from faascope.store.reader import ResultsFile, measured_only
@@ -308,7 +308,7 @@ def with_burst_size(data: BurstData, stats: pd.DataFrame) -> pd.DataFrame:
 
 def _group_by_others(data: BurstData, stats: pd.DataFrame, value_cols: list[str],
                      alpha: float) -> pd.DataFrame:
-    """Mean over bursts (with a Student-t interval) of each value column, per group of the
+    """Mean over bursts (with its interval, or why there is none) of each value column, per group of the
     factors other than the burst size × burst size."""
     size_col = burst_size_column(data)
     others = [f for f in data.factors if f != size_col and f in stats.columns
@@ -320,10 +320,12 @@ def _group_by_others(data: BurstData, stats: pd.DataFrame, value_cols: list[str]
         for col in value_cols:
             if col not in g.columns:
                 continue
-            m, lo, hi, n = mean_ci(pd.to_numeric(g[col], errors="coerce"), alpha)
-            if n:
-                rows.append({**dict(zip(keys, key)), "column": col, "mean": m, "ci_low": lo,
-                             "ci_high": hi, "n_bursts": n})
+            v = pd.to_numeric(g[col], errors="coerce").to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            if v.size:
+                ci = mean_interval(v, alpha)  # the rule for every printed interval (intervals.py)
+                rows.append({**dict(zip(keys, key)), "column": col, "mean": float(v.mean()), "ci_low": ci.low,
+                             "ci_high": ci.high, "ci_why": ci.why, "n_bursts": int(v.size)})
     out = pd.DataFrame(rows)
     if not out.empty:
         out = out.rename(columns={"burst_size_": "burst_size"}).sort_values(

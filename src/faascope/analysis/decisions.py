@@ -27,9 +27,10 @@ import numpy as np
 
 from faascope.analysis.anova import ModelFit, fit_anova
 from faascope.analysis.design import Design, build_design
+from faascope.analysis.intervals import mean_min_n, too_few
 from faascope.analysis.io import prepare
 from faascope.analysis.pairwise import GAMES_HOWELL, IDENTICAL, WELCH_EMM, Cells, compare_levels, emm_coefficients
-from faascope.analysis.predictability import compare_cvs, level_cvs
+from faascope.analysis.predictability import compare_cvs, comparison_why, level_cvs
 
 
 def separations(tukey_rows: list[dict], term: str) -> dict[tuple[str, str], bool]:
@@ -183,22 +184,33 @@ def _performance(levels, coef, cells, alpha, status, higher_is_better, transform
         for p in pairs:
             p["ratio"] = math.exp(p["diff"])
             p["ratio_ci"] = [math.exp(p["lower"]), math.exp(p["upper"])] if p["lower"] is not None else None
+    # a level's interval is printed only where each cell behind it has the values a mean's
+    # interval needs to cover (faascope.analysis.intervals: the same rule as a cell's own)
+    need = mean_min_n()
+    thin = {lvl: int(cells.counts[np.abs(coef[i]) > 0].min()) for i, lvl in enumerate(levels)
+            if np.any(np.abs(coef[i]) > 0) and cells.counts[np.abs(coef[i]) > 0].min() < need}
     return {"performance": _winner(tested, sig, higher_is_better), "performance_order": order,
             "test": test, "higher_is_better": higher_is_better,
             "mean": {lvl: back(v) for lvl, v in tested.items()},
-            "mean_ci": {lvl: ([back(x) for x in e["ci"]] if e["ci"] else None) for lvl, e in est.items()},
+            "mean_ci": {lvl: ([back(x) for x in e["ci"]] if e["ci"] and lvl not in thin else None)
+                        for lvl, e in est.items()},
+            "mean_ci_why": {lvl: too_few(n, need) + " in a cell behind it" for lvl, n in thin.items()},
             "mean_kind": ("geometric " if log else "") + kind,
             "tested_mean": tested, "pairs": pairs}
 
 
 def decide(fit: ModelFit, cell_cv: np.ndarray, draws: np.ndarray, compare: int, alpha: float,
            threshold_pp: float, raw_means: np.ndarray, criterion: str = "difference",
-           ratio_threshold: float = 1.5, *, higher_is_better: bool = False, transform: str = "none") -> list[dict]:
+           ratio_threshold: float = 1.5, *, higher_is_better: bool = False, transform: str = "none",
+           cv_whys: list[str | None] | None = None) -> list[dict]:
     """The decision rows of one analysis: "all" (EMMs, Welch tests with a Games-Howell-type
     adjustment) and, with the full model, one per combination of the other factors (Games-Howell
     among its cells). `fit` is on the tested scale; `raw_means` are the cells' arithmetic means
-    on the original scale (each row keeps the levels' raw means under `raw_mean`)."""
+    on the original scale (each row keeps the levels' raw means under `raw_mean`). `cv_whys`: per
+    cell, why its CV has no interval (predictability.cell_refusals), for rows whose CVs cannot be
+    compared."""
     d: Design = fit.design
+    whys = list(cv_whys) if cv_whys is not None else [None] * len(d.counts)
     f = d.factors[compare]
     levels = d.levels[f]
     others = [j for j in range(len(d.factors)) if j != compare]
@@ -211,7 +223,8 @@ def decide(fit: ModelFit, cell_cv: np.ndarray, draws: np.ndarray, compare: int, 
                             transform=transform, cells=cells)
     perf["raw_mean"] = _raw_level_means(d, compare, raw_means)
     cv, dr = level_cvs(d, cell_cv, draws, compare)
-    rows.append(_row(f, {d.factors[j]: "all" for j in others}, perf, cv, dr, alpha, threshold_pp, crit))
+    rows.append(_row(f, {d.factors[j]: "all" for j in others}, perf, cv, dr, alpha, threshold_pp, crit,
+                     comparison_why(whys)))
 
     # ---- within each combination of the other factors (full model only)
     top = tuple(range(len(d.factors)))
@@ -231,7 +244,8 @@ def decide(fit: ModelFit, cell_cv: np.ndarray, draws: np.ndarray, compare: int, 
                                 GAMES_HOWELL, "cell mean")
             perf["raw_mean"] = {lvl: float(raw_means[c]) for lvl, c in zip(levels, cell_idx)}
             cv_w, dr_w = level_cvs(d, cell_cv, draws, compare, np.array(cell_idx))
-            rows.append(_row(f, within, perf, cv_w, dr_w, alpha, threshold_pp, crit))
+            rows.append(_row(f, within, perf, cv_w, dr_w, alpha, threshold_pp, crit,
+                             comparison_why([whys[c] for c in cell_idx if c is not None])))
     return rows
 
 
@@ -245,20 +259,25 @@ def _raw_level_means(d: Design, compare: int, raw_means: np.ndarray) -> dict[str
     return out
 
 
-def _row(factor, within, perf, cv, dr, alpha, threshold_pp, crit) -> dict:
-    """The performance keys (`perf`, from :func:`level_comparison`) and the predictability ones."""
+def _row(factor, within, perf, cv, dr, alpha, threshold_pp, crit, cv_why=None) -> dict:
+    """The performance keys (`perf`, from :func:`level_comparison`) and the predictability ones.
+    `cv_why`: why some of the row's cells have no CV interval; when no pair of levels has an
+    interval the CVs are not compared, and the ordering says so instead of reading as ties."""
     criterion, ratio_threshold = crit
     comps = {}
     for a, b in itertools.permutations(cv, 2):
         comps[(a, b)] = compare_cvs(cv[a], cv[b], dr[a], dr[b], alpha, threshold_pp, criterion, ratio_threshold)
     pred_ok = {(a, b): c["meaningful"] and cv[b] > cv[a] for (a, b), c in comps.items()}
     pred = _winner(cv, pred_ok)
+    compared = any(c["cv_diff_ci_pp"] is not None or c["cv_ratio_ci"] is not None for c in comps.values())
+    pred_order = ordering(cv, pred_ok) if compared or not comps else \
+        f"no CV comparison ({cv_why or 'no interval'})"
     defined = {lvl: v for lvl, v in cv.items() if math.isfinite(v)}
     best_cv = min(defined, key=defined.get) if defined else None
     runner = min((lvl for lvl in defined if lvl != best_cv), key=defined.get, default=None)
     detail = comps.get((best_cv, runner)) if runner else None
     return {"compare": factor, "within": within, "performance": perf["performance"], "predictability": pred,
-            "performance_order": perf["performance_order"], "predictability_order": ordering(cv, pred_ok),
+            "performance_order": perf["performance_order"], "predictability_order": pred_order,
             **{k: v for k, v in perf.items() if k not in ("performance", "performance_order")},
             "cv": cv, "cv_criterion": criterion,
             "cv_diff_pp": detail["cv_diff_pp"] if detail else None,

@@ -12,8 +12,9 @@ from faascope.analysis.anova import SS_TYPES, fit_anova
 from faascope.analysis.decisions import decide
 from faascope.analysis.design import build_design, build_design_from_codes
 from faascope.analysis.diagnostics import check_assumptions, robust_checks
+from faascope.analysis.intervals import interval_note
 from faascope.analysis.io import prepare
-from faascope.analysis.predictability import CRITERIA, cv_draws, predictability
+from faascope.analysis.predictability import CRITERIA, cell_refusals, cv_draws, predictability
 from faascope.analysis.tukey import tukey_all
 from faascope.errors import BadInput
 
@@ -163,7 +164,8 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     draws = cv_draws(raw, n_boot, seed, bootstrap_max_n)
     pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio)
     decisions = decide(fit, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means,
-                       cv_criterion, cv_ratio, higher_is_better=higher_is_better, transform=transform)
+                       cv_criterion, cv_ratio, higher_is_better=higher_is_better, transform=transform,
+                       cv_whys=cell_refusals(raw))
 
     small = [c for c in cells if c["ci_halfwidth_rel"] is not None and c["ci_halfwidth_rel"] > target_rel_halfwidth]
     if small:
@@ -176,7 +178,7 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     notes = [
         "Quantiles use numpy's 'linear' method (R type 7).",
         "Median CI: order statistics with binomial coverage (exact ranks); null when n is too small.",
-        "CV CI: bootstrap BCa per cell (delta method above %d rows); level differences: percentile bootstrap." % bootstrap_max_n,
+        interval_note(n_boot),
         ("Balanced design: Type I, II and III sums of squares coincide." if raw.balanced else
          f"Unbalanced design: Type {ss_key} sums of squares; they need not add up to the total, so "
          "pct_variation need not sum to 100. Tukey uses R's TukeyHSD conventions (model.tables "

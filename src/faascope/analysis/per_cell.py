@@ -1,5 +1,6 @@
-"""Per-cell means of several measures with Student-t confidence intervals: what the
-workload-kind report sections (phases, storage requests, transfers) tabulate and draw.
+"""Per-cell means of several measures with their confidence intervals: what the workload-kind
+report sections (phases, storage requests, transfers) tabulate and draw. The intervals and the
+rule for when a cell has too few invocations for one are faascope.analysis.intervals'.
 
 A cell is one combination of the campaign's factor levels (``cell_key`` in a results file, or
 the factor columns of a table). Each invocation contributes one value per measure (an
@@ -14,10 +15,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from faascope.analysis.intervals import mean_interval
+
 
 def mean_ci(values, alpha: float = 0.05) -> tuple[float, float | None, float | None, int]:
     """(mean, CI low, CI high, n) of the finite values; the CI is mean ± t(1-α/2, n-1)·s/√n and
-    None with fewer than 2 values. NaN mean when there is no value."""
+    None with fewer than 2 values. NaN mean when there is no value. The plain Student-t
+    arithmetic for planning (precision targets); a printed interval comes from
+    :func:`faascope.analysis.intervals.mean_interval`, which knows when n is too small."""
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     n = int(v.size)
@@ -37,12 +42,13 @@ def cell_columns(df: pd.DataFrame, factors: list[str]) -> list[str]:
 
 
 def cell_means(df: pd.DataFrame, factors: list[str], measures: list[str],
-               alpha: float = 0.05) -> pd.DataFrame:
+               alpha: float = 0.05, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """One row per cell and measure with data: the cell's factor levels, ``measure``, ``n``,
-    ``mean``, ``ci_low``, ``ci_high``, ``median`` (cells in their order of appearance)."""
+    ``mean``, ``ci_low``, ``ci_high`` (None when the cell has too few invocations), ``ci_why``
+    (then why: "too few (n = 3; needs ≥ 100)"), ``median`` (cells in their order of appearance)."""
     keys = cell_columns(df, factors)
     rows = []
-    for key, g in df.groupby(keys, sort=False, dropna=False):
+    for i, (key, g) in enumerate(df.groupby(keys, sort=False, dropna=False)):
         levels = {f: g[f].iloc[0] for f in factors if f in g.columns}
         if keys == ["cell_key"]:
             levels["cell_key"] = key[0] if isinstance(key, tuple) else key
@@ -50,11 +56,12 @@ def cell_means(df: pd.DataFrame, factors: list[str], measures: list[str],
             if m not in g.columns:
                 continue
             v = pd.to_numeric(g[m], errors="coerce").to_numpy(dtype=float)
-            mean, lo, hi, n = mean_ci(v, alpha)
-            if n == 0:
+            v = v[np.isfinite(v)]
+            if v.size == 0:
                 continue
-            rows.append({**levels, "measure": m, "n": n, "mean": mean, "ci_low": lo, "ci_high": hi,
-                         "median": float(np.nanmedian(v))})
+            ci = mean_interval(v, alpha, n_boot, [seed, i])
+            rows.append({**levels, "measure": m, "n": int(v.size), "mean": float(v.mean()), "ci_low": ci.low,
+                         "ci_high": ci.high, "ci_why": ci.why, "median": float(np.median(v))})
     return pd.DataFrame(rows)
 
 

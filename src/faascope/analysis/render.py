@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from faascope.analysis.calendar import calendar_note
 from faascope.analysis.decisions import relabel
+from faascope.analysis.intervals import without_ci
 from faascope.units import TIME_FACTORS, format_duration, format_measure, si_prefix, significant, time_unit
 
 
@@ -67,14 +68,26 @@ def pct(v) -> str:
     return "–" if v is None or not math.isfinite(v) else f"{100 * v:.1f}"
 
 
-def rel_half(c: dict) -> str:
-    """A cell's CI half-width relative to its mean: ±5.2%."""
-    v = c.get("ci_halfwidth_rel")
-    return "–" if v is None or not math.isfinite(v) else f"±{significant(100 * v, 2)}%"
+
+def ci(pair, why: str | None = None) -> str:
+    """"[1.2, 3.4]"; without an interval, why there is none ("too few (n = 3; needs ≥ 100)")."""
+    return (why or "–") if not pair else f"[{g4(pair[0])}, {g4(pair[1])}]"
 
 
-def ci(pair) -> str:
-    return "–" if not pair else f"[{g4(pair[0])}, {g4(pair[1])}]"
+def seconds_ci(v, pair) -> str:
+    """"36.4 µs [34.0, 39.1]": a duration and its interval in the duration's unit."""
+    text = fmt_seconds(v)
+    if not pair or text == "–":
+        return text
+    f, _ = seconds_unit(v)
+    return f"{text} [{pair[0] / f:.3g}, {pair[1] / f:.3g}]"
+
+
+def rel_halfwidth(centre, pair) -> str:
+    """The printed interval's larger half relative to its centre: "±2.1%"."""
+    if not pair or not centre or any(x is None or not math.isfinite(x) for x in pair):
+        return "–"
+    return f"±{significant(100 * max(pair[1] - centre, centre - pair[0]) / abs(centre), 2)}%"
 
 
 def _conf(res) -> str:
@@ -106,10 +119,11 @@ def value(v, unit: str, half=None) -> str:
     return format_measure(float(v), unit, None if half is None else float(half))
 
 
-def interval(pair, unit: str) -> str:
-    """"[2.52, 9.83] ms": an interval in one scale (its larger end's), with the unit once."""
+def interval(pair, unit: str, why: str | None = None) -> str:
+    """"[2.52, 9.83] ms": an interval in one scale (its larger end's), with the unit once;
+    without one, why there is none ("too few (n = 3; needs ≥ 100)")."""
     if not pair or any(x is None or not math.isfinite(x) for x in pair):
-        return "–"
+        return why or "–"
     big = max(abs(pair[0]), abs(pair[1]))
     if unit in TIME_FACTORS:
         f, shown = time_unit(big * TIME_FACTORS[unit])
@@ -120,6 +134,24 @@ def interval(pair, unit: str) -> str:
     else:
         return f"[{g4(pair[0])}, {g4(pair[1])}]" + (f" {unit}" if unit else "")
     return f"[{pair[0] / f:.3g}, {pair[1] / f:.3g}] {shown}"
+
+
+def value_ci(v, pair, unit: str, why: str | None = None) -> str:
+    """"36.4 µs [34.0, 39.1]": a value and its interval in the value's scale; without an
+    interval, the value and why there is none ("36.4 µs, no CI: too few (n = 3; needs ≥ 100)")."""
+    text = value(v, unit)
+    if text == "–":
+        return text
+    if not pair or any(x is None or not math.isfinite(x) for x in pair):
+        return without_ci(text, why)
+    if unit in TIME_FACTORS:
+        f, _ = time_unit(float(v) * TIME_FACTORS[unit])
+        f /= TIME_FACTORS[unit]
+    elif unit in ("B", "B/s", "1/s"):
+        f, _ = si_prefix(float(v), largest=1e9, smallest=1.0)
+    else:
+        return f"{text} [{g4(pair[0])}, {g4(pair[1])}]"
+    return f"{text} [{significant(pair[0] / f, 3)}, {significant(pair[1] / f, 3)}]"
 
 
 def labelled(info, factor: str, level) -> str:
@@ -137,14 +169,13 @@ def compact_cells(res: dict, info=None) -> Section:
     unit = response_unit(res)
     rows = []
     for c in res["cells"]:
-        lo, hi = (c.get("mean_ci") or [None, None])
-        half = (hi - lo) / 2 if lo is not None and hi is not None and math.isfinite(hi - lo) else None
+        pair = c.get("mean_ci")
+        mean = value_ci(c["mean"], pair, unit, c.get("mean_ci_why"))
         rows.append([labelled(info, x, c["levels"][x]) for x in f] + [
-            str(c["n"]), value(c["median"], unit), value(c["mean"], unit, half), pct(c["cv"]),
-            rel_half(c),
+            str(c["n"]), value(c["median"], unit), mean, pct(c["cv"]), rel_halfwidth(c["mean"], pair),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     return Section("Per-cell statistics", f + [
-        "n", "median", f"mean ± {conf} CI", "CV %", "± rel",
+        "n", "median", f"mean [{conf} CI]", "CV %", "± rel",
         f"n for ±{100 * res.get('target_rel_halfwidth', 0.05):g}%"], rows, level=2)
 
 
@@ -153,10 +184,10 @@ def _cell_rows(res: dict, cells: list[dict], unit: str, info, label_cols: list[s
     for c in cells:
         rows.append([labelled(info, x, c["levels"].get(x, "")) for x in label_cols] + [
             str(c["n"]), value(c["mean"], unit), value(c["median"], unit), value(c["std"], unit),
-            pct(c["cv"]), ci([100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None),
+            pct(c["cv"]), ci([100 * v for v in c["cv_ci"]] if c.get("cv_ci") else None, c.get("cv_ci_why")),
             value(c["min"], unit), value(c["max"], unit), value(c["p90"], unit), value(c["p95"], unit),
-            value(c["p99"], unit), interval(c["mean_ci"], unit), interval(c["median_ci"], unit),
-            rel_half(c),
+            value(c["p99"], unit), interval(c["mean_ci"], unit, c.get("mean_ci_why")),
+            interval(c["median_ci"], unit, c.get("median_ci_why")), rel_halfwidth(c["mean"], c.get("mean_ci")),
             "–" if c.get("n_for_target") is None else str(c["n_for_target"])])
     return rows
 
@@ -274,8 +305,8 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True, 
             for c in fac["comparisons"]:
                 rows.append([fac["factor"], f"{c['group2']} - {c['group1']}",
                              _pct1(fac["cv"][c["group2"]]), _pct1(fac["cv"][c["group1"]]),
-                             _signed(c.get("cv_diff_pp")), _pair(c.get("cv_diff_ci_pp"), "{:+.1f}"),
-                             _ratio(c.get("cv_ratio")), _pair(c.get("cv_ratio_ci"), "{:.3g}"),
+                             _signed(c.get("cv_diff_pp")), _pair(c.get("cv_diff_ci_pp"), "{:+.1f}", c.get("ci_why")),
+                             _ratio(c.get("cv_ratio")), _pair(c.get("cv_ratio_ci"), "{:.3g}", c.get("ci_why")),
                              "yes" if c["meaningful"] else "no"])
         out.append(Section("Predictability (CV)", ["Factor", "Comparison", "CV first (%)", "CV second (%)",
                                                    "ΔCV (pp)", f"{conf} CI (pp)", "CV ratio", f"{conf} CI (ratio)",
@@ -327,11 +358,13 @@ def checks_sentence(d: dict) -> str:
 def cv_criterion_sentence(pr: dict) -> str:
     if pr.get("criterion") == "ratio":
         return (f"Criterion: ratio of CVs: a difference is meaningful when one CV is at least "
-                f"{pr.get('ratio_threshold', 1.5):g} times the other and the bootstrap CI of the ratio excludes 1 "
-                "(--cv-criterion ratio, --cv-ratio).")
+                f"{pr.get('ratio_threshold', 1.5):g} times the other and the CI of the ratio excludes 1 "
+                "(--cv-criterion ratio, --cv-ratio). A comparison without a CI (a cell with too few or too skewed "
+                "values: the CI column says which) is never meaningful.")
     return (f"Criterion: difference of CVs: a difference is meaningful when |ΔCV| ≥ {pr.get('threshold_pp', 10):g} "
-            "percentage points and its bootstrap CI excludes 0 (--cv-threshold; --cv-criterion ratio compares "
-            "CVs relative to each other instead).")
+            "percentage points and its CI excludes 0 (--cv-threshold; --cv-criterion ratio compares "
+            "CVs relative to each other instead). A comparison without a CI (a cell with too few or too skewed "
+            "values: the CI column says which) is never meaningful.")
 
 
 def _pct1(v) -> str:
@@ -346,9 +379,9 @@ def _ratio(v) -> str:
     return "–" if v is None or not math.isfinite(v) else f"{v:.3g}"
 
 
-def _pair(pair, spec: str) -> str:
+def _pair(pair, spec: str, why: str | None = None) -> str:
     if not pair or any(v is None or not math.isfinite(v) for v in pair):
-        return "–"
+        return why or "–"
     return f"[{spec.format(pair[0])}, {spec.format(pair[1])}]"
 
 

@@ -225,25 +225,3 @@ def pareto_front(df, cost_col: str = "cost_per_invocation", latency_col: str = "
     front = d.loc[keep].copy()
     front["pareto_rank"] = range(len(front))
     return front
-
-
-def mean_cost_ci(costs, alpha: float = 0.05) -> tuple[float, Optional[tuple[float, float]]]:
-    """Mean cost per invocation and its Student t interval, mean ± t(1-α/2, n-1)·s/√n (None
-    when n < 2). Within one configuration the cost is an affine function of the billed duration
-    (a fixed request price plus a price per billed second), so this is exactly the t interval
-    of the mean billed duration, priced: no resampling is needed."""
-    import math
-
-    import numpy as np
-    from scipy import stats
-
-    c = np.asarray(costs, dtype=float)
-    c = c[np.isfinite(c)]
-    n = len(c)
-    if n == 0:
-        return float("nan"), None
-    m = float(c.mean())
-    if n < 2:
-        return m, None
-    half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * float(c.std(ddof=1)) / math.sqrt(n)
-    return m, (m - half, m + half)

@@ -12,12 +12,12 @@ trip (an upper bound).
 A campaign on the local platform is priced as the cloud its sandbox profile stands in for
 (``lambda`` -> AWS Lambda, ``gcf`` -> GCF 2nd gen); the report says so.
 
-The cost per million invocations has a Student t interval: within a cell the cost is an affine
-function of the billed duration, so it is the t interval of the mean billed duration, priced
-(:func:`faascope.cost.mean_cost_ci`). Which level is cheapest, and which are tied, comes from
-the statistics engine's decision on the per-invocation cost (``rank_levels``: the decision
-table's whole-scenario ordering, for the cost: estimated marginal means with Welch tests), exactly
-as for latency: no separate test.
+The cost per million invocations has the interval of a mean of positive values
+(:func:`faascope.analysis.intervals.mean_interval`: bootstrap-t on the log scale, stays positive),
+or none with too few invocations (``cost_ci_why`` says so). Which level is cheapest, and which are
+tied, comes from the statistics engine's decision on the per-invocation cost (``rank_levels``: the
+decision table's whole-scenario ordering, for the cost: estimated marginal means with Welch tests),
+exactly as for latency: no separate test.
 """
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ from faascope.cost.breakeven import ram_break_even_s
 from faascope.cost.mapping import FieldMap, PriceMapping, PricedColumns, pricing_columns
 from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, platform_key
 from faascope.cost.pricing import Pricing, pricing_for
+from faascope.analysis.intervals import mean_interval
 from faascope.cost.report import (
-    DURATION_COLS, MEMORY_COLS, PLATFORM_COLS, invocation_costs, mean_cost_ci, pareto_front, row_durations,
+    DURATION_COLS, MEMORY_COLS, PLATFORM_COLS, invocation_costs, pareto_front, row_durations,
 )
 from faascope.errors import BadInput
 from faascope.analysis.dataset import Dataset
@@ -79,6 +80,8 @@ class CellCost:
     tier: str | None = None             # where a read/get cell fetched its data from ("/tmp", "object storage")
     item_bytes: float | None = None     # bytes one invocation fetched
     break_even_s: float | None = None   # keep the data in memory if re-read more often than this
+    timed_mean_ci_why: str | None = None  # why timed_mean_ci is None ("too few (n = 3; needs ≥ 100)")
+    cost_ci_why: str | None = None        # why cost_ci is None
 
     @property
     def per_million(self) -> float:
@@ -256,7 +259,8 @@ def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.0
             if storage:
                 storage_priced = True
                 cost[pos] = cost[pos] + storage
-            mean, ci = mean_cost_ci(cost[pos], alpha)
+            cci = mean_interval(cost[pos], alpha, seed=len(cells))
+            mean = float(np.mean(cost[pos])) if len(pos) else float("nan")
             cs = [s for s in dict.fromkeys(src[pos]) if s]
             sources.update(cs)
             st = cell.stats if timed == data.response else None
@@ -267,8 +271,9 @@ def price_scenarios(data: Dataset, scenarios: list[Scenario], alpha: float = 0.0
                 billed_mean_s=float(np.nanmean(costs["billed_s"].to_numpy(dtype=float)[pos])),
                 timed_mean_s=float(t.mean()) if t is not None and len(t) else None,
                 timed_mean_ci=st["mean_ci"] if st else None,
+                timed_mean_ci_why=st.get("mean_ci_why") if st else None,
                 timed_p99_s=float(np.quantile(t, 0.99)) if t is not None and len(t) else None,
-                cost_mean=mean, cost_ci=ci,
+                cost_mean=mean, cost_ci=None if cci.low is None else (cci.low, cci.high), cost_ci_why=cci.why,
                 compute=float(np.nanmean(costs["compute"].to_numpy(dtype=float)[pos])),
                 request=float(np.nanmean(costs["request"].to_numpy(dtype=float)[pos])),
                 ephemeral=float(np.nanmean(costs["ephemeral"].to_numpy(dtype=float)[pos])),

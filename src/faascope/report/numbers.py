@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from faascope.analysis.intervals import without_ci
 from faascope.units import si_prefix as prefix_for  # one choice of prefix for tables, axes and the terminal
 
 def si(value: float | None, unit: str, digits: int = 3, ref: float | None = None) -> str:
@@ -21,20 +22,23 @@ def si(value: float | None, unit: str, digits: int = 3, ref: float | None = None
     return f"{x:.{dec}f} {p}{unit}"
 
 
-#: the mark of an interval's lower end clipped at zero (a duration or a price cannot be negative;
-#: a t interval of a few skewed values can reach below it)
+#: the mark of an interval's lower end clipped at zero. The intervals of durations, rates and
+#: prices are on the log scale and stay positive (faascope.analysis.intervals); this mark is the
+#: one guard, shared by every table, should any other interval of a non-negative quantity reach
+#: below zero
 CLIPPED = "0*"
-CLIPPED_NOTE = ("0* = the t interval reaches below zero (few or very skewed values); a duration or a price "
-                "cannot, so it is shown from 0.")
+CLIPPED_NOTE = ("0* = the interval reaches below zero; a duration or a price cannot, so it is shown from 0.")
 
 
-def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: bool = True) -> str:
+def si_ci(centre: float | None, ci, unit: str, digits: int = 3, nonnegative: bool = True,
+          why: str | None = None) -> str:
     """"1.23 s [1.20, 1.26]": a centre and its interval, all in the centre's prefix; a lower end
-    below zero of a quantity that cannot be negative is shown as 0* (:data:`CLIPPED`)."""
+    below zero of a quantity that cannot be negative is shown as 0* (:data:`CLIPPED`). Without an
+    interval, the centre and `why` there is none."""
     head = si(centre, unit, digits)
     if not ci or centre is None or not math.isfinite(centre) or not all(
             v is not None and math.isfinite(v) for v in ci):
-        return head
+        return without_ci(head, why)
     f, p = prefix_for(centre)
     num = head.rsplit(" ", 1)[0]
     dec = len(num.split(".")[1]) if "." in num else 0
@@ -53,10 +57,11 @@ def money(value: float | None, digits: int = 3) -> str:
     return f"${value:,.{dec}f}"
 
 
-def money_ci(centre: float | None, ci, digits: int = 3) -> str:
+def money_ci(centre: float | None, ci, digits: int = 3, why: str | None = None) -> str:
+    """"$1.23 [1.20, 1.26]" (as :func:`si_ci`)."""
     head = money(centre, digits)
     if not ci or centre is None or not math.isfinite(centre) or centre == 0:
-        return head
+        return without_ci(head, why)
     mag = math.floor(math.log10(abs(centre)))
     dec = max(0, digits - 1 - mag)
     lo = CLIPPED if ci[0] < 0 else f"{ci[0]:,.{dec}f}"

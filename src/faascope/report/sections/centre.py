@@ -31,10 +31,12 @@ def _cell_centres(ctx: Ctx, sc: Scenario) -> list[dict]:
         s = c.stats
         if s:
             out.append({"mean": s["mean"], "median": s["median"], "mean_ci": s.get("mean_ci"),
-                        "median_ci": s.get("median_ci")})
+                        "median_ci": s.get("median_ci"), "mean_ci_why": s.get("mean_ci_why"),
+                        "median_ci_why": s.get("median_ci_why")})
         else:
             out.append({"mean": float(np.mean(c.y)), "median": float(np.median(c.y)), "mean_ci": None,
-                        "median_ci": None})
+                        "median_ci": None, "mean_ci_why": "the analysis engine did not run here",
+                        "median_ci_why": "the analysis engine did not run here"})
     return out
 
 
@@ -66,7 +68,7 @@ def _means_fig(ctx: Ctx, sc: Scenario) -> Fig:
 
     colors = [c.color for c in cells]
     # mean above, median below each cell's row, each with its CI
-    means = Points([c["mean"] for c in cen], [p - 0.13 for p in pos], f"mean ({ctx.conf} t CI)", colors,
+    means = Points([c["mean"] for c in cen], [p - 0.13 for p in pos], f"mean ({ctx.conf} bootstrap-t CI)", colors,
                    "circle", size=10, edge="#222222", xerr=err("mean_ci", "mean"), err_color="#333333",
                    err_width=1.6, hover=hover("mean"),
                    hover_data=[[lab, *(cc["mean_ci"] or [float("nan")] * 2)] for lab, cc in zip(labels, cen)])
@@ -83,12 +85,18 @@ def _means_fig(ctx: Ctx, sc: Scenario) -> Fig:
     plot = Plot([Panel(marks, Axis(ctx.axis(), log=log, lower=lower),
                        Axis(sc.legend_title, ticks=(pos, labels), reversed=True))],
                 title=f"Mean and median of {ctx.response}: {sc.title(ctx.data)}", legend=Legend(where="top"))
-    no_ci = [c.label for c, cc in zip(cells, cen) if not cc["mean_ci"]]
+    missing = {}
+    for c, cc in zip(cells, cen):
+        for key, what in (("mean_ci", "mean"), ("median_ci", "median")):
+            if not cc[key]:
+                missing.setdefault(f"No {what} CI", []).append(f"{c.label} ({cc[key + '_why'] or 'none'})")
+    no_ci = "; ".join(f"{k} for {', '.join(v)}" for k, v in missing.items())
     return Fig(sc.name("mean_median_ci", ctx.response), f"Mean and median of {ctx.response} with {ctx.conf} CIs", plot,
-               caption=(f"Filled circles: mean with its t-based {ctx.conf} CI; open diamonds: median with its "
-                        f"distribution-free {ctx.conf} CI."
+               caption=(f"Filled circles: mean with its {ctx.conf} CI (bootstrap-t on the log scale); open diamonds: "
+                        f"median with its distribution-free {ctx.conf} CI. A CI is drawn only where the cell has the "
+                        "values it needs to cover (docs/analysis.md, 'Which intervals are printed')."
                         + ("" if sc.described else " Non-overlapping medians/means suggest a real difference; the "
-                           "pairwise tests below test it.")
+                           "pairwise tests of the decision test it.")
                         + (" Log scale (values span more than 30×)." if log else "")),
-               note=(f"No CIs for {', '.join(no_ci)} (the analysis engine did not run here)." if no_ci else None),
+               note=(f"{no_ci}." if no_ci else None),
                size=(7.6, min(1.2 + 0.42 * len(cells), 10)), height=max(260, 110 + 46 * len(cells)))

@@ -13,6 +13,7 @@ from faascope.analysis.concurrency import (
     metric_label, scaling_curves, stagger_improvements, too_few_note,
 )
 from faascope.analysis.improvement import MIN_BURSTS_PER_SIDE, excludes_zero_text, format_ci
+from faascope.analysis.intervals import without_ci
 from faascope.errors import BadInput
 from faascope.report.figures import Fig
 from faascope.report.items import Block, Text, table
@@ -31,7 +32,7 @@ METRIC_WORDS = {"wait_s": "wait", "run_s": "run", "service_s": "service"}
 
 
 def _group_columns(curves: pd.DataFrame) -> list[str]:
-    return [c for c in curves.columns if c not in ("burst_size", "column", "mean", "ci_low", "ci_high",
+    return [c for c in curves.columns if c not in ("burst_size", "column", "mean", "ci_low", "ci_high", "ci_why",
                                                    "n_bursts")]
 
 
@@ -121,8 +122,10 @@ def curves_table(curves: pd.DataFrame, columns: list[str], fmt) -> tuple[list[st
                 cells.append("–")
                 continue
             r = r.iloc[0]
-            ci = "" if r["ci_low"] is None or pd.isna(r["ci_low"]) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
-            cells.append(fmt(r["mean"]) + ci)
+            why = r.get("ci_why")
+            cells.append(without_ci(fmt(r["mean"]), why if isinstance(why, str) else None)
+                         if r["ci_low"] is None or pd.isna(r["ci_low"])
+                         else f"{fmt(r['mean'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]")
         rows.append(list(key) + [int(g["n_bursts"].max())] + cells)
     return groups + ["burst size", "bursts"], rows
 

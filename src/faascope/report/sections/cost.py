@@ -116,10 +116,10 @@ def billed_note(cost: ScenarioCost, lower_bound: bool = False) -> str | None:
 def _table(ctx: Ctx, cost: ScenarioCost, where: str | None):
     rows = []
     for i, c in enumerate(cost.cells):
-        rows.append([c.label, PLATFORM_TITLES.get(c.platform, c.platform), str(c.n), si_ci(c.timed_mean_s, c.timed_mean_ci, "s"),
+        rows.append([c.label, PLATFORM_TITLES.get(c.platform, c.platform), str(c.n), si_ci(c.timed_mean_s, c.timed_mean_ci, "s", why=c.timed_mean_ci_why),
                      si(c.timed_p99_s, "s"), si(c.billed_mean_s, "s"),
                      ratio(c.billed_ratio),
-                     money_ci(c.per_million, c.per_million_ci),
+                     money_ci(c.per_million, c.per_million_ci, why=c.cost_ci_why),
                      money(c.compute * 1e6), money(c.request * 1e6), money(c.ephemeral * 1e6),
                      money(c.storage * 1e6),
                      ("mean" if i in cost.front else "") + (" p99" if i in cost.front_p99 else "")])

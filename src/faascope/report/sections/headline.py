@@ -58,7 +58,12 @@ def headline_section(ctx: Ctx) -> Block | None:
         # predictability
         cv = row.get("cv") or {}
         pred_top = _pred_top(row)
-        if pred_top:
+        porder = row.get("predictability_order") or ""
+        if porder.startswith("no CV comparison"):
+            lines.append("**Most predictable:** none can be named: " + porder[len("no CV comparison ("):].rstrip(")")
+                         + "; CV " + "; ".join(f"{info.label(lv)}: {100 * v:.1f}%" for lv, v in cv.items() if _finite(v))
+                         + f" ([CV per cell](#{anchor}-predictability)).")
+        elif pred_top:
             p99 = {c.levels[f]: c.stats.get("p99") for c in sc.cells if c.stats} if single else {}
 
             def tail(lv: str) -> str:  # the tail next to the spread
@@ -157,15 +162,17 @@ def _level_means(ctx: Ctx, sc, single: bool) -> dict[str, str]:
     level's estimated marginal mean over the other factors with its CI (the decision table's)."""
     f = ctx.data.compare
     if single:
-        return {c.levels[f]: si_ci(c.stats["mean"], c.stats.get("mean_ci"), "s" if ctx.unit == "s" else ctx.unit)
+        return {c.levels[f]: si_ci(c.stats["mean"], c.stats.get("mean_ci"), "s" if ctx.unit == "s" else ctx.unit,
+                                   why=c.stats.get("mean_ci_why"))
                 for c in sc.cells if c.stats}
     row = sc.res["decisions"][0]
-    ci = row.get("mean_ci") or {}
-    return {lv: si_ci(m, ci.get(lv), "s" if ctx.unit == "s" else ctx.unit) for lv, m in row["mean"].items()}
+    ci, why = row.get("mean_ci") or {}, row.get("mean_ci_why") or {}
+    return {lv: si_ci(m, ci.get(lv), "s" if ctx.unit == "s" else ctx.unit, why=why.get(lv))
+            for lv, m in row["mean"].items()}
 
 
 def _level_costs(cost, f: str) -> dict[str, str]:
-    return {c.levels.get(f): money_ci(c.per_million, c.per_million_ci) for c in cost.cells}
+    return {c.levels.get(f): money_ci(c.per_million, c.per_million_ci, why=c.cost_ci_why) for c in cost.cells}
 
 
 def _pred_top(row: dict) -> list[str]:

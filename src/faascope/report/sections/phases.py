@@ -11,7 +11,7 @@ from faascope.report.items import Block, Text, table
 from faascope.report.plot.model import Axis, Bars, Legend, Panel, Plot
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.workload_cells import (
-    all_factors, cell_styles, key_of, measured_rows, seconds, with_ci,
+    all_factors, cell_styles, key_of, measured_rows, row_ci, seconds,
 )
 
 PHASE_COLORS = {"read_s": "#0072B2", "compute_s": "#E69F00", "write_s": "#D55E00"}
@@ -35,7 +35,7 @@ def phases_section(ctx: Ctx) -> Block | None:
         if all(r is None for r in rows):
             continue
         x = [r["mean"] if r is not None else 0.0 for r in rows]
-        # a time is never below 0: a t interval reaching below (few, skewed invocations) stops at 0
+        # a time is never below 0 (the intervals are on the log scale; this only guards the drawing)
         lo = [min(r["mean"], max(0.0, r["mean"] - r["ci_low"])) if r is not None and r["ci_low"] is not None
               else 0.0 for r in rows]
         hi = [max(0.0, r["ci_high"] - r["mean"]) if r is not None and r["ci_high"] is not None else 0.0 for r in rows]
@@ -59,7 +59,7 @@ def phases_section(ctx: Ctx) -> Block | None:
         n = 0
         for ph in PHASES:
             m = by.get((c.key, ph))
-            r.append(with_ci(seconds, m["mean"], m["ci_low"], m["ci_high"]) if m is not None else "–")
+            r.append(row_ci(seconds, m) if m is not None else "–")
             if m is not None and math.isfinite(m["mean"]):
                 total += m["mean"]
                 n = max(n, int(m["n"]))

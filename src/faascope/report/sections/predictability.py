@@ -29,7 +29,7 @@ def predictability_section(ctx: Ctx, sc: Scenario) -> Block:
 def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
     cells = sc.cells
     pos, labels = cell_positions(cells)
-    cv, lo, hi, methods = [], [], [], set()
+    cv, lo, hi, methods, why = [], [], [], set(), {}
     for c in cells:
         s = c.stats
         v = s["cv"] if s and s.get("cv") is not None else (float(np.std(c.y, ddof=1) / np.mean(c.y)) if c.n > 1 else float("nan"))
@@ -42,6 +42,7 @@ def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
         else:
             lo.append(0.0)
             hi.append(0.0)
+            why.setdefault((s or {}).get("cv_ci_why") or "the analysis engine did not run here", []).append(c.label)
     cv_text = [f"  {v:.1f} %" if math.isfinite(v) else f"  n/a (n={c.n})" for v, c in zip(cv, cells)]
     ends = [v + h if math.isfinite(v) else 0 for v, h in zip(cv, hi)]  # the value is written past the CI
     bars = Bars(cv, pos, [c.color for c in cells], "CV", opacity=0.8, xerr=(lo, hi), hover_data=labels,
@@ -51,9 +52,13 @@ def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
                             range=(0, max([e for e in ends if math.isfinite(e)] + [1]) * 1.18)),
                        Axis(sc.legend_title, ticks=(pos, labels), reversed=True))],
                 title=f"CV of {ctx.response}: {sc.title(ctx.data)}")
-    meth = ", ".join(sorted(m for m in methods if m)) or "none"
+    meth = ", ".join(sorted(m for m in methods if m))
     thr = (sc.res or {}).get("predictability", {}).get("threshold_pp", 10)
     return Fig(sc.name("cv", ctx.response), f"Coefficient of variation of {ctx.response} per cell", plot,
-               caption=(f"CV per cell with its {ctx.conf} CI ({meth}). Lower is more predictable; differences under "
+               caption=((f"CV per cell with its {ctx.conf} CI ({meth})." if meth else
+                         "CV per cell (no cell has the values a CI needs: the note says why).")
+                        + " Lower is more predictable; differences under "
                         f"{thr:g} percentage points are treated as negligible."),
+               note=("No CV CI for " + "; ".join(f"{', '.join(v)} ({k})" for k, v in why.items()) + "."
+                     if why else None),
                size=(6.4, min(1.2 + 0.38 * len(cells), 10)), height=max(240, 100 + 40 * len(cells)))

@@ -14,7 +14,7 @@ from faascope.report.items import Block, Text, table
 from faascope.report.plot.model import Axis, Legend, Panel, Plot, Points
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.workload_cells import (
-    MiB, all_factors, cell_styles, error_bars, key_of, log_scale, measured_rows, mib_per_s, seconds, with_ci,
+    MiB, all_factors, cell_styles, error_bars, key_of, log_scale, measured_rows, mib_per_s, row_ci, seconds,
 )
 
 #: the percentiles drawn (p99.9 equals the max below 1000 requests an invocation, the usual case)
@@ -73,7 +73,7 @@ def storage_section(ctx: Ctx) -> Block | None:
     for c in cells:
         def m(col, fmt=seconds):
             r = by.get((c.key, col))
-            return with_ci(fmt, r["mean"], r["ci_low"], r["ci_high"]) if r is not None else "–"
+            return row_ci(fmt, r) if r is not None else "–"
         k = cnt.get(c.key)
         rows.append([c.label, m("request_p50_s"), m("request_p99_s"), m("request_max_s"),
                      m("throughput_bytes_per_s", mib_per_s), m("iops", lambda v: f"{v:,.0f}"),

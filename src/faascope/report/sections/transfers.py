@@ -14,7 +14,7 @@ from faascope.report.items import Block, Text, table
 from faascope.report.plot.model import Axis, Bars, Legend, Panel, Plot, Points
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.workload_cells import (
-    all_factors, cell_styles, error_bars, key_of, log_scale, measured_rows, seconds, with_ci,
+    all_factors, cell_styles, error_bars, key_of, log_scale, measured_rows, row_ci, seconds,
 )
 from faascope.store.reader import ResultsFile
 
@@ -106,9 +106,9 @@ def transfers_section(ctx: Ctx) -> Block | None:
         share = (f"{100 * tr['mean'] / ch['mean']:.0f}%"
                  if ch is not None and tr is not None and ch["mean"] and math.isfinite(tr["mean"]) else "–")
         rows.append([c.label, int(ch["n"]) if ch is not None else 0,
-                     with_ci(seconds, ch["mean"], ch["ci_low"], ch["ci_high"]) if ch is not None else "–",
+                     row_ci(seconds, ch) if ch is not None else "–",
                      seconds(ch["median"]) if ch is not None else "–",
-                     with_ci(seconds, tr["mean"], tr["ci_low"], tr["ci_high"]) if tr is not None else "–", share])
+                     row_ci(seconds, tr) if tr is not None else "–", share])
     b.items.append(table(f"Chains per cell (mean [{ctx.conf} CI])",
                          ["cell", "invocations", "chain_s", "median chain_s", "transfer_s", "transfer share"], rows))
     b.items.append(Text("transfer_s of a hop = its start − the previous hop's send start + its read: the previous "

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from faascope.analysis.intervals import without_ci
 from faascope.analysis.per_cell import cell_columns
 from faascope.report.plot.style import DASHES, MARKERS, PALETTE
 from faascope.report.sections.context import Ctx
@@ -84,11 +85,17 @@ def mib_per_s(v) -> str:
     return f"{v / MiB:.4g} MiB/s"
 
 
-def with_ci(fmt, mean, lo, hi) -> str:
-    """"12.3 ms [11.0 ms, 13.6 ms]"; the mean alone without an interval."""
+def with_ci(fmt, mean, lo, hi, why=None) -> str:
+    """"12.3 ms [11.0 ms, 13.6 ms]"; without an interval the mean and why there is none
+    ("12.3 ms, no CI: too few (n = 3; needs ≥ 100)", faascope.analysis.intervals)."""
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
-        return fmt(mean)
+        return without_ci(fmt(mean), why if isinstance(why, str) else None)
     return f"{fmt(mean)} [{fmt(lo)}, {fmt(hi)}]"
+
+
+def row_ci(fmt, r) -> str:
+    """:func:`with_ci` of a row of faascope.analysis.per_cell.cell_means."""
+    return with_ci(fmt, r["mean"], r["ci_low"], r["ci_high"], r.get("ci_why"))
 
 
 def log_scale(values) -> bool:
@@ -98,9 +105,9 @@ def log_scale(values) -> bool:
 
 
 def error_bars(means: list[float], lows: list, highs: list) -> tuple[list[float], list[float]]:
-    """Whisker lengths (below, above) of positive quantities (times, rates). A t interval that
-    reaches below 0 (few, skewed invocations) is drawn down to a fifth of the smallest mean, which
-    keeps it visible on a log axis; the tables give its value."""
+    """Whisker lengths (below, above) of positive quantities (times, rates). An interval that
+    reaches below a fifth of the smallest mean is drawn down to there, which keeps it visible on a
+    log axis; the tables give its value."""
     floor = min((v for v in means if v > 0), default=0.0) / 5
     lo = [max(0.0, m - max(low, floor)) if low is not None else 0.0 for m, low in zip(means, lows)]
     hi = [max(0.0, high - m) if high is not None else 0.0 for m, high in zip(means, highs)]
