@@ -125,10 +125,15 @@ def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, 
                   tukey_ordered=tukey_ordered, robust=robust, compare=compare, cv_threshold_pp=cv_threshold,
                   cv_criterion=cv_criterion, cv_ratio=cv_ratio,
                   target_rel_halfwidth=target_rel_halfwidth, n_boot=n_boot, seed=seed)
+    adaptive = None
     if single is not None and is_results_path(single):
+        from faascope.analysis.adaptive_record import adaptive_facts_of, adaptive_note
         from faascope.analysis.io import failed_cells
         notes += [f"{line}: left out" for line in
                   failed_cells(single, filters, scenario_cols + factor_list)]
+        adaptive = adaptive_facts_of(single)       # replications chosen adaptively: say how
+        if adaptive:
+            notes.append(adaptive_note(adaptive))
     try:
         if scenario_cols:
             res = analyze_scenarios(df, response, factor_list, scenario_cols, **kwargs)
@@ -139,6 +144,7 @@ def analyze_command(input_paths, response, factors, model, alpha, fmt, filters, 
     res["selection"] = {"input": str(input_paths[0]) if len(input_paths) == 1
                         else [str(p) for p in input_paths], "filters": list(filters), "latest": latest,
                         "order_by": order_by, "notes": notes}
+    res["adaptive"] = adaptive
     if calendar is not None:
         res["calendar"] = calendar
     if fmt == "json":
