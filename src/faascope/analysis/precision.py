@@ -118,6 +118,12 @@ def quantile_ci_ranks(n: int, p: float, alpha: float = 0.05) -> Optional[tuple[i
     return int(ls.max()), int(us.min())
 
 
+@lru_cache(maxsize=4096)
+def t_quantile(q: float, df: int) -> float:
+    """Student t's q-quantile with df degrees of freedom (cached: plans ask for few)."""
+    return float(stats.t.ppf(q, df))
+
+
 @lru_cache(maxsize=64)
 def min_n_for(stat: str, alpha: float = 0.05) -> int:
     """The smallest n at which the statistic has a CI at all."""
@@ -207,7 +213,7 @@ def two_stage_plan(pilot: Sequence[float], target: float, stat: str = "auto",
     need: Optional[float] = None
     if iv.stat == "mean":
         if n0 > 1 and iv.estimate and math.isfinite(sd):
-            need = (stats.t.ppf(1 - alpha / 2, n0 - 1) * sd / (target * abs(iv.estimate))) ** 2
+            need = (t_quantile(1 - alpha / 2, n0 - 1) * sd / (target * abs(iv.estimate))) ** 2
     elif iv.rel_half_width is not None:
         need = max(min_n_for(iv.stat, alpha), n0 * (iv.rel_half_width / target) ** 2)
     planned = capped = None
