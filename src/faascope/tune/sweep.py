@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import math
 import os
 import random
 import time
@@ -93,6 +94,21 @@ class SampleLog:
         self.f.close()
 
 
+def fit_invocations(want: dict[int, int], settings: SweepSettings, made: int,
+                    cold_each: int) -> dict[int, int]:
+    """``want`` scaled to the invocations budget left (each size's cold start included), in
+    proportion, so that a budget smaller than a round still reaches every size; {} when not
+    even one warm invocation per size fits."""
+    b = settings.budget_invocations
+    need = sum(n + cold_each for n in want.values())
+    if b is None or made + need <= b:
+        return want
+    left = b - made - cold_each * len(want)
+    scale = left / sum(want.values()) if left > 0 else 0.0
+    out = {m: math.floor(n * scale) for m, n in want.items()}
+    return {m: n for m, n in out.items() if n >= 1}
+
+
 def sweep(target, payload: bytes, settings: SweepSettings, log: SampleLog,
           say: Callable[[str], None] = print) -> SweepResult:
     rng = random.Random(settings.seed)
@@ -110,6 +126,8 @@ def sweep(target, payload: bytes, settings: SweepSettings, log: SampleLog,
         if b.budget_dollars is not None and out.dollars >= b.budget_dollars:
             return "dollars budget spent"
         return ""
+
+    cold_each = int(settings.cold and getattr(target, "cold_supported", True))
 
     def judge() -> dict[int, int]:
         """Each size's precision now, and what the procedure asks for next."""
@@ -131,6 +149,10 @@ def sweep(target, payload: bytes, settings: SweepSettings, log: SampleLog,
         while want and not out.stopped_by:
             if out.rounds >= settings.max_rounds:
                 out.stopped_by = f"{settings.max_rounds} rounds"
+                break
+            want = fit_invocations(want, settings, len(out.samples), cold_each)
+            if not want:
+                out.stopped_by = "invocations budget spent"
                 break
             out.rounds += 1
             order = sorted(want)
