@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 from scipy import stats
@@ -109,3 +110,15 @@ def test_the_simulations_truths_are_the_distributions_own():
     assert cdf == pytest.approx(0.5, abs=1e-12)
     assert m.mean == pytest.approx(0.95 * w.mean() + 0.05 * 8 * w.mean())
     assert m.var == pytest.approx(0.95 * w.moment(2) + 0.05 * 64 * w.moment(2) - m.mean ** 2)
+
+
+def test_the_docs_state_the_pilot_size_the_code_uses():
+    root = Path(__file__).resolve().parents[2]
+
+    def text(name):
+        return " ".join((root / name).read_text().split())
+    specs, analysis = text("docs/specs.md"), text("docs/analysis.md")
+    assert f"every cell first gets {MIN_PILOT_N} successful measured values" in specs
+    assert f"(default and minimum {MIN_PILOT_N})" in specs
+    assert f"(n0 = {MIN_PILOT_N}, `MIN_PILOT_N`;" in analysis
+    assert f"{MIN_PILOT_N} is the smallest n with 0.95^n ≤ 0.01" in analysis

@@ -210,6 +210,13 @@ def test_target_ci_runs_a_pilot_then_each_cells_planned_n_with_in_process_fake_p
     note = adaptive_note(facts)
     assert "two-stage" in note and f"pilot of {MIN_PILOT_N}" in note and "±5.0%" in note
     assert "reached in all 2 cells" in note
+    r = CliRunner().invoke(cli, ["analyze", str(db), "--response", "latency_seconds",
+                                 "--factors", "memory", "--format", "json", "--no-robust",
+                                 "--bootstrap", "0"])
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.output)
+    assert res["adaptive"]["valid"] and res["adaptive"]["reached"] == 2
+    assert note in res["selection"]["notes"]
 
 
 def test_a_budget_that_cuts_the_second_stage_says_the_target_was_not_reached_and_a_rerun_keeps_the_plan_with_in_process_fake_provider(
@@ -222,7 +229,7 @@ def test_a_budget_that_cuts_the_second_stage_says_the_target_was_not_reached_and
     assert cut.outcome.stopped_by == "invocations budget spent"
     assert not cut.outcome.reached and sorted(cut.outcome.short) == sorted(cut.outcome.precision)
     text = adaptive_table(cut)
-    assert "target NOT reached in 2 of 2 cell(s)" in text and "invocations budget spent" in text
+    assert "target NOT reached in 2 of 2 cell(s) (invocations budget spent; 2 short of the planned n)" in text
     facts = adaptive_facts_of(db)
     assert facts["not_reached"] == 2 and "NOT reached in 2 of 2 cells" in adaptive_note(facts)
     first = events_of(db, "adaptive_plan")[-1]["cells"]

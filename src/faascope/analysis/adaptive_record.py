@@ -45,18 +45,21 @@ def adaptive_facts_of(path: str | Path) -> Optional[dict[str, Any]]:
 def adaptive_facts(events: list[dict], rows) -> Optional[dict[str, Any]]:
     """The facts of a campaign's adaptive replication from its events (as
     ``ResultsFile.campaign_meta()["events"]`` gives them: ``kind``, ``detail_json``) and its
-    measured rows (``invocations_flat``, warm-ups left out; a DataFrame or a function returning
-    one, read only when there is a plan), or None when its replications were fixed. Keys: ``procedure``, ``valid`` (False for the earlier rule), ``rounds``,
-    ``target_rel_half_width``; with a plan also ``pilot_n``, ``stat``, ``alpha``, ``response``,
-    ``warm_only``, ``cells`` ({cell: {stat, pilot_n, pilot_estimate, pilot_cv, planned_n,
-    capped, n, reached}}) and ``reached`` / ``not_reached`` (cell counts), ``plans`` (how many
-    plans were recorded: a later target re-plans from the same pilot)."""
+    measured rows (``invocations_flat``; a DataFrame or a function returning one, read only for
+    the two-stage procedure), or None when its replications were fixed. Keys: ``procedure``,
+    ``valid`` (False for the earlier rule), ``rounds``, ``target_rel_half_width``; for the
+    two-stage procedure also ``pilot_n``, ``stat``, ``alpha``, ``response``, ``warm_only``,
+    ``cells`` ({cell: {stat, pilot_n, pilot_estimate, pilot_sd, pilot_cv,
+    pilot_rel_half_width, planned_n, capped, n, reached}}), ``reached`` / ``not_reached``
+    (cells; a cell with values but no plan is not reached), ``plans`` (how many were recorded:
+    a later target is planned from the same pilot) and ``pilot_complete`` (False while no plan
+    exists: a pilot a budget cut short)."""
     rounds = [_detail(e) for e in events if e["kind"] == ROUND_ADDED_EVENT]
     adaptive_rounds = [r for r in rounds if str(r.get("reason", "")).startswith(TARGET_REASON)]
     plans = [_detail(e) for e in events if e["kind"] == ADAPTIVE_PLAN_EVENT]
-    if not plans:
-        if not adaptive_rounds:
-            return None
+    if not plans and not adaptive_rounds:
+        return None
+    if not plans and any("stage" not in r for r in adaptive_rounds):
         target = None
         text = str(adaptive_rounds[-1].get("reason", ""))
         try:
@@ -65,7 +68,9 @@ def adaptive_facts(events: list[dict], rows) -> Optional[dict[str, Any]]:
             pass
         return {"procedure": EARLIER_RULE, "valid": False, "rounds": len(adaptive_rounds),
                 "target_rel_half_width": target}
-    plan = plans[-1]
+    # the two-stage procedure; before any plan (a pilot a budget cut short) the latest round
+    # says its settings
+    plan = plans[-1] if plans else {**adaptive_rounds[-1], "cells": {}}
     df = rows() if callable(rows) else rows
     if df is None:
         df = pd.DataFrame(columns=["cell_key", "ok"])
@@ -85,11 +90,14 @@ def adaptive_facts(events: list[dict], rows) -> Optional[dict[str, Any]]:
         cells[key] = {**c, "n": n,
                       "reached": planned is not None and n >= planned and not c.get("capped")}
     reached = sum(1 for c in cells.values() if c["reached"])
+    unplanned = [k for k, n in have.items() if n and k not in cells]
     return {"procedure": plan.get("procedure"), "valid": True, "rounds": len(adaptive_rounds),
             "target_rel_half_width": plan.get("target_rel_half_width"),
             "pilot_n": plan.get("pilot_n"), "stat": plan.get("stat"), "alpha": plan.get("alpha"),
             "response": response, "warm_only": bool(plan.get("warm_only")), "cells": cells,
-            "reached": reached, "not_reached": len(cells) - reached, "plans": len(plans)}
+            "reached": reached, "not_reached": len(cells) - reached + len(unplanned),
+            "plans": len(plans),
+            "pilot_complete": bool(plans)}
 
 
 def adaptive_note(facts: Optional[dict[str, Any]]) -> Optional[str]:
@@ -103,6 +111,10 @@ def adaptive_note(facts: Optional[dict[str, Any]]) -> Optional[str]:
                 "cell once its CI looked narrow enough: such stopping under-estimates variances "
                 "and inflates tests (docs/analysis.md, \"Adaptive replication\"); rerun with "
                 "the two-stage --target-ci for evidence")
+    if not facts.get("pilot_complete", True):
+        return (f"replications chosen adaptively: {facts['procedure']}, for a 95 % CI within "
+                f"{tgt}; the pilot of {facts['pilot_n']} per cell is not complete (a budget or "
+                "an interruption): no n planned, the target NOT reached")
     planned = [c["planned_n"] for c in facts["cells"].values() if c.get("planned_n") is not None]
     span = (f"planned n {min(planned)}" + (f"-{max(planned)}" if max(planned) != min(planned)
                                             else "") if planned else "no n planned")

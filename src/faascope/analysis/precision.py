@@ -22,13 +22,13 @@ The target is a relative half-width r of a 95 % confidence interval: (CI half-wi
    what ``faascope analyze`` computes).
 
 The rule it replaces stopped a cell as soon as its own interval looked narrow enough, from 5
-values on; in a seeded simulation (``tests/analysis/test_adaptive_validity.py``, the table in
-docs/analysis.md, "Adaptive replication") that under-estimated the variance by ~14 % at the
-stop, made a Welch test between two identical cells reject ~9 % at α = 0.05, and, with 5 % cold
-starts at 8×, stopped cells at ~9 values that had not seen a cold start (coverage 0.42). The
-two-stage rule keeps the variance unbiased (±1 %), Welch at 0.05 and coverage ≥ 0.93 on normal,
-log-normal and that mixture. Stopping the second stage because a cell's interval *looks* narrow
-is what it avoids; a budget may still cut it short, and then the target is *not reached*.
+values on; in a seeded simulation (``tests/analysis/adaptive_simulation.py``, the table in
+docs/analysis.md, "Adaptive replication") that under-estimated the variance by 13 % at the stop,
+made a Welch test between two identical cells reject 8.7 % at α = 0.05, and, with 5 % cold
+starts at 8×, stopped cells at ~18 values, most before any cold start (coverage 0.44). The
+two-stage rule keeps the variance within 1 %, Welch within simulation error of its fixed-n rate
+and the coverage of the reported statistic at 0.946-0.950 on normal, log-normal and that
+mixture. A budget may still cut the second stage short; then the target is *not reached*.
 
 CI methods (the ones ``faascope analyze`` uses, :mod:`faascope.analysis.cells`):
 
@@ -61,16 +61,17 @@ STATS = ("auto", "mean", "median", "p95")
 QUANTILE_P = {"median": 0.5, "p95": 0.95}
 #: the procedure's name, as the results store records it
 PROCEDURE = "two-stage (Stein 1945)"
-#: The pilot's size: the smallest n with 0.95^n ≤ 0.01, i.e. a pilot sees at least one value of
-#: a mode that 5 % of invocations fall in (cold starts, a slow replica) with probability ≥ 0.99:
-#: ln 0.01 / ln 0.95 = 89.8, so 90. Why that high: a pilot that misses the mode picks the mean
+#: The pilot's size: the smallest n with 0.95^n ≤ 0.01 (ln 0.01 / ln 0.95 = 89.8, so 90), i.e. a
+#: pilot sees at least one value of a mode that 5 % of invocations fall in (cold starts, a slow
+#: replica) with probability ≥ 0.99. Why that high: a pilot that misses the mode picks the mean
 #: (its CV looks low), plans too few and reports an interval that cannot cover the mean it
 #: missed, so the coverage of the reported statistic is at most (1 - 0.95^n0) × the interval's
-#: own. Simulated with 5 % cold starts at 8× (tests/analysis/test_adaptive_validity.py,
-#: docs/analysis.md): n0 = 59 (0.95^59 = 0.048, the "95 % sure" size) gives 0.92, n0 = 72
-#: (0.95^72 = 0.025) 0.93, n0 = 90 0.94. A rarer mode needs more: a 1 % mode is seen by 90
-#: values with probability 1 - 0.99^90 = 0.59; 95 % needs 299 (ln 0.05 / ln 0.99) and 99 % 459:
-#: raise it (``--pilot-n``) where such modes matter. 90 ≥ 72 also gives p95 an interval.
+#: own. With 5 % cold starts at 8× (the median's interval covering 0.951 on its own) that bound
+#: is 0.905 at n0 = 59 (the "95 % sure" size), 0.927 at 72 and 0.942 at 90; simulated
+#: (docs/analysis.md, "Adaptive replication"): 0.917-0.935, 0.938, 0.946-0.948. A rarer mode
+#: needs more: a 1 % mode is seen by 90 values with probability 1 - 0.99^90 = 0.59; 95 % needs
+#: 299 (ln 0.05 / ln 0.99) and 99 % 459: raise it (``--pilot-n``) where such modes matter.
+#: 90 ≥ 72 also gives p95 an interval.
 MIN_PILOT_N = 90
 #: a cell never plans more than this many replications; a plan capped here cannot meet its target
 MAX_REPLICATIONS = 10_000

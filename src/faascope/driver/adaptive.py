@@ -19,7 +19,8 @@ analysis.precision.cell_precision`:
    ``--resume`` or a rerun).
 
 Rounds are appended by :mod:`faascope.designs.topup` (randomised among themselves, durable,
-resumable); each ``round_added`` event says its stage (``pilot``, ``stage 2``).
+resumable); each ``round_added`` event says its stage (``pilot``, ``stage 2``) and the
+procedure's settings.
 
 A cell none of whose invocations succeeded gets no more replications (more would fail the same
 way; ``run`` says so at the end). The budgets bound what this command spends: wall-clock seconds
@@ -82,7 +83,7 @@ class AdaptiveOutcome:
 
 
 def add_round(campaign: Campaign, additions: dict[str, int], reason: str,
-              stage: Optional[str] = None) -> int:
+              extra: Optional[dict] = None) -> int:
     """Append a round to the campaign (one transaction); the number of runs it added."""
     additions = {k: int(v) for k, v in additions.items() if int(v) > 0}
     if not additions:
@@ -97,7 +98,7 @@ def add_round(campaign: Campaign, additions: dict[str, int], reason: str,
             measured[r["cell_key"]] = measured.get(r["cell_key"], 0) + 1
     store.append_runs(cid, runs, replications=max(measured.values()), event={
         "round": round_no, "seed": round_seed(campaign.plan.seed, round_no), "reason": reason,
-        **({"stage": stage} if stage else {}), "added": additions, "runs": len(runs),
+        **(extra or {}), "added": additions, "runs": len(runs),
         "order_first": runs[0]["order"], "order_last": runs[-1]["order"]})
     campaign.summary.planned = len(store.planned_runs(cid))
     return len(runs)
@@ -221,7 +222,7 @@ class AdaptiveRounds:
                      + (f"pilot of {self.pilot_n}" if piloting else "planned n")
                      + f" (target ±{self.target:.1%})")
         return add_round(campaign, scaled, reason=f"target CI ±{self.target:.1%}",
-                         stage=stage) > 0
+                         extra={"stage": stage, **self.settings()}) > 0
 
     def _fit(self, campaign: Campaign, wanted: dict[str, int], spent: float,
              cost_per: dict[str, float]) -> dict[str, int]:

@@ -53,9 +53,14 @@ def adaptive_table(adaptive) -> str:
                      f"{fmt_seconds(p.estimate, half) if adaptive.response.endswith('seconds') else p.estimate:<18} "
                      f"{rel:<8} {mark}")
     if out.short:
-        lines.append(f"target NOT reached in {len(out.short)} of {len(out.precision)} cell(s): "
-                     f"their n is short of what the pilot planned ({out.stopped_by or 'stopped'}"
-                     "); their intervals are as printed, not the target")
+        piloting = sum(1 for k in out.short if out.precision[k].plan is None)
+        why = ", ".join(w for w in (f"{piloting} short of the pilot of {adaptive.pilot_n}"
+                                    if piloting else "",
+                                    f"{len(out.short) - piloting} short of the planned n"
+                                    if len(out.short) > piloting else "") if w)
+        lines.append(f"target NOT reached in {len(out.short)} of {len(out.precision)} cell(s) "
+                     f"({out.stopped_by or 'stopped'}; {why}): their intervals are as printed, "
+                     "not as narrow as the target asks")
     if wide:
         lines.append(f"{wide} cell(s) reached the planned n with an interval wider than the "
                      "target: the pilot under-estimated their spread (the n was fixed by the "
