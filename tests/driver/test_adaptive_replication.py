@@ -310,6 +310,10 @@ def test_fixed_and_topped_up_campaigns_are_not_marked_adaptive_and_the_earlier_r
                      "target_rel_half_width": pytest.approx(0.05)}
     assert "earlier rule" in adaptive_note(facts)
     assert adaptive_facts_of(tmp_path / "small.yaml") is None     # not a results store
+    plain = tmp_path / "plain.db"                                   # SQLite, not a store
+    with sqlite3.connect(plain) as c:
+        c.execute("CREATE TABLE t (x REAL)")
+    assert adaptive_facts_of(plain) is None
 
 
 def test_top_up_keeps_every_earlier_record_and_randomises_the_new_ones_with_in_process_fake_provider(

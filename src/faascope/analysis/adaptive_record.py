@@ -34,10 +34,13 @@ def _detail(ev: dict) -> dict:
 
 
 def adaptive_facts_of(path: str | Path) -> Optional[dict[str, Any]]:
-    """:func:`adaptive_facts` of a results store; None for other inputs (CSV, Parquet)."""
+    """:func:`adaptive_facts` of a results store; None for other inputs (CSV, Parquet, a
+    SQLite file without a campaign)."""
     if not is_results_path(path):
         return None
     with ResultsFile(path) as rf:
+        if rf.campaign() is None:
+            return None
         meta = rf.campaign_meta()
         return adaptive_facts(meta["events"], lambda: rf.flat(include_warmups=False))
 

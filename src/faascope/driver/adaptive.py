@@ -7,7 +7,7 @@ response (``latency_seconds`` unless told), in run order, are checked with :func
 analysis.precision.cell_precision`:
 
 1. the pilot: a cell with fewer than ``pilot_n`` (:data:`~faascope.analysis.precision.
-   MIN_PILOT_N`, 90) successful values gets the rest in a round;
+   MIN_PILOT_N` unless raised) successful values gets the rest in a round;
 2. the plan: once a cell's pilot is complete, its statistic and total n follow from the pilot's
    first ``pilot_n`` values alone, and the plans are recorded in the results store (an
    ``adaptive_plan`` event: procedure, pilot size, target, statistic, per cell the planned n;
@@ -38,8 +38,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from faascope.analysis.precision import (MIN_PILOT_N, PROCEDURE, CellPrecision, cell_precision,
-                                        check_pilot_n)
+from faascope.analysis.precision import (MAX_REPLICATIONS, PROCEDURE, CellPrecision,
+                                        cell_precision, check_pilot_n)
 from faascope.designs.topup import round_runs, round_seed
 from faascope.cost.pricing import pricing_for
 from faascope.cost.report import invocation_costs
@@ -202,7 +202,8 @@ class AdaptiveRounds:
         if not wanted:
             out.stopped_by = ("every cell has its planned n" if not out.short and not out.failing
                               else "every cell that can has its planned n" if not out.short
-                              else "no plan possible for " + ", ".join(out.short))
+                              else f"{len(out.short)} cell(s) cannot reach the target (their "
+                              f"n is capped at {MAX_REPLICATIONS}, or their estimate is 0)")
             return False
         if campaign.stop.stop:
             out.stopped_by = "interrupted"
