@@ -93,7 +93,9 @@ def test_legacy_results_file_analyses_the_same(tmp_path, name, monkeypatch):
 #: keys `analyze --format json` gained after 0.1.0, each on purpose (issue #19)
 ADDED_SINCE_0_1_0 = [".anova_statement", ".fit_status", ".diagnostics.normality.skipped",
                      ".diagnostics.equal_variance.skipped", ".robust.art_skipped",
-                     ".predictability.criterion", ".predictability.ratio_threshold"]
+                     ".predictability.criterion", ".predictability.ratio_threshold",
+                     # issue #25: how the replications were chosen (null for fixed ones)
+                     ".adaptive"]
 
 
 #: values issue #25 changed on purpose: intervals of cells too small for them (now null with a

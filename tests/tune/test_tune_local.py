@@ -104,9 +104,11 @@ def test_tune_a_users_own_bootstrap_function_by_name_on_the_local_platform(platf
     deploy(client, "users-fn", user_zip(tmp_path))
     csv = tmp_path / "tune.csv"
     out = tune(["--function", "users-fn", "--endpoint-url", endpoint, "--memory", "128,1024",
-                "--payload", '{"n": 200000}', "--warm", "3", "--max-rounds", "2",
+                "--payload", '{"n": 200000}', "--budget-invocations", "10",
                 "--target-ci", "50%", "--results", str(csv)])
     df = check_evidence(csv, out, [128, 1024])
+    # 10 invocations cannot be a pilot: the answer says the target was not reached
+    assert not out["adaptive"]["target_reached"] and out["stopped_by"] == "invocations budget spent"
     # CPU-bound work with 128/1769 of a CPU against 1024/1769: the larger size is faster
     # (a ratio of about 8 expected; only the ordering is asserted)
     assert out["choices"]["fastest"]["memory_mb"] == 1024
@@ -125,7 +127,7 @@ def test_tune_the_agent_with_a_fileio_payload_on_the_local_platform(platform, tm
     payload = {"workload": {"kind": "fileio", "op": "write", "file_size": 1048576,
                             "io_size": 65536}}
     out = tune(["--function", "agent-fn", "--endpoint-url", endpoint, "--memory", "256,512",
-                "--payload", json.dumps(payload), "--warm", "3", "--max-rounds", "1",
+                "--payload", json.dumps(payload), "--budget-invocations", "8",
                 "--target-ci", "50%", "--results", str(csv)])
     df = check_evidence(csv, out, [256, 512])
     assert df["ok"].all()
@@ -141,7 +143,7 @@ def test_tune_by_arn_mocked_aws(platform, tmp_path, monkeypatch):
     csv = tmp_path / "arn.csv"
     out = tune(["--function", "arn:aws:lambda:us-east-1:000000000000:function:arn-fn",
                 "--provider", "aws", "--endpoint-url", endpoint, "--memory", "128,512",
-                "--payload", '{"n": 1000}', "--warm", "2", "--max-rounds", "1",
+                "--payload", '{"n": 1000}', "--budget-invocations", "6",
                 "--target-ci", "50%", "--results", str(csv)])
     check_evidence(csv, out, [128, 512])
 
@@ -172,7 +174,7 @@ workload: {{kind: fileio, op: write, file_size: 4MiB, io_size: 1MiB}}
 design: {{replications: 3, seed: 1}}
 """)
     db = tmp_path / "t.db"
-    out = tune(["--spec", str(spec), "--memory", "256,1024", "--warm", "3", "--target-ci",
+    out = tune(["--spec", str(spec), "--memory", "256,1024", "--target-ci",
                 "50%", "--budget-invocations", "60", "--results", str(db)])
     assert out["results"] == str(db)
     import sqlite3
@@ -218,7 +220,7 @@ def test_tune_http_endpoints_one_per_size(tmp_path):
         csv = tmp_path / "http.csv"
         out = tune(["--url", f"512=http://127.0.0.1:{slow.server_port}/",
                     "--url", f"2048=http://127.0.0.1:{fast.server_port}/",
-                    "--platform", "cloudrun", "--warm", "4", "--max-rounds", "2",
+                    "--platform", "cloudrun", "--budget-invocations", "8",
                     "--target-ci", "50%", "--results", str(csv)])
     finally:
         slow.shutdown()

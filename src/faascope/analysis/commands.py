@@ -111,6 +111,7 @@ def analyze_command(input_paths, response, factors, higher_is_better, model, alp
                                  else [str(p) for p in input_paths])
     if ds.calendar is not None:
         res["calendar"] = ds.calendar
+    res["adaptive"] = ds.adaptive
     if fmt == "json":
         json.dump(clean_json(res), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")

@@ -33,6 +33,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from faascope.analysis.adaptive_record import adaptive_facts_of, adaptive_note
 from faascope.analysis.calendar import calendar_note, with_calendar
 from faascope.analysis.calendar import wanted as calendar_wanted
 from faascope.analysis.io import (
@@ -163,6 +164,7 @@ class Dataset:
     cold_col: Optional[str] = None                    # "_cold" (True/False) when known
     all_rows: Optional[pd.DataFrame] = None           # every row after mapping (errors, warm-ups)
     calendar: Optional[dict] = None                   # how calendar factors were derived
+    adaptive: Optional[dict] = None                   # how replications were chosen adaptively
 
     @property
     def source(self) -> Origin:  # the name the report's sections use
@@ -348,6 +350,9 @@ def load_dataset(paths: Sequence[str | Path] | str | Path, *, response: str | No
     if path is not None:
         failed = failed_cells(path, ds.filters, ds.scenario_cols + ds.factors)
         ds.notes += [f"{line}: left out" for line in failed]
+        ds.adaptive = adaptive_facts_of(path)   # replications chosen adaptively: say how
+        if ds.adaptive:
+            ds.notes.append(adaptive_note(ds.adaptive))
     return ds
 
 

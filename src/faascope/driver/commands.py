@@ -36,8 +36,12 @@ from faascope.store.reader import is_burst_results
               help="Top up the campaign in the results file: N more replications per cell, "
                    "randomised among themselves; earlier records are kept.")
 @click.option("--target-ci", default=None, metavar="R",
-              help="Adaptive replication: run rounds until every cell's 95% CI half-width is "
-                   "at most R of its estimate (e.g. 5%) or a budget is spent (docs/specs.md).")
+              help="Adaptive replication for a 95% CI half-width of R of each cell's estimate "
+                   "(e.g. 5%): a pilot per cell, then the n its spread asks for, unless a "
+                   "budget is spent first (docs/specs.md).")
+@click.option("--pilot-n", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --target-ci: the pilot's size per cell (default: the minimum, enough "
+                   "to see a mode of 5% of the invocations; raise it for rarer modes).")
 @click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
               default="auto", show_default=True,
               help="With --target-ci: the statistic (auto: the mean, the median when CV > 0.5).")
@@ -50,8 +54,8 @@ from faascope.store.reader import is_burst_results
 @click.option("--budget-dollars", type=click.FloatRange(min=0, min_open=True), default=None,
               help="With --target-ci: at most this many USD (faascope's cost model) in this run.")
 def run_command(spec, results, resume, replications, seed, force, no_progress, detach,
-                runner_state, add_replications, target_ci, target_stat, target_response, budget_time,
-                budget_invocations, budget_dollars):
+                runner_state, add_replications, target_ci, pilot_n, target_stat, target_response,
+                budget_time, budget_invocations, budget_dollars):
     """Run the campaign SPEC describes, recording every invocation in a results file.
 
     Ctrl-C stops after the invocation in flight (twice: abandons it); --resume continues.
@@ -70,10 +74,13 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
     if target_ci is None and any(b is not None for b in budgets):
         raise BadInput("budgets bound adaptive replication; give --target-ci too",
                        field="--target-ci")
+    if target_ci is None and pilot_n is not None:
+        raise BadInput("--pilot-n is the pilot of adaptive replication; give --target-ci too",
+                       field="--pilot-n")
     if target_ci is not None:
         from faascope.analysis.precision import parse_target
         adaptive = AdaptiveRounds(parse_target(target_ci), stat=target_stat,
-                                  response=target_response,
+                                  response=target_response, pilot_n=pilot_n,
                                   budget=Budget(seconds=parse_duration(budget_time)
                                                 if budget_time else None,
                                                 invocations=budget_invocations,
@@ -89,6 +96,7 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
         if target_ci is not None:
             extra += ["--target-ci", target_ci, "--target-stat", target_stat,
                       "--target-response", target_response]
+            extra += ["--pilot-n", str(pilot_n)] if pilot_n is not None else []
             extra += (["--budget-time", budget_time] if budget_time else []) \
                 + (["--budget-invocations", str(budget_invocations)] if budget_invocations else []) \
                 + (["--budget-dollars", str(budget_dollars)] if budget_dollars else [])

@@ -10,9 +10,10 @@ from faascope.analysis.pilot import pilot_command_output
 from faascope.designs.commands import plan_command as design_plan_command
 
 
-def plan_with_pilot(pilot, target_ci, target_stat, response, **kw):
+def plan_with_pilot(pilot, target_ci, pilot_n, target_stat, response, **kw):
     if pilot is not None:
-        pilot_command_output(pilot, target_ci, target_stat, response, kw["fmt"], kw["spec"])
+        pilot_command_output(pilot, target_ci, target_stat, response, kw["fmt"], kw["spec"],
+                             pilot_n)
         return
     return design_plan_command.callback(**kw)
 
@@ -23,6 +24,9 @@ PILOT_OPTIONS = [
                       "--target-ci, from the pilot's variance (SPEC is then optional)."),
     click.Option(["--target-ci"], default="5%", show_default=True, metavar="R",
                  help="With --pilot: the 95% CI half-width to reach, relative to the estimate."),
+    click.Option(["--pilot-n"], type=click.IntRange(min=1), default=None, metavar="N",
+                 help="With --pilot: the pilot's size per cell (as run --pilot-n; default: the "
+                      "minimum)."),
     click.Option(["--target-stat"], type=click.Choice(["auto", "mean", "median", "p95"]),
                  default="auto", show_default=True, help="With --pilot: the statistic."),
     click.Option(["--response"], default="latency_seconds", show_default=True,

@@ -19,23 +19,52 @@ def parse_duration(text: str, field: str = "--budget-time") -> float:
 
 
 def adaptive_table(adaptive) -> str:
-    """One line per cell: n, statistic, estimate ± half-width (auto-scaled), relative
-    half-width, and whether the target is met; then why the rounds stopped."""
+    """One line per cell: n of its planned n, statistic, estimate ± half-width (auto-scaled),
+    relative half-width, and whether the planned n was reached; then why the rounds stopped
+    and, where a budget cut the second stage short, that the target was not reached."""
     out = adaptive.outcome
     lines = [f"target: 95% CI half-width ≤ {adaptive.target:.1%} of the "
-             f"{'mean (median when CV > 0.5)' if adaptive.stat == 'auto' else adaptive.stat}"
-             f" of {adaptive.response}; {out.rounds} round(s) added"
+             f"{'mean (median when the pilot CV > 0.5)' if adaptive.stat == 'auto' else adaptive.stat}"
+             f" of {adaptive.response}; two-stage: a pilot of {adaptive.pilot_n} per cell, then "
+             f"each cell's n from its pilot; {out.rounds} round(s) added"
              + (f"; stopped: {out.stopped_by}" if out.stopped_by else "")]
     width = max((len(k) for k in out.precision), default=4)
     width = min(width, 60)
+    wide = 0
     for key, p in out.precision.items():
         half = (p.ci_high - p.estimate) if p.stat == "mean" and p.ci_high is not None else (
             max(p.estimate - p.ci_low, p.ci_high - p.estimate) if p.ci_low is not None else None)
         rel = f"±{p.rel_half_width:.1%}" if p.rel_half_width is not None else "no CI"
-        mark = "met" if p.met else ("FAILED" if key in out.failing else f"needs ≈{p.needed}")
-        lines.append(f"  {key[:60]:<{width}}  n={p.n:<4} {p.stat:<6} "
+        planned = "?" if p.needed is None else str(p.plan.planned_n if p.plan else p.needed)
+        if key in out.failing:
+            mark = "FAILED"
+        elif p.met:
+            mark = "reached"
+            if not p.within_target:
+                mark += " (wider than the target)"
+                wide += 1
+        elif p.plan is None:
+            mark = "NOT reached (pilot incomplete)" if p.needed else "NOT reached"
+        elif p.plan.capped:
+            mark = "NOT reached (n capped)"
+        else:
+            mark = "NOT reached"
+        lines.append(f"  {key[:60]:<{width}}  n={p.n}/{planned:<5} {p.stat:<6} "
                      f"{fmt_seconds(p.estimate, half) if adaptive.response.endswith('seconds') else p.estimate:<18} "
                      f"{rel:<8} {mark}")
+    if out.short:
+        piloting = sum(1 for k in out.short if out.precision[k].plan is None)
+        why = ", ".join(w for w in (f"{piloting} short of the pilot of {adaptive.pilot_n}"
+                                    if piloting else "",
+                                    f"{len(out.short) - piloting} short of the planned n"
+                                    if len(out.short) > piloting else "") if w)
+        lines.append(f"target NOT reached in {len(out.short)} of {len(out.precision)} cell(s) "
+                     f"({out.stopped_by or 'stopped'}; {why}): their intervals are as printed, "
+                     "not as narrow as the target asks")
+    if wide:
+        lines.append(f"{wide} cell(s) reached the planned n with an interval wider than the "
+                     "target: the pilot under-estimated their spread (the n was fixed by the "
+                     "pilot on purpose: re-planning from later values would bias the result)")
     return "\n".join(lines)
 
 

@@ -12,8 +12,10 @@ A results file is one SQLite database per campaign (``docs/specs.md``, "Results 
 - ``events``: campaign start, resume, interruption, completion, deployments; a ``provenance``
   event at the start and the end of every run of the driver (what could explain drift: machine
   load, CPU, kernel, versions, region, architecture, price tables, calibration; see
-  :data:`PROVENANCE_EVENT`), and a ``slot_missed`` event for every slot of a periodic campaign
-  that did not run (``schedule_slots``).
+  :data:`PROVENANCE_EVENT`), a ``slot_missed`` event for every slot of a periodic campaign
+  that did not run (``schedule_slots``), a ``round_added`` event for every round of
+  replications appended, and ``adaptive_plan`` events where the replications were chosen
+  adaptively (``run --target-ci``: :data:`ADAPTIVE_PLAN_EVENT`).
 - ``deployments``: where the campaign runs: one row per deployment (a spec's ``deployments``,
   else one row named after the provider kind), with its provider kind, region and the price
   table that prices it; ``invocations.deployment`` names each invocation's.
@@ -47,7 +49,7 @@ from __future__ import annotations
 from faascope.store.measures import MEASURES
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -74,12 +76,24 @@ HISTORY = [
                       "deployment, provider_kind, region and price_platform. Files of versions "
                       "1-4 read with deployment = their provider kind; resuming one adds the "
                       "column and the table (ALTER TABLE ADD COLUMN: no row changes)."),
+    (6, "2026-11-26", "adaptive replication is recorded as a design: run --target-ci and tune "
+                      "--spec write an adaptive_plan event (procedure, pilot size, target, "
+                      "statistic, per cell the pilot's estimate and the planned n) and their "
+                      "round_added events carry a stage (pilot, stage 2). No table or view "
+                      "changed: files of versions 1-5 read as before; their --target-ci rounds "
+                      "(round_added with a reason 'target CI ±…' and no adaptive_plan event) "
+                      "are recognised as the earlier stop-when-narrow rule."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
 PROVENANCE_EVENT = "provenance"
 #: the event kind of a slot of a periodic campaign that did not run
 SLOT_MISSED_EVENT = "slot_missed"
+#: the event kind of adaptive replication's plans (faascope.driver.adaptive; detail: procedure,
+#: pilot_n, target_rel_half_width, stat, alpha, response, warm_only, and per cell the plan)
+ADAPTIVE_PLAN_EVENT = "adaptive_plan"
+#: the event kind of a round of replications appended to a campaign (faascope.designs.topup)
+ROUND_ADDED_EVENT = "round_added"
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
 

@@ -30,6 +30,7 @@ from faascope.store.schema import (
     DEPLOYMENT_COLUMN,
     INVOCATION_COLUMNS,
     MEMBER_COLUMNS,
+    ROUND_ADDED_EVENT,
     SCHEDULE_TABLES,
     SCHEMA_VERSION,
     SLOT_MISSED_EVENT,
@@ -327,7 +328,7 @@ class ResultsStore:
                  + [("UPDATE campaign SET replications=?, status='running', completed_at=NULL "
                      "WHERE id=?", (replications, campaign_id)),
                     ("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
-                     (campaign_id, utc_now(), "round_added", json.dumps(event)))])
+                     (campaign_id, utc_now(), ROUND_ADDED_EVENT, json.dumps(event)))])
 
     def set_status(self, campaign_id: int, status: str) -> None:
         completed = utc_now() if status == "complete" else None

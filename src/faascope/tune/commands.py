@@ -16,8 +16,9 @@ import click
 from faascope.errors import BadInput
 
 
-#: invocations per size when no budget is given
-DEFAULT_PER_SIZE = 60
+#: without a budget, at most this many pilots' worth of invocations per size (the pilot, its cold
+#: start, and as much again for the second stage): a noisy size could otherwise ask for thousands
+DEFAULT_PILOTS_PER_SIZE = 2
 
 
 def _memories(text: str) -> list[int]:
@@ -67,8 +68,10 @@ def _urls(pairs: tuple[str, ...]) -> dict[int, str]:
               help="95% CI half-width of each size's warm latency, relative to it.")
 @click.option("--target-stat", type=click.Choice(["auto", "mean", "median", "p95"]),
               default="auto", show_default=True)
-@click.option("--warm", "first_warm", type=click.IntRange(2, 1000), default=5, show_default=True,
-              help="Warm invocations per size in the first round.")
+@click.option("--warm", "first_warm", type=click.IntRange(1, 100_000), default=None,
+              help="The pilot: warm invocations per size in the first round (default: the "
+                   "minimum, enough to see a mode of 5% of the invocations; raise it for rarer "
+                   "modes). Each size's n is planned from it.")
 @click.option("--no-cold", is_flag=True, help="Do not record the cold start after each resize.")
 @click.option("--max-rounds", type=click.IntRange(1, 100), default=10, show_default=True)
 @click.option("--budget-invocations", type=click.IntRange(min=1), default=None)
@@ -86,7 +89,7 @@ def tune_command(function, spec, arches, urls, provider, endpoint_url, region, d
     until each size's warm latency is known to --target-ci."""
     from rich.console import Console
 
-    from faascope.analysis.precision import parse_target
+    from faascope.analysis.precision import check_pilot_n, parse_target
     from faascope.driver.report_lines import parse_duration
     from faascope.tune.answer import per_size
     from faascope.tune.render import render
@@ -99,14 +102,16 @@ def tune_command(function, spec, arches, urls, provider, endpoint_url, region, d
                        "each size", field="--function")
     settings = SweepSettings(
         memories=_memories(memory), target=parse_target(target_ci), stat=target_stat,
-        first_warm=first_warm, cold=not no_cold, max_rounds=max_rounds,
+        first_warm=check_pilot_n(first_warm, field="--warm"), cold=not no_cold,
+        max_rounds=max_rounds,
         budget_invocations=budget_invocations,
         budget_seconds=parse_duration(budget_time) if budget_time else None,
         budget_dollars=budget_dollars, seed=seed)
     if not any(v is not None for v in (budget_invocations, budget_time, budget_dollars)):
-        # Power Tuning's default is 10 invocations a size; a noisy size could otherwise ask
-        # for hundreds: at most DEFAULT_PER_SIZE a size unless a budget says otherwise
-        settings.budget_invocations = DEFAULT_PER_SIZE * len(settings.memories)
+        # (Power Tuning's default is 10 invocations a size: too few to see a cold-start mode
+        # or plan an n; faascope.analysis.precision.MIN_PILOT_N says why)
+        settings.budget_invocations = (DEFAULT_PILOTS_PER_SIZE * (settings.first_warm + 1)
+                                       * len(settings.memories))
     err = Console(stderr=True)
     if spec:
         res, table, path, what = _tune_spec(spec, arches, settings, results, err)
@@ -178,17 +183,22 @@ def _tune_spec(spec, arches, settings, results, err):
                        f"varies {', '.join(others)}: fix those, or use faascope run --target-ci "
                        "and faascope report", field="--spec")
     adaptive = AdaptiveRounds(settings.target, stat=settings.stat, warm_only=True,
+                              pilot_n=settings.first_warm,
                               budget=Budget(seconds=settings.budget_seconds,
                                             invocations=settings.budget_invocations,
                                             dollars=settings.budget_dollars))
+    # the planned runs: one cold and one warm per size; the pilot and the second stage are
+    # rounds, so the budgets bound them (the planned runs themselves are never cut)
     s = run_campaign(derived, db, adaptive=adaptive, console=err,
-                     replications=settings.first_warm + 1 if not db.exists() else None)
+                     replications=2 if not db.exists() else None)
     samples, platform = samples_from_store(db)
     res = SweepResult(samples=samples, precision={}, rounds=adaptive.outcome.rounds,
                       stopped_by=adaptive.outcome.stopped_by, dollars=0.0)
     for key, p in adaptive.outcome.precision.items():
         cell = loaded_cell_memory(key)
-        if cell is not None:
+        # one entry per size: with several architectures, a size not reached in one of them
+        # is not reached
+        if cell is not None and (cell not in res.precision or res.precision[cell].met):
             res.precision[cell] = p
     err.print(f"campaign: {s.recorded} invocations in {db} (derived spec {derived})")
     return res, per_size(samples), db, f"spec {spec} ({platform})"

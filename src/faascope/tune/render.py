@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from faascope.analysis.precision import PROCEDURE
 from faascope.analysis.render import fmt_seconds
 from faascope.tune.answer import choices, public
 
@@ -41,7 +42,14 @@ def render(con, table, res, settings, what: str, path) -> None:
     con.print(f"[bold]tune[/bold] {what}: {len(table)} size(s), {len(res.samples)} invocations "
               f"in {res.rounds} round(s); stopped: {res.stopped_by}; target ±"
               f"{settings.target:.0%} of the warm latency's "
-              f"{'mean (median when CV > 0.5)' if settings.stat == 'auto' else settings.stat}")
+              f"{'mean (median when the pilot CV > 0.5)' if settings.stat == 'auto' else settings.stat}"
+              f" (two-stage: a pilot of {settings.first_warm} warm invocations per size plans "
+              "its n)")
+    short = res.short
+    if short:
+        con.print(f"  [bold]target NOT reached[/bold] for {', '.join(f'{m} MB' for m in short)}:"
+                  " short of the n the pilot planned; their intervals are as printed, wider "
+                  "than asked")
     for s in sentences(table):
         con.print("  " + s)
     t = Table(title="cost and speed per memory size (* = Pareto front: nothing is both cheaper "
@@ -52,7 +60,7 @@ def render(con, table, res, settings, what: str, path) -> None:
     for _, r in table.iterrows():
         prec = res.precision.get(r["memory_mb"])
         t.add_row(r["size"], str(r["n_warm"]) + ("" if prec is None or prec.met
-                                                            else " (not met)"),
+                                                            else " (not reached)"),
                   fmt_seconds(r["latency_mean"], r["latency_half"]),
                   fmt_seconds(r["latency_median"]), fmt_seconds(r["latency_p95"]),
                   fmt_seconds(r["cold_mean"]) if r["cold_mean"] is not None else "–",
@@ -79,4 +87,10 @@ def as_json(table, res, settings, path) -> dict:
     return {"choices": pick, "sizes": public(table), "rounds": res.rounds,
             "stopped_by": res.stopped_by, "invocations": len(res.samples),
             "dollars": res.dollars, "target_rel_half_width": settings.target,
+            "adaptive": {"procedure": PROCEDURE, "pilot_n": settings.first_warm,
+                         "target_reached": bool(res.precision) and not res.short,
+                         "sizes": {str(m): {"n": p.n, "stat": p.stat,
+                                            "planned_n": p.plan.planned_n if p.plan else None,
+                                            "reached": p.met}
+                                   for m, p in res.precision.items()}},
             "results": str(path)}

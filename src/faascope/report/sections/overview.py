@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 
+from faascope.analysis.adaptive_record import adaptive_note
 from faascope.analysis.calendar import DEFINITIONS as CALENDAR_DEFINITIONS
 from faascope.analysis.levels import factor_info
 from faascope.report.numbers import fmt_duration
@@ -113,6 +114,9 @@ def _store_overview(ctx: Ctx, b: Block) -> None:
            + f", seed {plan.get('seed', camp.get('seed'))}"),
           ("blocks", f"{plan.get('blocks', 1)}" + (f", {plan['block_interval_s']:g} s apart"
                                                   if plan.get("block_interval_s") else ""))]
+    adaptive = d.adaptive   # analysis/dataset read it with the file (analysis/adaptive_record)
+    if adaptive:
+        dz.append(("adaptive replication", adaptive_note(adaptive)))
     rules = (spec.get("design") or {}).get("rules") or []
     if rules:
         dz.append(("compatibility rules", "; ".join(f"`{r}`" for r in rules)))
