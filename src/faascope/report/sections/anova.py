@@ -19,7 +19,7 @@ def anova_section(ctx: Ctx, sc: Scenario) -> Block | None:
         b.items.append(Text(f"No ANOVA for this scenario: {sc.error}", "warn"))
         return b
     b.items.append(_variation_fig(ctx, sc))
-    for sec in render.analysis_sections(sc.res, heading=None):
+    for sec in render.analysis_sections(sc.res, heading=None, info=ctx.data.info):
         if sec.title.startswith("ANOVA") or sec.title.startswith("Robustness"):
             b.items.append(table(sec.title, sec.headers, sec.rows, sec.notes))
         elif sec.title.startswith("Checks"):

@@ -18,7 +18,7 @@ def centre_section(ctx: Ctx, sc: Scenario) -> Block:
     b = Block("centre", f"Mean and median with {ctx.conf} confidence intervals", level=3)
     b.items.append(_means_fig(ctx, sc))
     if sc.res:
-        for sec in render.analysis_sections(sc.res, heading=None):
+        for sec in render.analysis_sections(sc.res, heading=None, info=ctx.data.info):
             if sec.title.startswith("Per-cell statistics"):
                 b.items.append(labelled(ctx, f"Per-cell statistics ({ctx.unit or 'response units'}; CV in %)",
                                         sec.headers, sec.rows, sec.notes))

@@ -17,14 +17,17 @@ def decisions_section(ctx: Ctx) -> Block | None:
         b.items.append(Text("No scenario could be analysed, so there is no decision table (see each scenario for why).",
                             "warn"))
         return b
-    sec = render.decision_section(rows, ctx.data.scenario_cols, ctx.data.compare)
-    sec.title = f"Best {ctx.data.compare} for performance (lower mean) and predictability (lower CV)"
+    sec = render.decision_section(rows, ctx.data.scenario_cols, ctx.data.compare, info=ctx.data.info,
+                                  unit=ctx.unit)
+    way = "higher" if ctx.measure.higher_is_better else "lower"
+    sec.title = f"Best {ctx.data.compare} for performance ({way} mean) and predictability (lower CV)"
     b.items.append(Text(
         f"Per scenario, and within each combination of the other factors: which level of `{ctx.data.compare}` is "
-        "best, and the order of all its levels: '<' where the data separate two levels, '=' where they do not "
-        "(a level wins only when it is separated from every other).", "p"))
+        f"best, and the order of all its levels from best to worst: '{'>' if ctx.measure.higher_is_better else '<'}' "
+        "where the data separate two levels, '=' where they do not (a level wins only when it is separated from "
+        "every other).", "p"))
     b.items.append(labelled(ctx, sec.title, sec.headers, sec.rows, sec.notes,
-                            caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
+                            caption="Means in their unit; CV = s/mean in %."))
     failed = [sc for sc in ctx.scenarios if sc.error]
     for sc in failed:
         b.items.append(Text(f"Not analysed: {sc.title(ctx.data)}: {sc.error}", "warn"))

@@ -45,10 +45,11 @@ def overview_section(ctx: Ctx) -> Block:
             "no factor varies, so nothing is tested.", "note"))
         return b
     b.items.append(Text(
-        f"Statistics per scenario: per-cell mean with a t-based {ctx.conf} CI, median with an order-statistic "
-        f"CI, coefficient of variation (CV = s/mean, the predictability metric; lower is more predictable) "
-        f"with a bootstrap CI, ANOVA with interactions (share of variation = SS/SST), Tukey HSD at "
-        f"{ctx.conf} family-wise confidence; the answer and the decisions compare estimated marginal means "
+        f"Statistics per scenario: per-cell mean and median with {ctx.conf} CIs, coefficient of variation "
+        f"(CV = s/mean, the predictability metric; lower is more predictable) with its CI, each interval only "
+        f"where the cell has the values its method needs to cover (else 'too few'), ANOVA with interactions "
+        f"(share of variation = SS/SST), Tukey HSD at {ctx.conf} family-wise confidence; the answer and the "
+        "decisions compare estimated marginal means "
         "(Welch tests, Games-Howell-adjusted) and cells (Games-Howell), which do not assume equal variances. "
         f"`{d.response}`: {d.measure.direction_text}.", "note"))
     return b

@@ -20,7 +20,7 @@ def predictability_section(ctx: Ctx, sc: Scenario) -> Block:
     if sc.described:
         return b
     if sc.res:
-        for sec in render.analysis_sections(sc.res, heading=None):
+        for sec in render.analysis_sections(sc.res, heading=None, info=ctx.data.info):
             if sec.title.startswith("Predictability"):
                 b.items.append(table(sec.title + " per factor level", sec.headers, sec.rows, sec.notes))
     return b

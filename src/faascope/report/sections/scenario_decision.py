@@ -12,7 +12,8 @@ def scenario_decision_section(ctx: Ctx, sc: Scenario) -> Block | None:
     if not sc.res or sc.described:
         return None
     b = Block("decision", f"Decision: best {ctx.data.compare}", level=3)
-    sec = render.decision_section(sc.res["decisions"], [], ctx.data.compare, level=3)
+    sec = render.decision_section(sc.res["decisions"], [], ctx.data.compare, level=3, info=ctx.data.info,
+                                  unit=ctx.unit)
     b.items.append(labelled(ctx, sec.title, sec.headers, sec.rows, sec.notes,
-                            caption=f"Means in {ctx.unit or 'response units'}; CV = s/mean in %."))
+                            caption="Means in their unit; CV = s/mean in %."))
     return b

@@ -28,7 +28,7 @@ def tukey_section(ctx: Ctx, sc: Scenario) -> Block | None:
         b.items.append(Text(f"No Tukey HSD for this scenario: {sc.error}", "warn"))
         return b
     b.items.append(_tukey_fig(ctx, sc))
-    for sec in render.analysis_sections(sc.res, heading=None):
+    for sec in render.analysis_sections(sc.res, heading=None, info=ctx.data.info):
         if sec.title.startswith("Tukey"):
             b.items.append(table(sec.title, sec.headers, sec.rows, sec.notes))
     return b
