@@ -80,3 +80,43 @@ def test_staggering_compares_by_each_metrics_direction():
     assert 70 < higher["improvement_pct"] < 150 and higher["ci_low"] > 0 and higher["p_value"] < 0.01
     worse = improvement(fast, slow, higher_is_better=True)
     assert worse["improvement_pct"] < 0 and worse["ci_high"] < 0 and worse["p_value"] > 0.99
+
+
+STORE = ROOT / "tests" / "report" / "data" / "storage-object.db"   # memory 256 vs 1769 MB, object I/O
+
+
+def test_throughput_ranks_the_highest_first_in_analyze_and_the_report(tmp_path):
+    # issue #25 item 1: "Fastest: 128 MB, 109 Ms" for the slowest size, "timed mean 112 Ms"
+    r = run("analyze", STORE, "--response", "throughput_bytes_per_s", "--format", "json")
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.stdout)["decisions"][0]
+    assert row["higher_is_better"] and row["mean"]["1769"] > row["mean"]["256"]
+    assert row["performance"] == "1769" and row["performance_order"].startswith("1769 > 256")
+    r = run("report", STORE, "--response", "throughput_bytes_per_s", "--out", tmp_path / "rep", "--formats", "none")
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    answer = md[md.index("## Answer"):md.index("## Campaign overview")]
+    assert "**Highest throughput:** **1769 MB**, 1769 MB: 95.7 MB/s" in answer
+    assert "Fastest" not in answer and " Ms" not in md and "higher is better" in md
+    # the cost table's timed column is the agent's timed workload in seconds, not the rate
+    cost_rows = [line for line in md.splitlines() if line.startswith("| 256 MB · 1 KiB · get |")]
+    assert cost_rows and " ms" in cost_rows[0] and "B/s" not in cost_rows[0]
+
+
+def test_compare_takes_the_direction_from_the_measures_table(tmp_path):
+    rng = np.random.default_rng(5)
+    for name, scale in (("a", 1.0), ("b", 1.3)):   # NEW moves 30 % more bytes per second
+        rows = [{"memory": "512", "block": b, "variant": v, "throughput_bytes_per_s": x}
+                for b in range(8) for v in ("base", "new")
+                for x in rng.normal(100e6 * (scale if v == "new" else 1.0), 2e6, 5)]
+        pd.DataFrame(rows).to_csv(tmp_path / f"{name}.csv", index=False)
+    r = run("compare", tmp_path / "b.csv", "--by", "variant", "--factors", "memory,variant",
+            "--response", "throughput_bytes_per_s", "--format", "json")
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    assert res["measure"]["better"] == "higher" and res["comparison"]["higher_is_better"]
+    (cell,) = res["comparison"]["cells"]
+    assert cell["verdict"].lower().startswith("improvement"), cell["verdict"]
+    r = run("compare", tmp_path / "b.csv", "--by", "variant", "--factors", "memory,variant",
+            "--response", "throughput_bytes_per_s", "--lower-is-better", "--format", "json")
+    assert r.exit_code == 1   # told lower is better, the 30 % rise is a regression: the gate fails
