@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from faascope.analysis.options import direction_option
+
 from faascope.errors import BadInput
 
 
@@ -19,9 +21,7 @@ from faascope.errors import BadInput
               help="Factor columns, comma-separated, e.g. A,B[,C]. Default for a results store: the "
                    "spec's factors (none: the data are described). A CSV/Parquet file without "
                    "--factors is described as one group.")
-@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=None,
-              help="Which way the response is better. Default: the results schema's measures table "
-                   "(a throughput is higher-is-better); a foreign column named like a rate must say.")
+@direction_option
 @click.option("--model", type=click.Choice(["full", "additive"]), default="full", show_default=True,
               help="full: all interactions; additive: main effects only.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,

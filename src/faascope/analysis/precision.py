@@ -226,22 +226,15 @@ def two_stage_plan(pilot: Sequence[float], target: float, stat: str = "auto",
                      bool(capped))
 
 
-@dataclass
-class CellPrecision:
-    """Where a cell stands in the procedure: its interval now and what its pilot planned."""
-    n: int
-    stat: str
-    estimate: float
-    ci_low: Optional[float]
-    ci_high: Optional[float]
-    cv: Optional[float]
-    #: CI half-width / estimate; None without a CI
-    rel_half_width: Optional[float]
+@dataclass(frozen=True)
+class CellPrecision(Interval):
+    """Where a cell stands in the procedure: its interval now (the :class:`Interval` fields) and
+    what its pilot planned."""
     #: the replications the cell needs: the pilot's size until the pilot is complete, then the
     #: planned n (never less than n); None where no target can be planned
-    needed: Optional[int]
+    needed: Optional[int] = None
     #: the planned n is reached (and was not capped): the target's procedure is complete
-    met: bool
+    met: bool = False
     plan: Optional[StagePlan] = None
     #: the relative half-width asked for
     target: float = math.nan

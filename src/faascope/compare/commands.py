@@ -15,6 +15,8 @@ import sys
 
 import click
 
+from faascope.analysis.options import direction_option
+
 from faascope.errors import BadInput
 
 
@@ -54,9 +56,7 @@ def _threshold(text: str) -> float:
                    "regression (exit 1) or an improvement.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level (Holm-adjusted over the cells); CIs at 1-alpha.")
-@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=None,
-              help="Which way the response is better. Default: the results schema's measures table "
-                   "(a throughput is higher-is-better); a foreign column named like a rate must say.")
+@direction_option
 @click.option("--timeline", is_flag=True, default=False,
               help="Show each cell across the inputs with change points (default with 3+ inputs).")
 @click.option("--filter", "filters", multiple=True, metavar="COL=VALUE",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from faascope.analysis.options import direction_option
+
 from faascope.errors import BadInput
 
 
@@ -34,9 +36,7 @@ from faascope.errors import BadInput
 @click.option("--log-x/--linear-x", "log_x", default=None,
               help="Latency axes on a log or linear scale (default: log when a scenario's values span more than "
                    "50×). The interactive figures can switch either way.")
-@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=None,
-              help="Which way the response is better. Default: the results schema's measures table "
-                   "(a throughput is higher-is-better); a foreign column named like a rate must say.")
+@direction_option
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level; CIs at 1-alpha.")
 @click.option("--formats", default=None, metavar="png,pdf,svg|none",
               help="Draw every figure as a publication figure under figures/ in these formats (PNG at 200 "

@@ -244,10 +244,8 @@ def describe(name: str, higher_is_better: Optional[bool] = None,
     m = measure(name)
     better = None if higher_is_better is None else ("higher" if higher_is_better else "lower")
     if m is not None:
-        if better is not None and better != m.better:
+        if better is not None and better != m.better:   # the user's word wins
             return Measure(m.name, m.meaning, m.unit, better, m.noun, m.sql, known=True)
-        if m.better is None and better is None:
-            return m
         return m
     unit = _foreign_unit(name)
     if unit == "B" and re.search(r"per_?s", name, re.I):
