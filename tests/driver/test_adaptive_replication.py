@@ -21,6 +21,7 @@ from driver_fakes import InProcessFakeProvider
 from faascope.analysis.cells import median_ci_ranks
 from faascope.cli import cli
 from faascope.analysis.adaptive_record import adaptive_facts_of, adaptive_note
+from faascope.analysis.intervals import mean_min_n
 from faascope.analysis.precision import (MIN_PILOT_N, PROCEDURE, cell_precision, min_n_for,
                                         parse_target, quantile_ci_ranks)
 from faascope.designs.topup import round_seed
@@ -93,11 +94,12 @@ def test_quantile_ci_ranks_agree_with_the_median_ranks_and_known_minimum_sizes()
 
 def stein_n(pilot, r) -> int:
     """Stein's total n for a relative half-width r, written out from the formula
-    (docs/analysis.md): max(n0, ⌈(t(0.975, n0-1)·s0 / (r·x̄0))²⌉)."""
+    (docs/analysis.md): max(n0, 100, ⌈(t(0.975, n0-1)·s0 / (r·x̄0))²⌉), 100 being the fewest
+    values a mean's interval is printed from (faascope.analysis.intervals)."""
     x = np.asarray(pilot, dtype=float)
     n0 = len(x)
-    return max(n0, math.ceil((stats.t.ppf(0.975, n0 - 1) * x.std(ddof=1)
-                              / (r * x.mean())) ** 2))
+    return max(n0, 100, math.ceil((stats.t.ppf(0.975, n0 - 1) * x.std(ddof=1)
+                                   / (r * x.mean())) ** 2))
 
 
 def test_the_mean_target_plans_steins_n_from_the_pilot_once():
@@ -151,7 +153,11 @@ def test_no_interval_however_narrow_meets_a_target_before_the_pilot_is_complete(
     tight = np.full(MIN_PILOT_N - 1, 1.0) + np.linspace(0, 1e-6, MIN_PILOT_N - 1)
     p = cell_precision(tight, 0.05, "mean")
     assert not p.met and p.plan is None and p.needed == MIN_PILOT_N and p.more == 1
-    assert cell_precision(np.append(tight, 1.0), 0.05, "mean").met
+    # the pilot complete: a mean is planned to at least the n its interval is printed from
+    pilot = np.append(tight, 1.0)
+    q = cell_precision(pilot, 0.05, "mean")
+    assert q.plan is not None and q.needed == max(MIN_PILOT_N, mean_min_n()) and not q.met
+    assert cell_precision(np.append(pilot, np.ones(q.needed - MIN_PILOT_N)), 0.05, "mean", plan=q.plan).met
 
 
 @pytest.mark.parametrize("text", ["0", "100%", "abc", "-5%"])
@@ -245,7 +251,9 @@ def test_a_budget_that_cuts_the_second_stage_says_the_target_was_not_reached_and
     assert s3.ran_now == 0 and wider.outcome.reached
     plans = events_of(db, "adaptive_plan")
     assert len(plans) == 2 and plans[-1]["target_rel_half_width"] == 0.10
-    assert all(c["planned_n"] == MIN_PILOT_N for c in plans[-1]["cells"].values())
+    # the pilot already narrow enough: the plan is the fewest values a mean's interval is
+    # printed from (faascope.analysis.intervals), which is more than the pilot
+    assert all(c["planned_n"] == max(MIN_PILOT_N, mean_min_n()) for c in plans[-1]["cells"].values())
 
 
 def test_failed_invocations_are_replaced_until_the_planned_n_succeeded_with_in_process_fake_provider(

@@ -100,7 +100,9 @@ def test_the_200mb_question_is_answered_on_the_first_screen(tmp_path):
                 order = line.split("Order: ")[1]
                 assert all(f"{m} MB" in order for m in (512, 1769, 3008)), line
                 assert re.search(r"\bp [=≤<] ", order), line          # the relations carry their p-values
-        assert "#cost" in ans["links"] and "#scenario-1-tukey" in ans["links"]
+        # each line links to its evidence: the decision's own test (issue #25: Welch tests of the
+        # estimated marginal means, not Tukey's pooled error) and the cost section
+        assert "#cost" in ans["links"] and "#scenario-1-decision" in ans["links"]
         # the cost charts draw their Pareto front: cheapest first, each step on it faster
         cost = page.evaluate(COST_STATE)
         assert len(cost) == 2

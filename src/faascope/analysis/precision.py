@@ -11,15 +11,18 @@ The target is a relative half-width r of a 95 % confidence interval: (CI half-wi
 2. From the pilot alone (:func:`two_stage_plan`): the statistic (``auto``: the mean while the
    pilot's CV is at most :data:`HIGH_CV`, else the median) and the cell's total n:
 
-   - mean: n = max(n0, ⌈(t(1-α/2, n0-1)·s0 / (r·|x̄0|))²⌉), Stein's rule with the relative
-     half-width r·|x̄0| in place of a fixed one;
+   - mean: n = max(n0, n_min, ⌈(t(1-α/2, n0-1)·s0 / (r·|x̄0|))²⌉), Stein's rule with the
+     relative half-width r·|x̄0| in place of a fixed one, and n_min the fewest values a mean's
+     interval is printed from (:func:`faascope.analysis.intervals.mean_min_n`, 100);
    - median, p95: n = max(n0, ⌈n0·(h0 / r)²⌉), h0 the pilot's relative half-width of the
      distribution-free interval (an order-statistic interval narrows as 1/√n).
 
 3. The cell is run to that n (more only to replace failed invocations) and never re-planned from
    later values: the decision to stop depends on the pilot only, so it cannot favour samples that
-   happen to look precise. The interval reported is the ordinary one at the final n (below,
-   what ``faascope analyze`` computes).
+   happen to look precise. ``run`` reports the interval the procedure was simulated with at the
+   final n (below: Student t for the mean, order statistics for quantiles); ``faascope analyze``
+   prints the mean's with its own method (bootstrap-t on the log scale), whose coverage
+   ``faascope.analysis.intervals`` simulates separately. Both are printed only from n_min on.
 
 The rule it replaces stopped a cell as soon as its own interval looked narrow enough, from 5
 values on; in a seeded simulation (``tests/analysis/adaptive_simulation.py``, the table in
@@ -52,6 +55,7 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy import stats
 
+from faascope.analysis.intervals import mean_min_n
 from faascope.analysis.per_cell import mean_ci
 from faascope.errors import BadInput
 
@@ -215,6 +219,10 @@ def two_stage_plan(pilot: Sequence[float], target: float, stat: str = "auto",
     if iv.stat == "mean":
         if n0 > 1 and iv.estimate and math.isfinite(sd):
             need = (t_quantile(1 - alpha / 2, n0 - 1) * sd / (target * abs(iv.estimate))) ** 2
+            # never stop a mean below the n its interval needs to be printed at all (the rule
+            # of faascope.analysis.intervals, which analyze and report follow): a fixed floor,
+            # so the plan still depends on the pilot alone
+            need = max(need, mean_min_n())
     elif iv.rel_half_width is not None:
         need = max(min_n_for(iv.stat, alpha), n0 * (iv.rel_half_width / target) ** 2)
     planned = capped = None
