@@ -14,7 +14,7 @@ from faascope.analysis.design import build_design, build_design_from_codes
 from faascope.analysis.diagnostics import check_assumptions, robust_checks
 from faascope.analysis.intervals import interval_note
 from faascope.analysis.io import prepare
-from faascope.analysis.predictability import CRITERIA, cell_refusals, cv_draws, predictability
+from faascope.analysis.predictability import CRITERIA, cv_draws, cv_test, predictability
 from faascope.analysis.tukey import tukey_all
 from faascope.errors import BadInput
 
@@ -162,10 +162,11 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
 
     cell_cv = np.array([c["cv"] if c["cv"] is not None else np.nan for c in cells], dtype=float)
     draws = cv_draws(raw, n_boot, seed, bootstrap_max_n)
-    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio)
+    test = cv_test(raw, n_boot, seed)   # one set of permutations serves both
+    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio, test)
     decisions = decide(fit, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means,
                        cv_criterion, cv_ratio, higher_is_better=higher_is_better, transform=transform,
-                       cv_whys=cell_refusals(raw))
+                       cv_design=raw, test=test)
 
     small = [c for c in cells if c["ci_halfwidth_rel"] is not None and c["ci_halfwidth_rel"] > target_rel_halfwidth]
     if small:
