@@ -51,7 +51,7 @@ from faascope.analysis.intervals import cv_delta_var, too_few
 from faascope.analysis.precision import MIN_PILOT_N
 
 #: as the output names the test
-NAME = "studentized permutation test of the CV ratio (values scaled by their cell's median)"
+NAME = "studentized permutation test of the CV ratio on values scaled by their cell's median"
 SHORT = "CV permutation test"
 REFERENCE = "Janssen (1997) Stat. Probab. Lett. 36; Chung & Romano (2013) Ann. Statist. 41(2)"
 
