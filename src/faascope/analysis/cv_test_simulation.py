@@ -41,7 +41,7 @@ from faascope.analysis.interval_coverage import FAMILIES
 
 Draw = Callable[[np.random.Generator, tuple], np.ndarray]
 
-BLOCK = 100  # replicates that share one set of re-allocations
+BLOCK = 20  # replicates that share one set of re-allocations (few: a shared set correlates their calls)
 
 
 def lognormal_cv(cv: float) -> Draw:
