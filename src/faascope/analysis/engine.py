@@ -115,7 +115,8 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     `levels` fixes the order of some factors' levels (default: numeric order when every level is
     a number, else sorted text, like R's factor()). `compare` is the factor the decision table
     ranks (default: the first factor). `cv_criterion` is "difference" (|ΔCV| ≥ cv_threshold_pp) or
-    "ratio" (CV ratio ≥ cv_ratio), each with its bootstrap CI (predictability.py).
+    "ratio" (CV ratio ≥ cv_ratio), each where the CV test separates the levels (predictability.py,
+    cv_test.py; `n_boot` re-allocations, 2000 when 0).
     `higher_is_better`: the decision table's best level is the one with the highest mean
     (throughput), and its orderings run from the highest down ("a > b = c").
     """
