@@ -99,7 +99,7 @@ def test_minimum_n_is_where_a_cell_sees_a_five_percent_mode():
     assert ct.MIN_N == MIN_PILOT_N and 0.95 ** ct.MIN_N <= 0.01 < 0.95 ** (ct.MIN_N - 1)
     # why: equal CVs of different shapes (5 % cold starts against a lognormal of the same CV)
     # are told apart falsely in a quarter of samples of 30 a cell, where a cell often lacks the
-    # mode; from the minimum n on, at most about twice the nominal rate (docs/analysis.md)
+    # mode; from the minimum n on 0.05-0.14, what no CV test escapes there (docs/analysis.md)
     case = "cold starts / lognormal of equal CV"
     small = cs.cross_rate(case, 30, 30, 2000, seed=1)
     at = cs.cross_rate(case, ct.MIN_N, ct.MIN_N, 2000, seed=2)

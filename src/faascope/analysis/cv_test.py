@@ -30,8 +30,8 @@ spread whatever the CVs are. A bootstrap-t of the log CV ratio rejects 0.23 (col
 and 0.13 (lognormal σ = 1, 30 against 150 values).
 
 What it cannot do: a cell too small to contain a rare mode looks tight. With 5 % cold starts
-against a lognormal of equal CV it calls one "more predictable" in 44 % of samples of 10 a cell
-and 23 % of 30, and 7-13 % from 75 on (the sample CV of a lognormal σ ≈ 1 is biased low at every
+against a lognormal of equal CV it calls one "more predictable" in 46 % of samples of 10 a cell
+and 22 % of 30, and 5-14 % from 90 on (the sample CV of a lognormal σ ≈ 1 is biased low at every
 n a campaign reaches, so no CV test can do better there). Hence :data:`MIN_N`: a cell must have
 enough values to see a 5 % mode with probability 0.99, the same 90 that a pilot needs
 (precision.MIN_PILOT_N).
