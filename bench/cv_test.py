@@ -49,8 +49,9 @@ def main() -> None:
     rows = []
     for case in cs.CROSS:
         for n1, n2 in CROSS_SIZES:
-            rows.append([case, f"{n1} / {n2}"] + [f"{cs.cross_rate(case, n1, n2, reps if t.startswith('cv') else reps // 4, seed=n1 + 7 * n2, test=t).rate:.3f}"
-                                                  for t in TESTS])
+            rates = [cs.cross_rate(case, n1, n2, reps if t.startswith("cv") else reps // 4, seed=n1 + 7 * n2,
+                                   test=t).rate for t in TESTS]
+            rows.append([case, f"{n1} / {n2}"] + [f"{r:.3f}" for r in rates])
     print(table(["equal-CV pair", "n"] + TESTS, rows) + "\n")
 
     print("**False calls, same shape, the tests not chosen** (levene = Brown-Forsythe on log values)\n")

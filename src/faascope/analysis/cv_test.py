@@ -67,8 +67,8 @@ BLOCK = 256
 CACHE_BYTES = 256 * 2 ** 20
 #: a cell with more values is tested on a seeded random sample of this many (without
 #: replacement, so still independent values of the cell): the permutations cost B × n, 0.15 s a
-#: pair of cells at 2000 values each and 0.4 s at 5000, and at 2000 values a cell the test finds
-#: a CV of 20 % against 30 % (lognormal) every time (tests/analysis/test_cv_test.py)
+#: pair of cells at 2000 values each and 0.4 s at 5000, and at 2000 values a cell a CV of 20 %
+#: against 30 % (lognormal) gives T = 14-18 (20 samples), far beyond any permutation's reach
 MAX_N = 2000
 
 
@@ -178,7 +178,10 @@ class CvTest:
         """(B, n1 + n2) re-allocations for two cells of n1 and n2 values, seeded by the sizes: every
         pair of cells of those sizes shares them (each test stays exact: the re-allocations do
         not depend on the data), so a balanced design, or one whose cells all exceed MAX_N, draws
-        them once. Kept while they fit in CACHE_BYTES; redrawn identically when needed again."""
+        them once. Strata of equal sizes in one comparison then re-allocate alike: that samples the
+        subgroup of joint re-allocations that permute every stratum the same way, under which the
+        null distribution is invariant too, so the test stays exact (the two-strata simulation
+        runs this case). Kept while they fit in CACHE_BYTES; redrawn identically when needed."""
         key = (n1, n2)
         if key not in self._members_cache:
             if sum(m.nbytes for m in self._members_cache.values()) > CACHE_BYTES:

@@ -4,8 +4,8 @@ predictable and cheapest, with ties stated as ties and each claim's evidence one
 Every ordering is the statistics engine's decision row (decisions.py), read from the row's own
 `test` and `pairs`: estimated marginal means compared by Welch tests (Games-Howell-adjusted) for
 speed, the same on the per-invocation cost for cost (the same analysis, response = cost), the
-CV test (a studentized permutation test of the CV ratio, Holm-adjusted) for predictability. Nothing here tests anything itself; it reads the
-results and says them in words.
+CV test (a studentized permutation test of the CV ratio, Holm-adjusted) for predictability.
+Nothing here tests anything itself; it reads the results and says them in words.
 """
 from __future__ import annotations
 
