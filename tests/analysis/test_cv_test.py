@@ -62,6 +62,27 @@ def test_p_value_agrees_with_r_exact_enumeration(case):
     assert res["permutations"] == B and res["test"] == ct.NAME and res["test_why"] is None
 
 
+def test_one_stratum_p_value_agrees_with_scipy_permutation_test():
+    # scipy.stats.permutation_test has no strata, which the "all" rows need (hence cv_test's own
+    # re-allocations); on one stratum it runs the same test (|T| of the median-scaled values)
+    from scipy import stats
+
+    case = R["cases"][0]
+    za, zb = (np.asarray(c, float) / np.median(c) for c in case["cells"][:2])
+
+    def abs_t(a, b, axis):
+        ca, va = ct.cv_and_var(ct.power_sums(np.moveaxis(a, axis, -1) - 1), a.shape[axis])
+        cb, vb = ct.cv_and_var(ct.power_sums(np.moveaxis(b, axis, -1) - 1), b.shape[axis])
+        return np.abs(ct.statistic(ca, va, cb, vb))
+
+    # 1716 distinct splits ≤ n_resamples: scipy enumerates them all, as R did
+    ref = stats.permutation_test((za, zb), abs_t, permutation_type="independent", vectorized=True,
+                                 n_resamples=20000, alternative="greater").pvalue
+    assert ref == pytest.approx(case["p_exact"], rel=1e-12)
+    mine = ct.CvTest([np.asarray(c, float) for c in case["cells"]], 20000, seed=4, need=2).compare([0], [1], [(0, 1)])
+    assert abs(mine["p_value"] - ref) <= 4 * math.sqrt(ref * (1 - ref) / 20000) + 1 / 20000
+
+
 def test_holm_equals_r_p_adjust():
     assert ct.holm(R["holm"]["p_exact"]) == pytest.approx(R["holm"]["p_holm"], rel=1e-12)
     adj = ct.holm([0.01, None, 0.04])   # a pair with no test stays untested, outside the family
