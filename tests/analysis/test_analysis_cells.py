@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from faascope.analysis import analyze, cell_stats, ecdf
+from faascope.analysis import analyze, cell_stats, cv_test, ecdf
 from faascope.analysis.cells import median_ci_ranks, n_for_rel_halfwidth
 from faascope.analysis.design import build_design
 from faascope.analysis.diagnostics import _marginal_means
@@ -166,13 +166,21 @@ def test_predictability_and_decisions():
     pf = next(p for p in res["predictability"]["factors"] if p["factor"] == "platform")
     comp = pf["comparisons"][0]
     assert comp["meaningful"] and comp["cv_diff_pp"] > 10 and comp["ci_why"] is None
-    # a skewed level (CV 50 %): its CVs have no interval that covers, so nothing is called meaningful
+    assert comp["test"] == cv_test.NAME and comp["p_adj"] <= 0.05 and comp["test_why"] is None
+    # a skewed level (CV 50 %): its CVs have no interval that covers (none is shown), but the CV
+    # test needs none: 2 % against 50 % from 150 values a cell is decided by it
     skewed = df.assign(lat=np.where(df.platform == "LAMBDA", np.abs(rng.normal(2.0, 1.0, len(df))), df.lat))
     res3 = analyze(skewed, "lat", ["platform", "tier"], n_boot=300, robust=False)
     comp3 = next(p for p in res3["predictability"]["factors"] if p["factor"] == "platform")["comparisons"][0]
-    assert not comp3["meaningful"] and comp3["cv_diff_ci_pp"] is None
-    assert comp3["ci_why"].startswith("too skewed for a CV interval")
-    assert res3["decisions"][0]["predictability"] == "-"
+    assert comp3["cv_diff_ci_pp"] is None and comp3["ci_why"].startswith("too skewed for a CV interval")
+    assert comp3["meaningful"] and comp3["p_adj"] <= 0.05 and comp3["statistic"] > 0
+    assert res3["decisions"][0]["predictability"] == "GCF"
+    # below the test's minimum n nothing is compared, and the row says why
+    few = skewed.groupby(["platform", "tier"]).head(cv_test.MIN_N - 1)
+    res4 = analyze(few, "lat", ["platform", "tier"], n_boot=300, robust=False)
+    assert res4["decisions"][0]["predictability"] == "-"
+    assert res4["decisions"][0]["predictability_order"] == (
+        f"no CV comparison (too few (n = {cv_test.MIN_N - 1}; needs ≥ {cv_test.MIN_N}); 3 more cell(s) without a CV test)")
     # nothing to choose between identical platforms
     df2 = df.copy()
     df2["platform"] = np.where(rng.random(len(df)) < 0.5, "GCF", "LAMBDA")

@@ -118,9 +118,10 @@ def test_all_levels_tied_reads_as_equal():
 # ------------------------------------------------------------------ relative predictability criterion
 def _cv_data():
     rng = np.random.default_rng(4)
-    # 80 values a level: a CV comparison has an interval from 75 (faascope.analysis.intervals.MIN_N)
-    return pd.DataFrame({"latency": np.concatenate([100 + rng.normal(0, 0.1, 80), 100 + rng.normal(0, 7.2, 80)]),
-                         "platform": ["steady"] * 80 + ["jumpy"] * 80})
+    # 90 values a level: the CV test needs 90 (faascope.analysis.cv_test.MIN_N), a CV comparison's
+    # interval 75 (faascope.analysis.intervals.MIN_N)
+    return pd.DataFrame({"latency": np.concatenate([100 + rng.normal(0, 0.1, 90), 100 + rng.normal(0, 7.2, 90)]),
+                         "platform": ["steady"] * 90 + ["jumpy"] * 90})
 
 
 def test_absolute_criterion_calls_cv_01_vs_72_no_difference():
@@ -136,6 +137,7 @@ def test_relative_criterion_ratio_of_cvs_with_ci():
     comp = pr["factors"][0]["comparisons"][0]
     assert (comp["group1"], comp["group2"]) == ("jumpy", "steady")  # ratio = CV(steady) / CV(jumpy)
     assert comp["cv_ratio"] < 1 / 30 and comp["cv_ratio_ci"][1] < 1 / 1.5 and comp["meaningful"]
+    assert comp["p_adj"] <= 0.05 and comp["statistic"] < 0   # the test decides; steady's CV is the lower
     assert res["decisions"][0]["predictability"] == "steady"
     md = to_markdown(res)
     assert "ratio" in md and "CV ratio" in md

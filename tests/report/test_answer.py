@@ -17,6 +17,7 @@ from faascope.cost import Pricing, invocation_cost, invocation_costs
 from faascope.report.numbers import money_ci, ratio, si, si_ci
 
 R_DIR = Path(__file__).resolve().parents[1] / "analysis" / "data"
+THESIS_CSV = Path(__file__).resolve().parents[2] / "examples" / "data" / "thesis-2024" / "main_experiment.csv"
 
 
 # --------------------------------------------------------------------------- the orderings
@@ -150,3 +151,30 @@ def test_only_storage_kinds_make_storage_requests():
               {"kind": "network", "direction": "in", "bytes": 10, "duration_ms": 1}):
         assert w["kind"] not in STORAGE_KINDS and storage_usage(w) == {}, w
     assert storage_usage({"kind": "object", "op": "put", "object_size": 10, "count": 2})["object_puts"] == 2
+
+
+def test_the_answer_names_the_more_predictable_level_by_the_cv_test(thesis_report):
+    # READ / 1024 MB of the 2024 thesis: CV 8.6 % (GCF_DD) against 25.2 % (LAMBDA_DD), 150 values a
+    # cell, too skewed for a CV interval; the CV test (faascope.analysis.cv_test) decides, with its
+    # Holm p (B = 300 re-allocations here: p ≥ 1/301) and a link to the comparisons
+    md = thesis_report.summary.read_text()
+    answer = md.split("\n## ")[1]
+    block = answer[answer.index("**operation_type = READ, file_size_bytes = 1024 MB**"):]
+    line = next(ln for ln in block.splitlines() if ln.startswith("**Most predictable:**"))
+    assert line.startswith("**Most predictable:** **GCF_DD**, CV GCF_DD: 8.6%.")
+    assert "Order by CV: GCF_DD < LAMBDA_DD (p ≤ 0.0033) ([CV permutation test](#scenario-2-predictability))" in line
+
+
+def test_no_predictability_answer_says_why_with_its_brackets_whole(tmp_path):
+    # below the CV test's minimum n the answer says why, the reason's own brackets intact
+    from faascope.analysis.cv_test import MIN_N
+    from faascope.report.build import build_report
+
+    df = pd.read_csv(THESIS_CSV)
+    df = df[(df.operation_type == "READ") & (df.file_size_bytes == 1024000000) & (df.io_size_bytes == 512)]
+    small = tmp_path / "small.csv"
+    df.sort_values("occurred_at").groupby("system_name").tail(MIN_N - 1).to_csv(small, index=False)
+    rep = build_report(small, tmp_path / "out", factors=["system_name"], formats=(), n_boot=200)
+    line = next(ln for ln in rep.summary.read_text().splitlines() if ln.startswith("**Most predictable:**"))
+    assert line.startswith(f"**Most predictable:** none can be named: too few (n = {MIN_N - 1}; needs ≥ {MIN_N}); "
+                           "1 more cell(s) without a CV test; CV ")

@@ -23,7 +23,10 @@ Issue #25 also changed the answer's method on purpose (levels compared by Welch 
 estimated marginal means and Games-Howell instead of Tukey's pooled error, a CV comparison
 without intervals said as none rather than as ties, values in their unit with labelled levels):
 the summaries were regenerated for it, and the analysis check shows 0.1.0's ANOVA, Tukey and
-cell statistics unchanged.
+cell statistics unchanged. Issue #25 then made a test decide predictability (the CV test,
+faascope.analysis.cv_test, which needs 90 values a cell; the predictability table gained its T
+and p): the summaries were regenerated for that text only (these cells of 3-4 values are too few
+for it, as they were for the CV intervals).
 """
 from __future__ import annotations
 

@@ -51,7 +51,8 @@ from faascope.errors import BadInput
 @click.option("--tukey-ordered", is_flag=True, help="Order levels by mean before the Tukey pairs (R's ordered=TRUE).")
 @click.option("--cv-criterion", type=click.Choice(["difference", "ratio"]), default="difference", show_default=True,
               help="When CVs differ meaningfully: by an absolute difference (--cv-threshold) or relative to "
-                   "each other (--cv-ratio); either with its bootstrap CI.")
+                   "each other (--cv-ratio); either way only where the CV test (a studentized permutation "
+                   "test of the CV ratio) separates them.")
 @click.option("--cv-threshold", type=float, default=10.0, show_default=True,
               help="CV differences below this many percentage points are negligible (--cv-criterion difference).")
 @click.option("--cv-ratio", type=float, default=1.5, show_default=True,
@@ -63,8 +64,11 @@ from faascope.errors import BadInput
 @click.option("--target-rel-halfwidth", type=float, default=0.05, show_default=True,
               help="Target CI half-width relative to the mean, for the replications-needed column.")
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True,
-              help="Bootstrap resamples for CV intervals (0: delta method only).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+              help="Resamples of the mean's bootstrap-t, draws of the CV comparisons' intervals and "
+                   "re-allocations of the CV test (0: the mean's t interval on the log scale; 2000 draws "
+                   "and re-allocations).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the resampling and the re-allocations.")
 @click.option("--robust/--no-robust", default=True, show_default=True,
               help="Also run log-scale, aligned-rank and Kruskal-Wallis tests.")
 @click.option("--tz", default=None, metavar="ZONE",

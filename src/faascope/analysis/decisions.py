@@ -15,8 +15,10 @@ better (throughput) the orderings run from the highest down: "2048 MB > 1024 MB 
   one cell's variance, pooled, decided other cells' pairs. Every row carries its `test` and its
   `pairs`, which the answer and the tables read: one source of separations.
 - Predictability (lower CV is better): the level with the lowest CV wins only if, against every
-  other level, the CV difference is at least the negligible threshold (percentage points) and
-  its bootstrap CI excludes 0. See predictability.py for how a level's CV is defined.
+  other level, the CV test (cv_test.py: studentized permutation test of the CV ratio, Holm over
+  the row's pairs of levels) rejects at α and the CV difference is at least the negligible
+  threshold (percentage points; or the ratio, with --cv-criterion ratio). Every row carries its
+  `cv_test` and its `cv_pairs`. See predictability.py for how a level's CV is defined.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from faascope.analysis.design import Design, build_design
 from faascope.analysis.intervals import mean_min_n, too_few
 from faascope.analysis.io import prepare
 from faascope.analysis.pairwise import GAMES_HOWELL, IDENTICAL, WELCH_EMM, Cells, compare_levels, emm_coefficients
-from faascope.analysis.predictability import compare_cvs, comparison_why, level_cvs
+from faascope.analysis.cv_test import CvTest
+from faascope.analysis.predictability import CV_TEST, compare_cvs, cv_comparisons, cv_test, level_cvs
 
 
 def separations(tukey_rows: list[dict], term: str) -> dict[tuple[str, str], bool]:
@@ -202,29 +205,33 @@ def _performance(levels, coef, cells, alpha, status, higher_is_better, transform
 def decide(fit: ModelFit, cell_cv: np.ndarray, draws: np.ndarray, compare: int, alpha: float,
            threshold_pp: float, raw_means: np.ndarray, criterion: str = "difference",
            ratio_threshold: float = 1.5, *, higher_is_better: bool = False, transform: str = "none",
-           cv_whys: list[str | None] | None = None) -> list[dict]:
+           cv_design: Design | None = None, test: CvTest | None = None) -> list[dict]:
     """The decision rows of one analysis: "all" (EMMs, Welch tests with a Games-Howell-type
     adjustment) and, with the full model, one per combination of the other factors (Games-Howell
     among its cells). `fit` is on the tested scale; `raw_means` are the cells' arithmetic means
-    on the original scale (each row keeps the levels' raw means under `raw_mean`). `cv_whys`: per
-    cell, why its CV has no interval (predictability.cell_refusals), for rows whose CVs cannot be
-    compared."""
+    on the original scale (each row keeps the levels' raw means under `raw_mean`). `cv_design`:
+    the design on the original scale, whose CVs are compared (default: the fit's); `test`: the
+    CV test on its cells (predictability.cv_test)."""
     d: Design = fit.design
-    whys = list(cv_whys) if cv_whys is not None else [None] * len(d.counts)
+    raw = cv_design if cv_design is not None else d
+    test = test or cv_test(raw, draws.shape[1], 0)
     f = d.factors[compare]
     levels = d.levels[f]
     others = [j for j in range(len(d.factors)) if j != compare]
     cells = Cells.of_design(d)
     crit = (criterion, ratio_threshold)
-    rows = []
 
+    def pred(cell_idx=None):
+        return cv_comparisons(raw, test, compare, cell_cv, draws, alpha, threshold_pp, criterion, ratio_threshold,
+                              None if cell_idx is None else np.array(cell_idx))
+
+    rows = []
     # ---- whole scenario
     perf = level_comparison(d, fit.terms, compare, alpha, fit.status, higher_is_better=higher_is_better,
                             transform=transform, cells=cells)
     perf["raw_mean"] = _raw_level_means(d, compare, raw_means)
-    cv, dr = level_cvs(d, cell_cv, draws, compare)
-    rows.append(_row(f, {d.factors[j]: "all" for j in others}, perf, cv, dr, alpha, threshold_pp, crit,
-                     comparison_why(whys)))
+    rows.append(_row(f, {d.factors[j]: "all" for j in others}, perf, *pred(), alpha, threshold_pp, crit,
+                     level_cvs(raw, cell_cv, draws, compare)[1]))
 
     # ---- within each combination of the other factors (full model only)
     top = tuple(range(len(d.factors)))
@@ -243,9 +250,8 @@ def decide(fit: ModelFit, cell_cv: np.ndarray, draws: np.ndarray, compare: int, 
             perf = _performance(levels, coef, cells, alpha, fit.status, higher_is_better, transform,
                                 GAMES_HOWELL, "cell mean")
             perf["raw_mean"] = {lvl: float(raw_means[c]) for lvl, c in zip(levels, cell_idx)}
-            cv_w, dr_w = level_cvs(d, cell_cv, draws, compare, np.array(cell_idx))
-            rows.append(_row(f, within, perf, cv_w, dr_w, alpha, threshold_pp, crit,
-                             comparison_why([whys[c] for c in cell_idx if c is not None])))
+            rows.append(_row(f, within, perf, *pred(cell_idx), alpha, threshold_pp, crit,
+                             level_cvs(raw, cell_cv, draws, compare, np.array(cell_idx))[1]))
     return rows
 
 
@@ -259,31 +265,40 @@ def _raw_level_means(d: Design, compare: int, raw_means: np.ndarray) -> dict[str
     return out
 
 
-def _row(factor, within, perf, cv, dr, alpha, threshold_pp, crit, cv_why=None) -> dict:
-    """The performance keys (`perf`, from :func:`level_comparison`) and the predictability ones.
-    `cv_why`: why some of the row's cells have no CV interval; when no pair of levels has an
-    interval the CVs are not compared, and the ordering says so instead of reading as ties."""
+def _row(factor, within, perf, cv, cv_pairs, alpha, threshold_pp, crit, dr) -> dict:
+    """The performance keys (`perf`, from :func:`level_comparison`) and the predictability ones:
+    `cv` the level CVs, `cv_pairs` their tested pairs (predictability.cv_comparisons), `dr` the
+    level CVs' draws. When no pair could be tested the ordering says why instead of reading as
+    ties; a pair without a test is named as untested."""
     criterion, ratio_threshold = crit
-    comps = {}
-    for a, b in itertools.permutations(cv, 2):
-        comps[(a, b)] = compare_cvs(cv[a], cv[b], dr[a], dr[b], alpha, threshold_pp, criterion, ratio_threshold)
-    pred_ok = {(a, b): c["meaningful"] and cv[b] > cv[a] for (a, b), c in comps.items()}
+    pred_ok = {}
+    for c in cv_pairs:
+        a, b = c["group1"], c["group2"]
+        if c["meaningful"]:
+            pred_ok[(a, b) if cv[a] < cv[b] else (b, a)] = True
     pred = _winner(cv, pred_ok)
-    compared = any(c["cv_diff_ci_pp"] is not None or c["cv_ratio_ci"] is not None for c in comps.values())
-    pred_order = ordering(cv, pred_ok) if compared or not comps else \
-        f"no CV comparison ({cv_why or 'no interval'})"
+    untested = [c for c in cv_pairs if c["p_value"] is None and not c.get("undefined")]
+    if untested and len(untested) == len(cv_pairs):
+        pred_order = f"no CV comparison ({untested[0]['test_why']})"
+    else:
+        pred_order = ordering(cv, pred_ok)
+        if untested:
+            pred_order += f" (untested: {', '.join(c['group1'] + ' vs ' + c['group2'] for c in untested)})"
     defined = {lvl: v for lvl, v in cv.items() if math.isfinite(v)}
     best_cv = min(defined, key=defined.get) if defined else None
     runner = min((lvl for lvl in defined if lvl != best_cv), key=defined.get, default=None)
-    detail = comps.get((best_cv, runner)) if runner else None
+    tested = next((c for c in cv_pairs if {c["group1"], c["group2"]} == {best_cv, runner}), None) if runner else None
+    detail = compare_cvs(cv[best_cv], cv[runner], dr[best_cv], dr[runner], alpha, threshold_pp, criterion,
+                         ratio_threshold, tested["p_adj"]) if tested else None
     return {"compare": factor, "within": within, "performance": perf["performance"], "predictability": pred,
             "performance_order": perf["performance_order"], "predictability_order": pred_order,
             **{k: v for k, v in perf.items() if k not in ("performance", "performance_order")},
-            "cv": cv, "cv_criterion": criterion,
+            "cv": cv, "cv_criterion": criterion, "cv_test": CV_TEST, "cv_pairs": cv_pairs,
             "cv_diff_pp": detail["cv_diff_pp"] if detail else None,
             "cv_diff_ci_pp": detail["cv_diff_ci_pp"] if detail else None,
             "cv_ratio": detail["cv_ratio"] if detail else None,
             "cv_ratio_ci": detail["cv_ratio_ci"] if detail else None,
+            "cv_p_adj": tested["p_adj"] if tested else None,
             "cv_comparison": [best_cv, runner] if runner else None}
 
 

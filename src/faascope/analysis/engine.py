@@ -14,7 +14,7 @@ from faascope.analysis.design import build_design, build_design_from_codes
 from faascope.analysis.diagnostics import check_assumptions, robust_checks
 from faascope.analysis.intervals import interval_note
 from faascope.analysis.io import prepare
-from faascope.analysis.predictability import CRITERIA, cell_refusals, cv_draws, predictability
+from faascope.analysis.predictability import CRITERIA, cv_draws, cv_test, predictability
 from faascope.analysis.tukey import tukey_all
 from faascope.errors import BadInput
 
@@ -115,7 +115,8 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
     `levels` fixes the order of some factors' levels (default: numeric order when every level is
     a number, else sorted text, like R's factor()). `compare` is the factor the decision table
     ranks (default: the first factor). `cv_criterion` is "difference" (|ΔCV| ≥ cv_threshold_pp) or
-    "ratio" (CV ratio ≥ cv_ratio), each with its bootstrap CI (predictability.py).
+    "ratio" (CV ratio ≥ cv_ratio), each where the CV test separates the levels (predictability.py,
+    cv_test.py; `n_boot` re-allocations, 2000 when 0).
     `higher_is_better`: the decision table's best level is the one with the highest mean
     (throughput), and its orderings run from the highest down ("a > b = c").
     """
@@ -162,10 +163,11 @@ def analyze(df: pd.DataFrame, response: str, factors: list[str], model: str = "f
 
     cell_cv = np.array([c["cv"] if c["cv"] is not None else np.nan for c in cells], dtype=float)
     draws = cv_draws(raw, n_boot, seed, bootstrap_max_n)
-    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio)
+    test = cv_test(raw, n_boot, seed)   # one set of permutations serves both
+    pred = predictability(raw, cell_cv, draws, alpha, cv_threshold_pp, cv_criterion, cv_ratio, test)
     decisions = decide(fit, cell_cv, draws, factors.index(compare), alpha, cv_threshold_pp, raw.means,
                        cv_criterion, cv_ratio, higher_is_better=higher_is_better, transform=transform,
-                       cv_whys=cell_refusals(raw))
+                       cv_design=raw, test=test)
 
     small = [c for c in cells if c["ci_halfwidth_rel"] is not None and c["ci_halfwidth_rel"] > target_rel_halfwidth]
     if small:

@@ -4,21 +4,25 @@ The CV of a *level* of a factor is the unweighted mean of the CVs of the cells a
 CV per configuration of the other factors, as a study's per-cell tables show them), so a level is
 not penalised for the spread *between* the other factors' levels.
 
-Differences and ratios come with percentile intervals of B draws per cell (seeded; the same draws
-serve every comparison): each cell's CV is drawn from its log-scale t approximation
-(faascope.analysis.intervals.cv_draws), a level's draws are the mean of its cells' draws. A
-comparison gets an interval only when every cell of both levels is *tight* and has at least
-intervals.MIN_N["cv-comparison"] values (below that the simulated coverage is under 93 %, and the
-percentile bootstrap used before printed [0, 5.5e13] on small cells); otherwise its intervals are
-null, ``ci_why`` says why, and the difference is not meaningful.
+Whether two levels' CVs differ is decided by a **test** (cv_test.py: a studentized permutation
+test of the CV ratio on values scaled by their cell's median, re-allocated within each
+combination of the other factors), Holm-adjusted over the pairs of levels of one family (a
+factor's levels here, a decision row's in decisions.py). Its false-call rate is at the nominal
+5 % on normal, lognormal and cold-start data from cv_test.MIN_N values a cell; below that, or
+with a cell of non-positive or equal values, the pair has no test (``test_why`` says why) and is
+not meaningful.
 
-Two criteria say when a difference counts (the output names the one used):
+Two criteria say when a difference counts (the output names the one used), each *and* the
+test's adjusted p ≤ α:
 - "difference" (default, as in the 2024 thesis): |ΔCV| ≥ the negligible threshold (default 10
-  percentage points) *and* the CI of ΔCV excludes 0. Absolute: CV 0.1 % against 7.2 % is "no
-  difference".
-- "ratio": the larger CV is at least `ratio_threshold` times the smaller (default 1.5) *and* the
-  percentile-bootstrap CI of the ratio CV(b)/CV(a) excludes 1. Relative: 0.1 % against 7.2 % is a
-  72-fold difference.
+  percentage points). Absolute: CV 0.1 % against 7.2 % is "no difference".
+- "ratio": the larger CV is at least `ratio_threshold` times the smaller (default 1.5).
+  Relative: 0.1 % against 7.2 % is a 72-fold difference.
+
+The difference and the ratio are shown with intervals where those cover (percentile intervals of
+B draws per cell from each CV's log-scale t approximation, intervals.cv_draws: every cell of
+both levels *tight* with at least intervals.MIN_N["cv-comparison"] values; otherwise null and
+``ci_why`` says why). The decision never reads them: on skewed cells they would not cover.
 A level whose CV is undefined (a cell with mean 0) is never compared.
 """
 from __future__ import annotations
@@ -29,6 +33,7 @@ import math
 import numpy as np
 
 from faascope.analysis import intervals as iv
+from faascope.analysis.cv_test import NAME as CV_TEST, CvTest, holm
 from faascope.analysis.design import Design
 
 
@@ -68,9 +73,11 @@ def _ci(d: np.ndarray, alpha: float) -> list[float] | None:
 
 
 def compare_cvs(cv_a: float, cv_b: float, draws_a: np.ndarray, draws_b: np.ndarray, alpha: float,
-                threshold_pp: float, criterion: str = "difference", ratio_threshold: float = 1.5) -> dict:
-    """CV(b) - CV(a) in percentage points and CV(b) / CV(a), each with its CI, and whether the
-    difference counts under `criterion`."""
+                threshold_pp: float, criterion: str = "difference", ratio_threshold: float = 1.5,
+                p_adj: float | None = None) -> dict:
+    """CV(b) - CV(a) in percentage points and CV(b) / CV(a), each with its CI where it covers, and
+    whether the difference counts under `criterion`: the test's adjusted p-value `p_adj` ≤ α and
+    the difference (or ratio) at least the threshold."""
     if not (math.isfinite(cv_a) and math.isfinite(cv_b)):
         return {"cv_diff_pp": None, "cv_diff_ci_pp": None, "ci_excludes_zero": False,
                 "exceeds_threshold": False, "cv_ratio": None, "cv_ratio_ci": None,
@@ -84,14 +91,12 @@ def compare_cvs(cv_a: float, cv_b: float, draws_a: np.ndarray, draws_b: np.ndarr
         rci = _ci(draws_b / draws_a, alpha)
     excludes_one = bool(rci and (rci[0] > 1 or rci[1] < 1))
     big = ratio is not None and max(ratio, 1 / ratio if ratio else math.inf) >= ratio_threshold
-    if criterion == "ratio":
-        meaningful = excludes_one and big
-    else:
-        meaningful = excludes_zero and abs(diff) >= threshold_pp
+    relevant = big if criterion == "ratio" else abs(diff) >= threshold_pp
+    supported = p_adj is not None and p_adj <= alpha
     return {"cv_diff_pp": diff, "cv_diff_ci_pp": ci, "ci_excludes_zero": excludes_zero,
             "exceeds_threshold": bool(abs(diff) >= threshold_pp),
             "cv_ratio": ratio, "cv_ratio_ci": rci, "ci_excludes_one": excludes_one,
-            "meaningful": bool(meaningful)}
+            "meaningful": bool(supported and relevant)}
 
 
 def level_cvs(design: Design, cell_cv: np.ndarray, draws: np.ndarray, factor: int,
@@ -107,19 +112,59 @@ def level_cvs(design: Design, cell_cv: np.ndarray, draws: np.ndarray, factor: in
     return cv, dr
 
 
+def cv_test(design: Design, n_perm: int, seed: int) -> CvTest:
+    """The CV test on the design's cells (cv_test.CvTest), `n_perm` re-allocations (2000 when 0)."""
+    return CvTest([design.y[idx] for idx in design.rows_of_cells()], n_perm, seed)
+
+
+def level_pair(design: Design, factor: int, ka: int, kb: int,
+               cells: np.ndarray | None = None) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """The cells (among `cells`, default all) of level ka and of level kb of `factor`, and the
+    strata: pairs of a cell of each that share the other factors' levels."""
+    cells = np.arange(len(design.counts)) if cells is None else np.asarray(cells)
+    codes = design.cell_codes
+    ca = [int(c) for c in cells if codes[c, factor] == ka]
+    cb = [int(c) for c in cells if codes[c, factor] == kb]
+    others = [j for j in range(codes.shape[1]) if j != factor]
+    strata = [(a, b) for a in ca for b in cb if np.array_equal(codes[a, others], codes[b, others])]
+    return ca, cb, strata
+
+
+def cv_comparisons(design: Design, test: CvTest, factor: int, cell_cv: np.ndarray, draws: np.ndarray,
+                   alpha: float, threshold_pp: float, criterion: str = "difference", ratio_threshold: float = 1.5,
+                   cells: np.ndarray | None = None, why: list[str | None] | None = None) -> tuple[dict, list[dict]]:
+    """The level CVs of `factor` (over `cells`, default all) and every pair of its levels
+    (group2 against group1): the test (``test``, ``statistic``, ``p_value``, ``permutations``,
+    ``test_why``), ``p_adj`` (Holm over the pairs given), the CV difference and ratio with their
+    CIs where those cover (``ci_why`` else) and ``meaningful``."""
+    f = design.factors[factor]
+    cv, dr = level_cvs(design, cell_cv, draws, factor, cells)
+    why = why if why is not None else cell_refusals(design)
+    pairs, tests = [], []
+    for a, b in itertools.combinations(design.levels[f], 2):
+        ca, cb, strata = level_pair(design, factor, design.levels[f].index(a), design.levels[f].index(b), cells)
+        tests.append(test.compare(ca, cb, strata) if math.isfinite(cv[a]) and math.isfinite(cv[b]) else
+                     {"test": CV_TEST, "statistic": None, "p_value": None, "permutations": None,
+                      "test_why": "a CV is undefined (a cell with mean 0)"})
+        pairs.append((a, b, ca + cb))
+    comps = []
+    for (a, b, used), t, p_adj in zip(pairs, tests, holm([t["p_value"] for t in tests])):
+        comp = compare_cvs(cv[a], cv[b], dr[a], dr[b], alpha, threshold_pp, criterion, ratio_threshold, p_adj)
+        comps.append({"group1": a, "group2": b, **comp, **t, "p_adj": p_adj,
+                      "ci_why": comparison_why([why[c] for c in used]) if comp["cv_ratio_ci"] is None else None})
+    return cv, comps
+
+
 def predictability(design: Design, cell_cv: np.ndarray, draws: np.ndarray, alpha: float,
-                   threshold_pp: float, criterion: str = "difference", ratio_threshold: float = 1.5) -> list[dict]:
-    """Per factor: CV per level and every pairwise comparison (level2 against level1)."""
-    out = []
+                   threshold_pp: float, criterion: str = "difference", ratio_threshold: float = 1.5,
+                   test: CvTest | None = None) -> list[dict]:
+    """Per factor: CV per level and every pairwise comparison (level2 against level1), tested by
+    `test` (default: cv_test(design, draws' count, 0)) with Holm over the factor's pairs."""
+    test = test or cv_test(design, draws.shape[1], 0)
     why = cell_refusals(design)
+    out = []
     for j, f in enumerate(design.factors):
-        cv, dr = level_cvs(design, cell_cv, draws, j)
-        comps = []
-        for a, b in itertools.combinations(design.levels[f], 2):
-            ka, kb = design.levels[f].index(a), design.levels[f].index(b)
-            cells = [c for c in range(len(design.counts)) if design.cell_codes[c, j] in (ka, kb)]
-            comp = compare_cvs(cv[a], cv[b], dr[a], dr[b], alpha, threshold_pp, criterion, ratio_threshold)
-            comps.append({"group1": a, "group2": b, **comp, "ci_why": comparison_why([why[c] for c in cells])
-                          if comp["cv_ratio_ci"] is None else None})
+        cv, comps = cv_comparisons(design, test, j, cell_cv, draws, alpha, threshold_pp, criterion,
+                                   ratio_threshold, why=why)
         out.append({"factor": f, "cv": cv, "comparisons": comps})
     return out

@@ -8,6 +8,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from faascope.analysis.calendar import calendar_note
+from faascope.analysis.cv_test import MIN_N as CV_TEST_MIN_N, NAME as CV_TEST_NAME
 from faascope.analysis.decisions import relabel
 from faascope.analysis.intervals import without_ci
 from faascope.units import TIME_FACTORS, format_duration, format_measure, si_prefix, significant, time_unit
@@ -307,10 +308,12 @@ def analysis_sections(res: dict, heading: str | None = None, wide: bool = True, 
                              _pct1(fac["cv"][c["group2"]]), _pct1(fac["cv"][c["group1"]]),
                              _signed(c.get("cv_diff_pp")), _pair(c.get("cv_diff_ci_pp"), "{:+.1f}", c.get("ci_why")),
                              _ratio(c.get("cv_ratio")), _pair(c.get("cv_ratio_ci"), "{:.3g}", c.get("ci_why")),
+                             _signed2(c.get("statistic")),
+                             fmt_p(c["p_adj"]) if c.get("p_adj") is not None else (c.get("test_why") or "–"),
                              "yes" if c["meaningful"] else "no"])
         out.append(Section("Predictability (CV)", ["Factor", "Comparison", "CV first (%)", "CV second (%)",
                                                    "ΔCV (pp)", f"{conf} CI (pp)", "CV ratio", f"{conf} CI (ratio)",
-                                                   "Meaningful"], rows,
+                                                   "T", "p (Holm)", "Meaningful"], rows,
                            [cv_criterion_sentence(pr) + " ΔCV = CV of the first group named minus the second; CV ratio "
                             "= the first group's CV over the second's. A level's CV is the mean of its cells' CVs."],
                            level=sub))
@@ -356,15 +359,23 @@ def checks_sentence(d: dict) -> str:
 
 
 def cv_criterion_sentence(pr: dict) -> str:
+    """How the predictability table decides: the criterion, the test, and what the CIs are for."""
     if pr.get("criterion") == "ratio":
-        return (f"Criterion: ratio of CVs: a difference is meaningful when one CV is at least "
-                f"{pr.get('ratio_threshold', 1.5):g} times the other and the CI of the ratio excludes 1 "
-                "(--cv-criterion ratio, --cv-ratio). A comparison without a CI (a cell with too few or too skewed "
-                "values: the CI column says which) is never meaningful.")
-    return (f"Criterion: difference of CVs: a difference is meaningful when |ΔCV| ≥ {pr.get('threshold_pp', 10):g} "
-            "percentage points and its CI excludes 0 (--cv-threshold; --cv-criterion ratio compares "
-            "CVs relative to each other instead). A comparison without a CI (a cell with too few or too skewed "
-            "values: the CI column says which) is never meaningful.")
+        crit = (f"Criterion: ratio of CVs: a difference is meaningful when one CV is at least "
+                f"{pr.get('ratio_threshold', 1.5):g} times the other (--cv-criterion ratio, --cv-ratio)")
+    else:
+        crit = (f"Criterion: difference of CVs: a difference is meaningful when |ΔCV| ≥ "
+                f"{pr.get('threshold_pp', 10):g} percentage points (--cv-threshold; --cv-criterion ratio "
+                "compares CVs relative to each other instead)")
+    return (f"{crit} and the CV test separates the two levels: p (Holm over the factor's pairs of levels) ≤ α. "
+            f"The CV test is a {CV_TEST_NAME} (T > 0 where the first group's CV is the higher); it holds its "
+            f"level on skewed and cold-start data and needs ≥ {CV_TEST_MIN_N} values a cell (enough to see a "
+            "mode of 5 % of invocations with probability 0.99): with fewer the p column says why. The CIs are "
+            "shown where they cover (tight cells; else the CI column says why) and decide nothing.")
+
+
+def _signed2(v) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{v:+.2f}"
 
 
 def _pct1(v) -> str:
@@ -410,16 +421,16 @@ def decision_section(decisions: list[dict], scenario_cols: list[str], compare: s
                     [lab(r.get("performance_order") or r["performance"]),
                      lab(r.get("predictability_order") or r["predictability"]), means, cvs])
     crit = {r.get("cv_criterion") for r in decisions} - {None}
-    crit_text = ("the ratio of CVs (one at least --cv-ratio times the other, CI of the ratio excluding 1)"
-                 if crit == {"ratio"} else "the difference of CVs (at least --cv-threshold percentage points, CI "
-                 "excluding 0)")
+    crit_text = (("one CV at least --cv-ratio times the other" if crit == {"ratio"} else
+                  "a difference of at least --cv-threshold percentage points")
+                 + f" and separated by the CV test (a {CV_TEST_NAME}; Holm over the row's pairs of levels)")
     return Section(f"Decision table (best {compare or 'level'})",
                    scenario_cols + within_cols + ["Performance", "Predictability", "Mean", "CV"], rows,
                    ["Levels from best to worst. Performance: by mean"
                     + (" (higher is better), '>'" if any(r.get("higher_is_better") for r in decisions) else ", '<'")
                     + " where the row's test separates the levels "
                     f"and '=' where it does not ({_tests_text(decisions)}; neither assumes equal variances); "
-                    "predictability: by CV, '<' where the CVs differ meaningfully by "
+                    "predictability: by CV, '<' where the CVs differ meaningfully: "
                     f"{crit_text}. Where the ties do not form groups the levels are joined by '≤' and the separated "
                     "pairs follow in brackets. 'all' = over every level of that factor. Mean: "
                     f"{_mean_kinds_text(decisions)}."], level=level)

@@ -47,7 +47,8 @@ from faascope.errors import BadInput
 @click.option("--jobs", type=int, default=None, metavar="N",
               help="Processes drawing the publication figures (default: CPUs, at most 4).")
 @click.option("--bootstrap", "n_boot", type=int, default=2000, show_default=True,
-              help="Bootstrap resamples for CV intervals.")
+              help="Resamples of the mean's bootstrap-t, draws of the CV comparisons' intervals and "
+                   "re-allocations of the CV test (0: the mean's t interval on the log scale).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
 @click.option("--price-platform", default=None, metavar="SPEC",

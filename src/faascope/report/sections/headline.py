@@ -4,18 +4,19 @@ predictable and cheapest, with ties stated as ties and each claim's evidence one
 Every ordering is the statistics engine's decision row (decisions.py), read from the row's own
 `test` and `pairs`: estimated marginal means compared by Welch tests (Games-Howell-adjusted) for
 speed, the same on the per-invocation cost for cost (the same analysis, response = cost), the
-bootstrap CV comparison for predictability. Nothing here tests anything itself; it reads the
-results and says them in words.
+CV test (a studentized permutation test of the CV ratio, Holm-adjusted) for predictability.
+Nothing here tests anything itself; it reads the results and says them in words.
 """
 from __future__ import annotations
 
 import math
 
-from faascope.analysis.decisions import first_group, pair_separations, relabel
+from faascope.analysis.cv_test import SHORT as CV_TEST_SHORT
+from faascope.analysis.decisions import first_group, ordering_with_p, pair_separations, relabel
 from faascope.report.items import Block, Text
 from faascope.report.numbers import money_ci, si_ci
 from faascope.report.sections.context import Ctx
-from faascope.report.sections.helpers import evidence_order
+from faascope.report.sections.helpers import evidence_order, short_p
 
 
 def headline_section(ctx: Ctx) -> Block | None:
@@ -60,7 +61,9 @@ def headline_section(ctx: Ctx) -> Block | None:
         pred_top = _pred_top(row)
         porder = row.get("predictability_order") or ""
         if porder.startswith("no CV comparison"):
-            lines.append("**Most predictable:** none can be named: " + porder[len("no CV comparison ("):].rstrip(")")
+            why = porder[len("no CV comparison ("):]
+            why = why[:-1] if why.endswith(")") else why   # the one bracket the prefix opened
+            lines.append("**Most predictable:** none can be named: " + why
                          + "; CV " + "; ".join(f"{info.label(lv)}: {100 * v:.1f}%" for lv, v in cv.items() if _finite(v))
                          + f" ([CV per cell](#{anchor}-predictability)).")
         elif pred_top:
@@ -72,8 +75,8 @@ def headline_section(ctx: Ctx) -> Block | None:
             lines.append(f"**Most predictable:** {_best(pred_top, info.label)}, CV "
                          + "; ".join(f"{info.label(lv)}: {100 * cv[lv]:.1f}%{tail(lv)}" for lv in pred_top
                                      if _finite(cv.get(lv)))
-                         + f". Order by CV: {_label_all(row.get('predictability_order') or '', info)} "
-                         f"([CV comparisons](#{anchor}-predictability)).")
+                         + f". Order by CV: {_cv_order(row, info)} "
+                         f"([{CV_TEST_SHORT}](#{anchor}-predictability)).")
         # cost
         cost = sc.cost
         if cost is not None and cost.decision and cost.res:
@@ -182,6 +185,21 @@ def _pred_top(row: dict) -> list[str]:
         return [winner] if winner and winner != "-" else []
     head = order.split(" < ")[0].split(";")[0]
     return [x.strip() for x in head.split(" = ") if x.strip()]
+
+
+def _cv_order(row: dict, info) -> str:
+    """The decision row's CV ordering with the p-value (Holm) of each separation the CV test made:
+    "GCF_DD < LAMBDA_DD (p ≤ 0.0005)"; a tie ('=': a difference under the threshold, or not
+    separated by the test) carries none, since a small p there would read as a separation."""
+    order = row.get("predictability_order") or ""
+    pairs = row.get("cv_pairs")
+    if pairs is None or "untested" in order:
+        return _label_all(order, info)
+    cv = row["cv"]
+    sep = {((c["group1"], c["group2"]) if cv[c["group1"]] < cv[c["group2"]] else (c["group2"], c["group1"])): True
+           for c in pairs if c["meaningful"]}
+    p = {frozenset((c["group1"], c["group2"])): c["p_adj"] for c in pairs if c["meaningful"]}
+    return ordering_with_p(cv, sep, p, label=info.label, fmt_p=short_p)
 
 
 def _label_all(text: str, info) -> str:

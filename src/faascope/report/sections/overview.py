@@ -50,7 +50,9 @@ def overview_section(ctx: Ctx) -> Block:
         f"where the cell has the values its method needs to cover (else 'too few'), ANOVA with interactions "
         f"(share of variation = SS/SST), Tukey HSD at {ctx.conf} family-wise confidence; the answer and the "
         "decisions compare estimated marginal means "
-        "(Welch tests, Games-Howell-adjusted) and cells (Games-Howell), which do not assume equal variances. "
+        "(Welch tests, Games-Howell-adjusted) and cells (Games-Howell), which do not assume equal variances, "
+        "and CVs by the CV test (a studentized permutation test of the CV ratio, Holm-adjusted), which holds "
+        "its level on skewed and cold-start data. "
         f"`{d.response}`: {d.measure.direction_text}.", "note"))
     return b
 

@@ -58,7 +58,8 @@ def _cv_fig(ctx: Ctx, sc: Scenario) -> Fig:
                caption=((f"CV per cell with its {ctx.conf} CI ({meth})." if meth else
                          "CV per cell (no cell has the values a CI needs: the note says why).")
                         + " Lower is more predictable; differences under "
-                        f"{thr:g} percentage points are treated as negligible."),
+                        f"{thr:g} percentage points are treated as negligible, and larger ones count where "
+                        "the CV test separates the levels (the table below)."),
                note=("No CV CI for " + "; ".join(f"{', '.join(v)} ({k})" for k, v in why.items()) + "."
                      if why else None),
                size=(6.4, min(1.2 + 0.38 * len(cells), 10)), height=max(240, 100 + 40 * len(cells)))
