@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from faascope.compare.timeline import change_points
+from null_families import draw
 
 ALPHA = 0.05
 REPS = 1000
@@ -32,15 +33,6 @@ NULLS = [  # (distribution, campaigns, invocations per campaign, drift between c
     ("cold", 20, 10, 0.05),
 ]
 SHIFTS = [("normal", 10, 30, 0.05), ("lognormal", 10, 30, 0.05), ("cold", 10, 30, 0.05)]
-
-
-def draw(rng, kind: str, size) -> np.ndarray:
-    if kind == "normal":
-        return 1 + 0.1 * rng.standard_normal(size)
-    if kind == "lognormal":
-        return np.exp(0.5 * rng.standard_normal(size))
-    warm = np.exp(0.1 * rng.standard_normal(size))
-    return np.where(rng.random(size) < 0.05, 8 * warm, warm)
 
 
 def simulate(kind, k, n, drift, shift, reps, seed):

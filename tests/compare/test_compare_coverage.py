@@ -16,20 +16,12 @@ from scipy import stats as st
 from faascope.compare import between as bt
 from faascope.compare.minimums import minimum
 from faascope.compare.stats import median_diff, welch
+from null_families import draw
 
 LEVEL = 0.93
 DISTS = ("normal", "lognormal", "cold")
 LOG_RATIO = np.log(1.2)
 TABLE: list[str] = []
-
-
-def draw(rng, kind: str, size) -> np.ndarray:
-    if kind == "normal":
-        return 1 + 0.1 * rng.standard_normal(size)
-    if kind == "lognormal":
-        return np.exp(0.5 * rng.standard_normal(size))
-    warm = np.exp(0.1 * rng.standard_normal(size))
-    return np.where(rng.random(size) < 0.05, 8 * warm, warm)
 
 
 MEAN = {"normal": 1.0, "lognormal": float(np.exp(0.125)), "cold": 1.35 * float(np.exp(0.005))}

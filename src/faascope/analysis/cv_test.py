@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from statsmodels.stats.multitest import multipletests
 
-from faascope.analysis.intervals import cv_delta_var, too_few
+from faascope.analysis.intervals import cv_delta_var, spread_refusal
 from faascope.analysis.precision import MIN_PILOT_N
 
 #: as the output names the test
@@ -74,14 +74,7 @@ MAX_N = 2000
 
 def refusal(x: np.ndarray, need: int = MIN_N) -> str | None:
     """Why a cell's CV cannot be tested (None when it can)."""
-    n = len(x)
-    if n < need:
-        return too_few(n, need)
-    if not np.all(x > 0):
-        return "no CV test: it needs positive values"
-    if np.ptp(x) == 0:
-        return f"no spread (all {n} values equal)"
-    return None
+    return spread_refusal(x, need, "CV test")
 
 
 def scaled(x: np.ndarray) -> np.ndarray:

@@ -289,15 +289,24 @@ def tightness(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (spread <= TIGHT_LOG_SPREAD) & (far <= FAR_FACTOR), spread, far
 
 
-def cv_refusal(x: np.ndarray, need: int) -> str | None:
-    """Why a sample gets no CV interval (or comparison) with `need` values required; None when it does."""
+def spread_refusal(x: np.ndarray, need: int, what: str) -> str | None:
+    """Why a sample's CV cannot enter `what` ("CV interval", "CV test"): too few values, a value
+    not positive, or no spread at all; None when none of these holds."""
     n = len(x)
     if n < need:
         return too_few(n, need)
     if not np.all(x > 0):
-        return "no CV interval: it needs positive values"
+        return f"no {what}: it needs positive values"
     if np.ptp(x) == 0:
         return f"no spread (all {n} values equal)"
+    return None
+
+
+def cv_refusal(x: np.ndarray, need: int) -> str | None:
+    """Why a sample gets no CV interval (or comparison) with `need` values required; None when it does."""
+    why = spread_refusal(x, need, "CV interval")
+    if why:
+        return why
     ok, spread, far = tightness(x[None, :])
     if ok[0]:
         return None
