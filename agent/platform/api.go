@@ -556,10 +556,11 @@ func logText(m invokeMeta) []byte {
 	b.Write(m.Logs)
 	fmt.Fprintf(&b, "END RequestId: %s\n", m.RequestID)
 	durMs := float64(m.Duration) / 1e6
-	billed := int64(durMs)
-	if float64(billed) < durMs {
-		billed++ // Lambda bills per started millisecond
+	var init time.Duration
+	if m.Cold {
+		init = m.Init
 	}
+	billed := billedMs(init, m.Duration) // billing.go: a cold start's Init Duration is billed too
 	fmt.Fprintf(&b, "REPORT RequestId: %s\tDuration: %.2f ms\tBilled Duration: %d ms\tMemory Size: %d MB\tMax Memory Used: %d MB",
 		m.RequestID, durMs, billed, m.MemoryMB, (m.PeakBytes+(1<<20)-1)>>20)
 	if m.Cold {

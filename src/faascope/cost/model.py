@@ -2,7 +2,9 @@
 
 AWS Lambda (table ``aws_lambda``)::
 
-    billed_ms   = ceil(duration_ms)                      # 1 ms granularity (REPORT's Billed Duration)
+    billed_ms   = ceil(init_ms + duration_ms)            # 1 ms granularity (REPORT's Billed Duration);
+                                                         # init_ms: a cold start's Init Duration, billed
+                                                         # while the table's init_billed is 1
     GB          = memory_mb / 1024                       # AWS's "MB" is MiB; 1 GB = 1024 MB
     compute     = GB x billed_ms / 1000 x price[arch]    # $0.0000166667 (x86_64) / $0.0000133334 (arm64) per GB-s
     request     = $0.20 / 1,000,000
@@ -10,7 +12,7 @@ AWS Lambda (table ``aws_lambda``)::
 
 GCF 2nd gen / Cloud Run, request-based (table ``gcp_functions``)::
 
-    billed_s    = ceil(duration_s / 0.1) x 0.1           # 100 ms granularity
+    billed_s    = ceil((init_s + duration_s) / 0.1) x 0.1  # 100 ms granularity; init_s as above
     compute     = vcpu x billed_s x $0.000024 + memory_mb / 1024 x billed_s x $0.0000025
     request     = $0.40 / 1,000,000
 
@@ -95,15 +97,27 @@ def lambda_gb(memory_mb: float, pricing: Optional[Pricing] = None) -> float:
     return memory_mb / per
 
 
+def billable_seconds(table, duration_s, init_s=0.0):
+    """The seconds a price table bills before rounding: the duration plus, where the table's
+    ``init_billed`` is 1, a cold start's init (Lambda: the REPORT line's Init Duration); floats
+    or numpy arrays. The
+    table key is the rule's one source (the local platform's REPORT line is checked against
+    it: agent/platform/billing.go)."""
+    return duration_s + (init_s if table["init_billed"] else 0.0)
+
+
 def lambda_cost(memory_mb: float, duration_s: float, *, arch: str = "x86_64",
-                ephemeral_mb: float = 512, billed: bool = False,
+                ephemeral_mb: float = 512, billed: bool = False, init_s: float = 0.0,
                 pricing: Optional[Pricing] = None) -> InvocationCost:
     """One Lambda invocation. ``billed=True``: ``duration_s`` is already the billed duration
-    (REPORT's Billed Duration); otherwise it is rounded up to the table's granularity (1 ms)."""
+    (REPORT's Billed Duration, init included); otherwise ``init_s`` (a cold start's Init
+    Duration) is added as the table's ``init_billed`` says and the sum rounded up to the
+    table's granularity (1 ms)."""
     p = (pricing or Pricing())["aws_lambda"]
     if arch not in ("x86_64", "arm64"):
         raise BadInput(f"arch must be x86_64 or arm64 (got {arch!r})", field="arch")
-    billed_s = duration_s if billed else round_up(duration_s, p["granularity_ms"])
+    billed_s = duration_s if billed else round_up(billable_seconds(p, duration_s, init_s),
+                                                  p["granularity_ms"])
     gb = memory_mb / p["mb_per_gb"]
     gb_s = gb * billed_s
     eph_gb = max(0.0, ephemeral_mb - p["ephemeral_free_mb"]) / p["mb_per_gb"]
@@ -114,11 +128,13 @@ def lambda_cost(memory_mb: float, duration_s: float, *, arch: str = "x86_64",
 
 
 def gcf_cost(memory_mb: float, duration_s: float, *, vcpu: Optional[float] = None,
-             platform: str = "gcf", pricing: Optional[Pricing] = None) -> InvocationCost:
-    """One GCF 2nd gen / Cloud Run (request-based) invocation; ``vcpu`` defaults to the GCF tier's."""
+             platform: str = "gcf", init_s: float = 0.0,
+             pricing: Optional[Pricing] = None) -> InvocationCost:
+    """One GCF 2nd gen / Cloud Run (request-based) invocation; ``vcpu`` defaults to the GCF
+    tier's; ``init_s`` (a cold start's init) is billed as the table's ``init_billed`` says."""
     p = (pricing or Pricing())["gcp_functions"]
     cpu = vcpu if vcpu is not None else gcf_vcpu(int(memory_mb))
-    billed_s = round_up(duration_s, p["granularity_ms"])
+    billed_s = round_up(billable_seconds(p, duration_s, init_s), p["granularity_ms"])
     gib_s = memory_mb / p["mb_per_gib"] * billed_s
     return InvocationCost(
         platform=platform, billed_s=billed_s,
@@ -128,14 +144,16 @@ def gcf_cost(memory_mb: float, duration_s: float, *, vcpu: Optional[float] = Non
 
 def invocation_cost(platform: str, memory_mb: float, duration_s: float, *, arch: str = "x86_64",
                     ephemeral_mb: float = 512, vcpu: Optional[float] = None, billed: bool = False,
-                    pricing: Optional[Pricing] = None) -> InvocationCost:
+                    init_s: float = 0.0, pricing: Optional[Pricing] = None) -> InvocationCost:
+    """One invocation on ``platform``; ``init_s``: a cold start's init, billed as the platform's
+    table says (``init_billed``), ignored when ``duration_s`` is already ``billed``."""
     key = platform_key(platform)
     if key == "aws_lambda":
         return lambda_cost(memory_mb, duration_s, arch=arch, ephemeral_mb=ephemeral_mb,
-                           billed=billed, pricing=pricing)
+                           billed=billed, init_s=init_s, pricing=pricing)
     if key == "cloudrun" and vcpu is None:
         vcpu = 1.0
-    return gcf_cost(memory_mb, duration_s, vcpu=vcpu, platform=key, pricing=pricing)
+    return gcf_cost(memory_mb, duration_s, vcpu=vcpu, platform=key, init_s=init_s, pricing=pricing)
 
 
 def dynamodb_units(item_bytes: int, *, read: bool, consistent: bool = False,

@@ -11,14 +11,17 @@ They take a pandas DataFrame of invocations, such as the results store's ``invoc
 - arch and ephemeral storage likewise (``config_arch``/``arch``, ``config_ephemeral_mb``/
   ``ephemeral_mb``/``ephemeral``), defaults x86_64 and 512;
 - the billed duration, per row the best it has: ``billed_duration_ms`` (Lambda's REPORT line, already rounded
-  by AWS), ``report_duration_ms``/``platform_duration_ms`` (the platform's duration, rounded here),
-  else ``client_latency_seconds`` (an upper bound: it includes the network round trip).
+  by AWS), ``report_duration_ms``/``platform_duration_ms`` (the platform's duration, rounded here,
+  with a cold start's ``init_duration_ms``/``platform_init_ms`` added as the price table's
+  ``init_billed`` says), else ``client_latency_seconds`` (an upper bound: it includes the network
+  round trip, and a cold start's init).
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from faascope.cost.model import PLATFORM_TABLE, invocation_cost, platform_key, round_up_many
+from faascope.cost.model import (PLATFORM_TABLE, billable_seconds, invocation_cost, platform_key,
+                                 round_up_many)
 from faascope.cost.pricing import Pricing
 from faascope.errors import BadInput
 
@@ -28,6 +31,10 @@ EPHEMERAL_COLS = ("config_ephemeral_mb", "ephemeral_mb", "ephemeral")
 PLATFORM_COLS = ("price_platform", "config_profile", "profile", "platform")
 DURATION_COLS = ("billed_duration_ms", "report_duration_ms", "platform_duration_ms",
                  "client_latency_seconds")
+#: a cold start's init, billed on top of a platform's duration (not of a client latency, which
+#: already holds it, nor of a Billed Duration, which already bills it)
+INIT_COLS = ("init_duration_ms", "platform_init_ms")
+INIT_ADDED_TO = ("report_duration_ms", "platform_duration_ms")
 
 
 def _col(df, names: Sequence[str]) -> Optional[str]:
@@ -113,8 +120,14 @@ def invocation_costs(df, *, platform: Optional[str] = None, memory_mb: Optional[
     import pandas as pd
 
     pricing = pricing or Pricing()
-    secs, billed, _ = row_durations(df, duration_col)
+    secs, billed, source = row_durations(df, duration_col)
     n = len(df)
+    init_s = np.zeros(n)
+    for c in reversed(INIT_COLS):  # the first column wins where both have a value
+        if c in df.columns:
+            v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) / 1000.0
+            init_s = np.where(np.isfinite(v), v, init_s)
+    init_s = np.where(np.isin(source.astype(str), INIT_ADDED_TO), init_s, 0.0)
     if memory_mb is None and _col(df, MEMORY_COLS) is None:
         raise BadInput("no memory column (config_memory_mb, memory_mb or memory); pass memory_mb=",
                        field="memory_mb")
@@ -136,7 +149,7 @@ def invocation_costs(df, *, platform: Optional[str] = None, memory_mb: Optional[
     for (key, m, a, e), idx in conf.groupby(["k", "m", "a", "e"], sort=False).indices.items():
         rows = conf.index.to_numpy()[idx]
         table = pricing[PLATFORM_TABLE[key]]
-        s = secs[rows]
+        s = billable_seconds(table, secs[rows], init_s[rows])
         b = round_up_many(s, table["granularity_ms"])
         if key == "aws_lambda":  # REPORT's Billed Duration is already rounded by AWS: as is
             b = np.where(billed[rows], s, b)

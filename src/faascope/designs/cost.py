@@ -3,8 +3,9 @@
 Per cell, the billed duration of one invocation is estimated as the plan's workload time
 (:func:`faascope.designs.estimate.workload_seconds`, the same rough model as the duration
 estimate) plus a small in-function overhead; every forced cold start and every function's first
-invocation adds an init time (a custom runtime's init is billed on Lambda; Cloud Run bills an
-instance's start-up while it serves the request). The cell is priced on the platform it runs on:
+invocation adds an init time, billed as each price table's ``init_billed`` says (Lambda bills
+the INIT phase: custom runtimes always, every on-demand function since 1 August 2025; Cloud Run
+bills an instance's start-up while it serves the request). The cell is priced on the platform it runs on:
 
 - ``aws``: AWS Lambda (arch and ephemeral storage of the cell);
 - ``gcp``: GCF 2nd gen / Cloud Run with the provider's CPU setting (the GCF tier by default);
@@ -258,7 +259,7 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
             kw = dict(arch=f.arch, ephemeral_mb=f.ephemeral_mb, vcpu=v, pricing=pricing)
             first = invocation_cost(pl, f.memory_mb, hops[0], **kw)
             rest = sum(invocation_cost(pl, f.memory_mb, h, **kw).total for h in hops[1:])
-            cold = invocation_cost(pl, f.memory_mb, hops[0] + INIT_S, **kw).total
+            cold = invocation_cost(pl, f.memory_mb, hops[0], init_s=INIT_S, **kw).total
             return first, first.total + rest, cold + rest
 
         for pl in as_if:
