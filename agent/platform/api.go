@@ -482,6 +482,9 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 			writeAPIError(w, err)
 			return
 		}
+		fe := p.frontEndFor(req)
+		waitFrontEnd(r.Context(), fe) // frontend.go: the modelled request path, before the 202
+		w.Header().Set("X-Faascope-Front-End-Ms", ms(fe))
 		w.Header().Set("X-Amzn-RequestId", req.RequestID)
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -501,7 +504,12 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
+	// frontend.go: the modelled request path, after the function has returned (outside its
+	// Duration and Billed Duration) and the instance is free again
+	fe := p.frontEndFor(req)
+	waitFrontEnd(r.Context(), fe)
 	h := w.Header()
+	h.Set("X-Faascope-Front-End-Ms", ms(fe))
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Amz-Executed-Version", meta.Version)
 	h.Set("X-Amzn-RequestId", meta.RequestID)

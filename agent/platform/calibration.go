@@ -59,6 +59,7 @@ type profileCalibration struct {
 	fetchBps  float64       // package fetch rate; 0 = no fetch term
 	shared    BlockIO       // the shared file system's one budget (the platform's default profile)
 	net       *Shaping      // the profile's network token bucket; nil = none calibrated
+	frontEnd  time.Duration // the modelled front end on every invocation's reply (frontend.go)
 }
 
 // Calibration is the platform's calibrated profiles; nil means none.
@@ -153,6 +154,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 		ReadIOPS: round(get(keySharedReadIOPS, "IOPS")), WriteIOPS: round(get(keySharedWriteIOPS, "IOPS"))}
 	pc.coldFixed = time.Duration(get(keyColdFixed, "ms") * float64(time.Millisecond))
 	pc.fetchBps = get(keyColdFetchRate, "B/s")
+	pc.frontEnd = time.Duration(get(keyFrontEnd, "ms") * float64(time.Millisecond))
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
 	burst, peak := round(get(keyNetOneTimeBurst, "B")), round(get(keyNetPeakRate, "B/s"))
 	if err != nil {
@@ -216,6 +218,8 @@ type CalibrationInfo struct {
 	Table      string            `json:"table"`
 	Version    string            `json:"version"`
 	Overridden map[string]string `json:"overridden,omitempty"`
+	// FrontEndMs is the modelled front end added to every invocation's client latency (0 = none).
+	FrontEndMs float64 `json:"front_end_ms"`
 }
 
 // Info lists the tables in force per profile (empty without a calibration).
@@ -231,7 +235,8 @@ func (c *Calibration) Info() map[string]CalibrationInfo {
 	sort.Strings(names)
 	for _, n := range names {
 		t := c.profiles[n].table
-		out[n] = CalibrationInfo{Table: t.Table, Version: t.Version, Overridden: t.Overridden}
+		out[n] = CalibrationInfo{Table: t.Table, Version: t.Version, Overridden: t.Overridden,
+			FrontEndMs: float64(c.profiles[n].frontEnd) / 1e6}
 	}
 	return out
 }

@@ -138,12 +138,14 @@ def test_anchors_say_which_entries_were_fitted():
     fitted = t.fit_keys()
     assert {k for k in fitted if k.startswith("thesis_")} == FIT_CELLS
     # the thesis cells and Skyrise's network fit the lambda profile, STeLLAR's cold medians each
-    # profile's modelled cold start; nothing else (warm latency and init are held out)
+    # profile's modelled cold start, STeLLAR's warm median both profiles' modelled front end;
+    # nothing else (the runtime's init is held out)
     assert {k for k, tables in fitted.items() if tables == ["platform-gcf@2026-11-23"]} == \
         {"stellar_cold_median_google"}
+    assert sorted(fitted["stellar_warm_median"]) == ["platform-gcf@2026-11-23", "platform-lambda@2026-11-23"]
     assert set(fitted) - FIT_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
                                        "skyrise_net_baseline_rate", "stellar_cold_median_aws",
-                                       "stellar_cold_median_google"}
+                                       "stellar_cold_median_google", "stellar_warm_median"}
     # request latencies are not repeated here: standins-aws holds them
     assert not any(k.startswith(("s3_", "dynamodb_", "efs_")) for k in t.entries)
 

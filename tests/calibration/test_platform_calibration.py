@@ -80,7 +80,8 @@ def test_running_platform_names_the_tables_in_force(tmp_path):
         h = local_platform.health(state["endpoint"])
         lam_version = max(calibration.available()["platform-lambda"])
         assert h["calibration"]["lambda"] == {"table": "platform-lambda", "version": lam_version,
-                                              "overridden": {"cold_start_fixed": str(f)}}
+                                              "overridden": {"cold_start_fixed": str(f)},
+                                              "front_end_ms": 18.0}  # the modelled front end in force
         assert h["calibration"]["gcf"]["table"] == "platform-gcf"
         assert "unlimited" not in h["calibration"]
         assert h["calibration_file"] == str(data / calibration.PLATFORM_CALIBRATION_FILE)
