@@ -254,14 +254,20 @@ def load_override(path: Union[str, Path]) -> CalibrationTable:
 PLATFORM_TABLES = {"lambda": "platform-lambda", "gcf": "platform-gcf"}
 #: the file the platform reads (``faascope-platform --calibration``), in the data directory
 PLATFORM_CALIBRATION_FILE = "calibration.json"
+#: the entry of a platform table that models the cloud's request path on every invocation
+#: (agent/platform/frontend.go); ``--no-front-end`` sets it to 0 and says so in ``overridden``
+FRONT_END_KEY = "front_end_delay"
+NO_FRONT_END = "--no-front-end"
 
 
-def platform_calibration(override: Union[None, str, Path, list] = None) -> dict[str, Any]:
+def platform_calibration(override: Union[None, str, Path, list] = None, *,
+                         front_end: bool = True) -> dict[str, Any]:
     """The calibration the local platform applies, as ``faascope-platform --calibration`` reads
     it: each calibrated profile's table (the newest version, or the one a user file pins) with
     the user's override files applied, ``{"profiles": {profile: table}}``. Each override file
     extends one platform table; a key no platform table has is refused (the platform would
-    ignore it: a typo must not pass silently)."""
+    ignore it: a typo must not pass silently). ``front_end=False``: no modelled front end
+    (every table's ``front_end_delay`` 0, overridden by ``--no-front-end``)."""
     files = [] if override is None else (list(override) if isinstance(override, (list, tuple)) else [override])
     tables = {p: load_table(name) for p, name in PLATFORM_TABLES.items()}
     known = {k for t in tables.values() for k in t.entries}
@@ -281,13 +287,22 @@ def platform_calibration(override: Union[None, str, Path, list] = None) -> dict[
             raise BadInput(f"{path}: no platform table has {', '.join(unknown)}; keys: {', '.join(sorted(known))}",
                            field=f"calibration.entries.{unknown[0]}")
         tables[profile], done[profile] = t, str(path)
+    if not front_end:
+        for t in tables.values():
+            e = t.entries.get(FRONT_END_KEY)
+            if e is not None:
+                t.entries[FRONT_END_KEY] = _entry(e.as_dict() | {
+                    "value": 0, "source": NO_FRONT_END, "date": "user option", "role": "assumed",
+                    "note": "the modelled front end turned off"}, FRONT_END_KEY)
+                t.overridden[FRONT_END_KEY] = NO_FRONT_END
     return {"profiles": {p: t.as_dict() for p, t in sorted(tables.items())}}
 
 
-def write_platform_calibration(data_dir: Union[str, Path], override: Union[None, str, Path, list] = None) -> Path:
+def write_platform_calibration(data_dir: Union[str, Path], override: Union[None, str, Path, list] = None,
+                               *, front_end: bool = True) -> Path:
     """Write :func:`platform_calibration` to ``<data_dir>/calibration.json`` (atomically) and
     return its path, for ``faascope-platform --calibration``."""
-    data = platform_calibration(override)
+    data = platform_calibration(override, front_end=front_end)
     path = Path(data_dir) / PLATFORM_CALIBRATION_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.new")

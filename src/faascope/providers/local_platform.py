@@ -86,18 +86,20 @@ def s3_source(s3: dict | None) -> tuple[list[str], dict[str, str]]:
 def platform_command(data_dir: Path, listen: str, profile: str, keep_alive: str, concurrency: int,
                      isolation: str, network: str, expose: str, net_shape: str,
                      shared_dir: Path | None, s3: dict | None,
-                     calibration: Path | list | None = None) -> tuple[list[str], dict[str, str]]:
+                     calibration: Path | list | None = None,
+                     front_end: bool = True) -> tuple[list[str], dict[str, str]]:
     """The `faascope-platform` command line for a data directory, and its environment (S3 keys
     travel there, never in argv), for `start` (detached) and `faascope platform start`
     (foreground, exec'd). The calibrated profiles' figures (the packaged tables, with the
     user's ``calibration`` override files applied) are written to ``<data_dir>/calibration.json``
-    and handed over with ``--calibration`` (docs/platform.md, "Calibrated profiles")."""
+    and handed over with ``--calibration`` (docs/platform.md, "Calibrated profiles");
+    ``front_end=False`` leaves the modelled front end out (``--no-front-end``)."""
     cmd = [str(platform_binary()), "--listen", listen, "--profile", profile,
            "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
            "--concurrency", str(concurrency), "--isolation", isolation,
            "--ready-file", str(data_dir / "platform.ready"),
            "--network", network, "--expose", expose, "--net-shape", net_shape,
-           "--calibration", str(write_platform_calibration(data_dir, calibration))]
+           "--calibration", str(write_platform_calibration(data_dir, calibration, front_end=front_end))]
     if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
         cmd.append("--require-token")
     if shared_dir:
@@ -110,10 +112,12 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
           keep_alive: str = "5m", concurrency: int = 1000, isolation: str = "auto",
           listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
           net_shape: str = "profile", shared_dir: Path | None = None, network: str = "isolated",
-          s3: dict | None = None, calibration: Path | list | None = None) -> dict:
+          s3: dict | None = None, calibration: Path | list | None = None,
+          front_end: bool = True) -> dict:
     """Start a detached platform and wait until it serves; returns its state. ``s3`` is the S3
     server it reads code packages from (:func:`s3_source`); None = none. ``calibration``: user
-    files overriding the calibration tables (faascope.calibration.load_override)."""
+    files overriding the calibration tables (faascope.calibration.load_override); ``front_end``:
+    whether the calibrated profiles' modelled front end is applied (docs/platform.md)."""
     if profile not in PROFILES:
         raise BadInput(f"{profile!r} is not one of {', '.join(PROFILES)}", field="--profile")
     data_dir = Path(data_dir or default_data_dir())
@@ -124,7 +128,8 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     ready.unlink(missing_ok=True)
     log = open(data_dir / "platform.log", "ab")
     cmd, env = platform_command(data_dir, f"{listen_host}:{port}", profile, keep_alive, concurrency,
-                                isolation, network, expose, net_shape, shared_dir, s3, calibration)
+                                isolation, network, expose, net_shape, shared_dir, s3, calibration,
+                                front_end)
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                             start_new_session=True, env=env)
     deadline = time.monotonic() + wait_s

@@ -80,8 +80,11 @@ def platform_group():
 @click.option("--calibration", "calibration", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A file (YAML or JSON) overriding a calibration table: 'extends: platform-lambda' and "
                    "'entries: {tmp_read_iops: {value: 5000, unit: IOPS, source: ...}}'; repeat for several tables.")
+@click.option("--front-end/--no-front-end", "front_end", default=True, show_default=True,
+              help="Add the calibrated profiles' modelled front end (the cloud's request path, 18 ms: "
+                   "STeLLAR's warm median) to every invocation's client latency, outside its Duration.")
 def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isolation, network, expose,
-                  net_shape, shared_dir, s3_endpoint, calibration):
+                  net_shape, shared_dir, s3_endpoint, calibration, front_end):
     """Start the local platform."""
     data_dir = Path(data_dir or default_data_dir())
     current = running(data_dir)
@@ -108,7 +111,7 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
     if detach:
         state = start(profile, data_dir, chosen, keep_alive, concurrency, isolation, expose=expose,
                       net_shape=net_shape, shared_dir=shared_dir, network=network, s3=s3,
-                      calibration=list(calibration))
+                      calibration=list(calibration), front_end=front_end)
         click.echo(f"local platform running at {state['endpoint']} (pid {state['pid']}, "
                    f"profile {state['profile']}, isolation {state['isolation']})")
         click.echo(f"  aws lambda list-functions --endpoint-url {state['endpoint']}")
@@ -117,7 +120,7 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
     data_dir.mkdir(parents=True, exist_ok=True)
     cmd, env = platform_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if chosen is None else chosen}", profile,
                                 keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3,
-                                list(calibration))
+                                list(calibration), front_end)
     sys.stdout.flush()
     os.execve(cmd[0], cmd, env)
 
