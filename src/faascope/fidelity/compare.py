@@ -182,8 +182,10 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
                 "(0.07 vCPU) starts the runtime more slowly than Lambda's")
     if k == "warm":
         return (f"{d} than STeLLAR: a warm invocation over loopback has no cloud front end "
-                "(load balancer, request routing) on its path" if r < 1 else
-                f"{d} than STeLLAR: this machine's invocation path is slower than the cloud's")
+                "(load balancer, request routing) on its path: the profile's modelled front end "
+                "(front_end_delay) was off (--no-front-end) or overridden" if r < 1 else
+                f"{d} than STeLLAR: this machine's invocation path, on top of the modelled front "
+                "end (front_end_delay), is slower than the cloud's")
     return f"{d} than published"
 
 
