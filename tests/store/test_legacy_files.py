@@ -78,7 +78,7 @@ def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     assert list(now.columns[:len(then.columns)]) == list(then.columns)
     pd.testing.assert_frame_equal(now[then.columns], then)
     assert list(now.columns[len(then.columns):]) == [m.name for m in MEASURES] + [
-        "deployment", "provider_kind", "region", "price_platform"]
+        "deployment", "provider_kind", "region", "price_platform", "platform_front_end_ms"]
     # a file from before deployments ran on its campaign's provider
     assert set(now["deployment"]) == set(now["provider_kind"]) == {"local"}
     kinds = set(now["workload_kind"]) - {""}

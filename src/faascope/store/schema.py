@@ -205,7 +205,8 @@ FLAT_FIXED = [
     "platform_setup_ms", "platform_init_ms", "platform_duration_ms", "report_duration_ms",
     "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
     "config_ephemeral_mb", "config_arch", "config_profile",
-] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform"]
+] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform",
+                                  "platform_front_end_ms"]
 #: the factor whose column is the fixed ``deployment`` column (the same value)
 DEPLOYMENT_FACTOR_FIELD = "deployment.deployment"
 
@@ -387,6 +388,8 @@ SELECT
     json_extract(i.config_json, '$.arch') AS config_arch,
     json_extract(i.config_json, '$.profile') AS config_profile,
     {measure_sql},
-    {deployment_sql}
+    {deployment_sql},
+    -- the local platform's modelled front end, part of client_latency_seconds (docs/platform.md)
+    CAST(json_extract(i.platform_json, '$.front_end_ms') AS REAL) AS platform_front_end_ms
 FROM invocations i JOIN campaign c ON c.id = i.campaign_id{deployment_join}
 ORDER BY i.order_index"""
