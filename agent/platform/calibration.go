@@ -60,6 +60,7 @@ type profileCalibration struct {
 	shared    BlockIO       // the shared file system's one budget (the platform's default profile)
 	net       *Shaping      // the profile's network token bucket; nil = none calibrated
 	frontEnd  time.Duration // the modelled front end on every invocation's reply (frontend.go)
+	cpuSpeed  float64       // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
 }
 
 // Calibration is the platform's calibrated profiles; nil means none.
@@ -155,6 +156,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 	pc.coldFixed = time.Duration(get(keyColdFixed, "ms") * float64(time.Millisecond))
 	pc.fetchBps = get(keyColdFetchRate, "B/s")
 	pc.frontEnd = time.Duration(get(keyFrontEnd, "ms") * float64(time.Millisecond))
+	pc.cpuSpeed = get(keyCPUSpeed, "1")
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
 	burst, peak := round(get(keyNetOneTimeBurst, "B")), round(get(keyNetPeakRate, "B/s"))
 	if err != nil {
@@ -191,6 +193,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 		lim.TmpIO = pc.tmpIO
 	}
 	lim.ModelledColdStart = pc.coldFixed
+	lim.CPUSpeed = pc.cpuSpeed
 	if pc.fetchBps > 0 && packageBytes > 0 {
 		lim.ModelledColdStart += time.Duration(float64(packageBytes) / pc.fetchBps * float64(time.Second))
 	}

@@ -50,7 +50,7 @@ func TestPackagedCalibrationTables(t *testing.T) {
 	known := map[string]bool{}
 	for _, k := range []string{keyTmpReadBps, keyTmpWriteBps, keyTmpReadIOPS, keyTmpWriteIOPS, keyNetBucketSize,
 		keyNetOneTimeBurst, keyNetRefillRate, keyNetPeakRate, keyColdFixed, keyColdFetchRate, keySharedReadBps,
-		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyFrontEnd} {
+		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyFrontEnd, keyCPUSpeed} {
 		known[k] = true
 	}
 	for profile, tab := range tables {

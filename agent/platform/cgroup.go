@@ -121,7 +121,7 @@ func enableV2Controllers(parent string) error {
 func (cg *Cgroup) apply(lim Limits) error {
 	quota := int64(-1)
 	if lim.VCPU > 0 {
-		quota = int64(lim.VCPU*cfsPeriodUs + 0.5)
+		quota = int64(lim.quotaVCPU()*cfsPeriodUs + 0.5) // cpuspeed.go
 		if quota < 1000 { // the kernel's minimum quota is 1 ms
 			quota = 1000
 		}

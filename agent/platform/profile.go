@@ -26,6 +26,9 @@ const (
 type Limits struct {
 	Profile     string  `json:"profile"`
 	VCPU        float64 `json:"vcpu"`         // 0 = no CPU quota
+	// CPUSpeed is the provider's vCPU speed relative to the lambda profile's, from the profile's
+	// calibration (cpuspeed.go): the CPU quota is VCPU × CPUSpeed; 0 = 1 (uncalibrated).
+	CPUSpeed float64 `json:"cpu_speed,omitempty"`
 	MemoryBytes int64   `json:"memory_bytes"` // 0 = no memory limit
 	TmpKind     TmpKind `json:"tmp_kind"`
 	TmpBytes    int64   `json:"tmp_bytes"` // 0 = no size limit

@@ -102,6 +102,11 @@ FIT_CELLS = {  # CALIBRATION contract (docs/platform.md, "Fidelity"): only these
     "thesis_lambda_direct_read_m2048_f1024000000_io512_median",
     "thesis_lambda_direct_read_m2048_f1024000000_io131072_median",
 }
+#: and these two, to which the gcf profile's CPU speed relative to lambda's is fitted (cpu_speed)
+CPU_SPEED_CELLS = {
+    "thesis_lambda_urandom_write_m2048_f1024000000_io131072_median",
+    "thesis_gcf_urandom_write_m2048_f1024000000_io131072_median",
+}
 
 
 def _thesis_cells():
@@ -136,14 +141,15 @@ def test_thesis_anchors_are_the_medians_of_the_thesis_data():
 def test_anchors_say_which_entries_were_fitted():
     t = calibration.load_table("published-anchors")
     fitted = t.fit_keys()
-    assert {k for k in fitted if k.startswith("thesis_")} == FIT_CELLS
+    assert {k for k in fitted if k.startswith("thesis_")} == FIT_CELLS | CPU_SPEED_CELLS
+    assert all(fitted[k] == ["platform-lambda@2026-11-23"] for k in FIT_CELLS)
     # the thesis cells and Skyrise's network fit the lambda profile, STeLLAR's cold medians each
-    # profile's modelled cold start, STeLLAR's warm median both profiles' modelled front end;
-    # nothing else (the runtime's init is held out)
+    # profile's modelled cold start, STeLLAR's warm median both profiles' modelled front end, the
+    # two large urandom-write cells gcf's CPU speed; nothing else (the runtime's init is held out)
     assert {k for k, tables in fitted.items() if tables == ["platform-gcf@2026-11-23"]} == \
-        {"stellar_cold_median_google"}
+        {"stellar_cold_median_google"} | CPU_SPEED_CELLS
     assert sorted(fitted["stellar_warm_median"]) == ["platform-gcf@2026-11-23", "platform-lambda@2026-11-23"]
-    assert set(fitted) - FIT_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
+    assert set(fitted) - FIT_CELLS - CPU_SPEED_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
                                        "skyrise_net_baseline_rate", "stellar_cold_median_aws",
                                        "stellar_cold_median_google", "stellar_warm_median"}
     # request latencies are not repeated here: standins-aws holds them
@@ -165,3 +171,13 @@ def test_fitted_by_round_trips_and_names_bad_keys():
     with pytest.raises(BadInput) as exc:
         calibration.parse_table(raw, "x")
     assert exc.value.field == "x.fitted_by"
+
+
+def test_gcf_cpu_speed_is_the_thesis_cells_ratio():
+    """gcf's cpu_speed (its vCPU's speed relative to lambda's) is Lambda's over GCF's median time
+    of the same 8,000 CPU-bound dd calls (128 KiB from /dev/urandom to /tmp, 2048 MB: a whole
+    vCPU for dd on both); the lambda profile is the reference and has none."""
+    anchors = calibration.load_table("published-anchors")
+    lam, gcf = (anchors.value(k) for k in sorted(CPU_SPEED_CELLS, key=lambda k: "gcf" in k))
+    assert calibration.load_table("platform-gcf").value("cpu_speed") == pytest.approx(lam / gcf, abs=5e-5)
+    assert "cpu_speed" not in calibration.load_table("platform-lambda").entries
