@@ -54,11 +54,12 @@ func (b BlockIO) Zero() bool { return b == BlockIO{} }
 // profileCalibration is what one profile's table sets.
 type profileCalibration struct {
 	table     CalibrationTable
-	tmpIO     BlockIO       // the sandbox's /tmp device (ext4 /tmp only)
-	coldFixed time.Duration // the provider's part of a cold start before the runtime's init
-	fetchBps  float64       // package fetch rate; 0 = no fetch term
-	shared    BlockIO       // the shared file system's one budget (the platform's default profile)
-	net       *Shaping      // the profile's network token bucket; nil = none calibrated
+	tmpIO     BlockIO        // the sandbox's /tmp device (ext4 /tmp only), at tmpScale's memory and above
+	tmpScale  tmpMemoryScale // how tmpIO shrinks below that memory size (tmpmemory.go)
+	coldFixed time.Duration  // the provider's part of a cold start before the runtime's init
+	fetchBps  float64        // package fetch rate; 0 = no fetch term
+	shared    BlockIO        // the shared file system's one budget (the platform's default profile)
+	net       *Shaping       // the profile's network token bucket; nil = none calibrated
 }
 
 // Calibration is the platform's calibrated profiles; nil means none.
@@ -151,6 +152,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 		ReadIOPS: round(get(keyTmpReadIOPS, "IOPS")), WriteIOPS: round(get(keyTmpWriteIOPS, "IOPS"))}
 	pc.shared = BlockIO{ReadBps: round(get(keySharedReadBps, "B/s")), WriteBps: round(get(keySharedWriteBps, "B/s")),
 		ReadIOPS: round(get(keySharedReadIOPS, "IOPS")), WriteIOPS: round(get(keySharedWriteIOPS, "IOPS"))}
+	pc.tmpScale = tmpMemoryScale{memoryMB: get(keyTmpLimitsMemory, "MB"), exponent: get(keyTmpMemoryExponent, "1")}
 	pc.coldFixed = time.Duration(get(keyColdFixed, "ms") * float64(time.Millisecond))
 	pc.fetchBps = get(keyColdFetchRate, "B/s")
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
@@ -177,7 +179,7 @@ func (c *Calibration) profile(name string) *profileCalibration {
 }
 
 // LimitsFor is LimitsFor with the profile's calibration applied: the /tmp device's block I/O
-// limits (an ext4 /tmp only: GCF's is memory) and the modelled cold start, a fixed part plus
+// limits (an ext4 /tmp only: GCF's is memory), scaled to the memory size (tmpmemory.go), and the modelled cold start, a fixed part plus
 // the package's fetch at the calibrated rate (packageBytes: the zipped code and layers).
 func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packageBytes int64) (Limits, error) {
 	lim, err := LimitsFor(profile, memoryMB, ephemeralMB)
@@ -186,7 +188,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 		return lim, err
 	}
 	if lim.TmpKind == TmpExt4 {
-		lim.TmpIO = pc.tmpIO
+		lim.TmpIO = pc.tmpScale.forMemory(pc.tmpIO, memoryMB)
 	}
 	lim.ModelledColdStart = pc.coldFixed
 	if pc.fetchBps > 0 && packageBytes > 0 {
