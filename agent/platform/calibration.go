@@ -59,6 +59,7 @@ type profileCalibration struct {
 	coldFixed time.Duration  // the provider's part of a cold start before the runtime's init
 	fetchBps  float64        // package fetch rate; 0 = no fetch term
 	shared    BlockIO        // the shared file system's one budget (the platform's default profile)
+	hostTmp   BlockIO        // the host disk's budget for all the profile's /tmp images (hostdisk.go)
 	net       *Shaping       // the profile's network token bucket; nil = none calibrated
 }
 
@@ -152,6 +153,8 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 		ReadIOPS: round(get(keyTmpReadIOPS, "IOPS")), WriteIOPS: round(get(keyTmpWriteIOPS, "IOPS"))}
 	pc.shared = BlockIO{ReadBps: round(get(keySharedReadBps, "B/s")), WriteBps: round(get(keySharedWriteBps, "B/s")),
 		ReadIOPS: round(get(keySharedReadIOPS, "IOPS")), WriteIOPS: round(get(keySharedWriteIOPS, "IOPS"))}
+	pc.hostTmp = BlockIO{ReadBps: round(get(keyHostTmpReadBps, "B/s")), WriteBps: round(get(keyHostTmpWriteBps, "B/s")),
+		ReadIOPS: round(get(keyHostTmpReadIOPS, "IOPS")), WriteIOPS: round(get(keyHostTmpWriteIOPS, "IOPS"))}
 	pc.tmpScale = tmpMemoryScale{memoryMB: get(keyTmpLimitsMemory, "MB"), exponent: get(keyTmpMemoryExponent, "1")}
 	pc.coldFixed = time.Duration(get(keyColdFixed, "ms") * float64(time.Millisecond))
 	pc.fetchBps = get(keyColdFetchRate, "B/s")

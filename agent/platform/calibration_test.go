@@ -50,7 +50,8 @@ func TestPackagedCalibrationTables(t *testing.T) {
 	known := map[string]bool{}
 	for _, k := range []string{keyTmpReadBps, keyTmpWriteBps, keyTmpReadIOPS, keyTmpWriteIOPS, keyNetBucketSize,
 		keyNetOneTimeBurst, keyNetRefillRate, keyNetPeakRate, keyColdFixed, keyColdFetchRate, keySharedReadBps,
-		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyTmpLimitsMemory, keyTmpMemoryExponent} {
+		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyTmpLimitsMemory, keyTmpMemoryExponent, keyHostTmpReadBps, keyHostTmpWriteBps, keyHostTmpReadIOPS,
+		keyHostTmpWriteIOPS} {
 		known[k] = true
 	}
 	for profile, tab := range tables {
