@@ -2,7 +2,10 @@ package platform
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,5 +73,57 @@ func TestColocatedTmpWritersShareTheHostBudget(t *testing.T) {
 		if agg > 1.3*alone || agg < alone/1.3 {
 			t.Errorf("direct=%v: aggregate of %d %.0f B/s, alone %.0f B/s: not flat within x1.3", direct, n, agg, alone)
 		}
+	}
+}
+
+// The host disk holds the lambda sandboxes' /tmp images while the platform runs (a loop device
+// mounted in the data directory), a deleted function's images go with its sandboxes, and a
+// closed platform leaves neither the mount nor the image behind.
+func TestHostDiskHoldsTheTmpImagesAndGoesWithThePlatform(t *testing.T) {
+	needSandboxes(t)
+	cal, _ := packagedCalibration(t)
+	tp := startPlatform(t, Config{Calibration: cal})
+	if !tp.Status().BlockIOLimits {
+		t.Skip("no block I/O controller on this host")
+	}
+	dir := hostDiskDir(tp.cfg.DataDir)
+	if !strings.Contains(mountSource(dir), "/dev/loop") {
+		t.Fatalf("%s is not a loop device's mount: %q", dir, mountSource(dir))
+	}
+	tp.create("img", map[string]any{"MemorySize": 256, "Timeout": 60})
+	if _, r, body := tp.invoke("img", `{"workload":{"kind":"noop"}}`); !r.OK {
+		t.Fatalf("invoke: %s", body)
+	}
+	images, _ := filepath.Glob(filepath.Join(dir, "sandboxes", "*.ext4"))
+	if len(images) != 1 {
+		t.Fatalf("images on the host disk: %v, want the one sandbox's", images)
+	}
+	tp.call("DELETE", "/2015-03-31/functions/img", nil, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(images[0]); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s outlived its function", images[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Close, as a stopped platform does.
+	p, err := New(Config{Calibration: cal, DataDir: t.TempDir(), DefaultProfile: ProfileLambda,
+		Isolation: isolation(), SpareSandboxes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2 := hostDiskDir(p.cfg.DataDir)
+	if mountSource(d2) == "" {
+		t.Fatalf("no host disk at %s", d2)
+	}
+	p.Close()
+	if src := mountSource(d2); src != "" {
+		t.Fatalf("%s still mounted from %s after Close", d2, src)
+	}
+	if _, err := os.Stat(filepath.Join(p.cfg.DataDir, "host-disk.ext4")); !os.IsNotExist(err) {
+		t.Fatalf("host disk image left behind: %v", err)
 	}
 }
