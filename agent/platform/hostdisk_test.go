@@ -127,3 +127,17 @@ func TestHostDiskHoldsTheTmpImagesAndGoesWithThePlatform(t *testing.T) {
 		t.Fatalf("host disk image left behind: %v", err)
 	}
 }
+
+// The packaged host budget is assumed equal to one sandbox's own /tmp limits at 2048 MB and
+// above (platform-lambda's host_tmp_* notes): two copies of one figure in the table, so a test
+// keeps them together (an override may set them apart on purpose).
+func TestPackagedHostBudgetIsOneSandboxsLimits(t *testing.T) {
+	cal, _ := packagedCalibration(t)
+	lam := cal.profile(ProfileLambda)
+	if lam.hostTmp != lam.tmpIO || lam.hostTmp.Zero() {
+		t.Fatalf("host budget %+v, sandbox limits at 2048 MB %+v", lam.hostTmp, lam.tmpIO)
+	}
+	if !cal.hostTmpBudget(ProfileGCF).Zero() || !cal.hostTmpBudget(ProfileUnlimited).Zero() {
+		t.Fatal("a host /tmp budget for a profile whose /tmp is no device")
+	}
+}
