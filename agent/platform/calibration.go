@@ -54,13 +54,15 @@ func (b BlockIO) Zero() bool { return b == BlockIO{} }
 // profileCalibration is what one profile's table sets.
 type profileCalibration struct {
 	table     CalibrationTable
-	tmpIO     BlockIO       // the sandbox's /tmp device (ext4 /tmp only)
-	coldFixed time.Duration // the provider's part of a cold start before the runtime's init
-	fetchBps  float64       // package fetch rate; 0 = no fetch term
-	shared    BlockIO       // the shared file system's one budget (the platform's default profile)
-	net       *Shaping      // the profile's network token bucket; nil = none calibrated
-	frontEnd  time.Duration // the modelled front end on every invocation's reply (frontend.go)
-	cpuSpeed  float64       // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
+	tmpIO     BlockIO        // the sandbox's /tmp device (ext4 /tmp only), at tmpScale's memory and above
+	tmpScale  tmpMemoryScale // how tmpIO shrinks below that memory size (tmpmemory.go)
+	coldFixed time.Duration  // the provider's part of a cold start before the runtime's init
+	fetchBps  float64        // package fetch rate; 0 = no fetch term
+	shared    BlockIO        // the shared file system's one budget (the platform's default profile)
+	hostTmp   BlockIO        // the host disk's budget for all the profile's /tmp images (hostdisk.go)
+	net       *Shaping       // the profile's network token bucket; nil = none calibrated
+	frontEnd  time.Duration  // the modelled front end on every invocation's reply (frontend.go)
+	cpuSpeed  float64        // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
 }
 
 // Calibration is the platform's calibrated profiles; nil means none.
@@ -153,6 +155,9 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 		ReadIOPS: round(get(keyTmpReadIOPS, "IOPS")), WriteIOPS: round(get(keyTmpWriteIOPS, "IOPS"))}
 	pc.shared = BlockIO{ReadBps: round(get(keySharedReadBps, "B/s")), WriteBps: round(get(keySharedWriteBps, "B/s")),
 		ReadIOPS: round(get(keySharedReadIOPS, "IOPS")), WriteIOPS: round(get(keySharedWriteIOPS, "IOPS"))}
+	pc.hostTmp = BlockIO{ReadBps: round(get(keyHostTmpReadBps, "B/s")), WriteBps: round(get(keyHostTmpWriteBps, "B/s")),
+		ReadIOPS: round(get(keyHostTmpReadIOPS, "IOPS")), WriteIOPS: round(get(keyHostTmpWriteIOPS, "IOPS"))}
+	pc.tmpScale = tmpMemoryScale{memoryMB: get(keyTmpLimitsMemory, "MB"), exponent: get(keyTmpMemoryExponent, "1")}
 	pc.coldFixed = time.Duration(get(keyColdFixed, "ms") * float64(time.Millisecond))
 	pc.fetchBps = get(keyColdFetchRate, "B/s")
 	pc.frontEnd = time.Duration(get(keyFrontEnd, "ms") * float64(time.Millisecond))
@@ -181,7 +186,7 @@ func (c *Calibration) profile(name string) *profileCalibration {
 }
 
 // LimitsFor is LimitsFor with the profile's calibration applied: the /tmp device's block I/O
-// limits (an ext4 /tmp only: GCF's is memory) and the modelled cold start, a fixed part plus
+// limits (an ext4 /tmp only: GCF's is memory), scaled to the memory size (tmpmemory.go), and the modelled cold start, a fixed part plus
 // the package's fetch at the calibrated rate (packageBytes: the zipped code and layers).
 func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packageBytes int64) (Limits, error) {
 	lim, err := LimitsFor(profile, memoryMB, ephemeralMB)
@@ -190,7 +195,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 		return lim, err
 	}
 	if lim.TmpKind == TmpExt4 {
-		lim.TmpIO = pc.tmpIO
+		lim.TmpIO = pc.tmpScale.forMemory(pc.tmpIO, memoryMB)
 	}
 	lim.ModelledColdStart = pc.coldFixed
 	lim.CPUSpeed = pc.cpuSpeed

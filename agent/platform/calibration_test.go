@@ -50,7 +50,8 @@ func TestPackagedCalibrationTables(t *testing.T) {
 	known := map[string]bool{}
 	for _, k := range []string{keyTmpReadBps, keyTmpWriteBps, keyTmpReadIOPS, keyTmpWriteIOPS, keyNetBucketSize,
 		keyNetOneTimeBurst, keyNetRefillRate, keyNetPeakRate, keyColdFixed, keyColdFetchRate, keySharedReadBps,
-		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyFrontEnd, keyCPUSpeed} {
+		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyTmpLimitsMemory, keyTmpMemoryExponent, keyHostTmpReadBps, keyHostTmpWriteBps, keyHostTmpReadIOPS,
+		keyHostTmpWriteIOPS, keyFrontEnd, keyCPUSpeed} {
 		known[k] = true
 	}
 	for profile, tab := range tables {
@@ -100,8 +101,8 @@ func TestPackagedCalibrationTables(t *testing.T) {
 		t.Errorf("shared budget %+v", b)
 	}
 	// The modelled cold start is the fixed part plus the package at the fetch rate.
-	l0, _ := cal.LimitsFor(ProfileLambda, 128, 512, 0)
-	l1, _ := cal.LimitsFor(ProfileLambda, 128, 512, 15_000_000)
+	l0, _ := cal.LimitsFor(ProfileLambda, 2048, 512, 0)
+	l1, _ := cal.LimitsFor(ProfileLambda, 2048, 512, 15_000_000)
 	if l0.ModelledColdStart <= 0 || l0.TmpIO != lam.tmpIO {
 		t.Errorf("lambda limits %+v", l0)
 	}

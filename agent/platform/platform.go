@@ -73,6 +73,7 @@ type Platform struct {
 	s3                 *s3Source                          // nil without --s3-endpoint (s3code.go)
 	code               *codeStore                         // packages and layers unpacked once (codestore.go)
 	tmpPool            *tmpPool                           // ext4 /tmp images formatted ahead (tmppool.go)
+	hostDisk           *hostDisk                          // under the lambda sandboxes' /tmp images (hostdisk.go)
 	spares             *spares                            // sandboxes made ahead (spares.go)
 	blkio              blkioTarget                        // the platform's block I/O group (blkio.go)
 	shared             *sharedDevice                      // the shared directory's budgeted device (shareddev.go)
@@ -148,6 +149,11 @@ func New(cfg Config) (*Platform, error) {
 			p.tmpPool.close()
 			return nil, err
 		}
+		if err := p.setupHostDisk(); err != nil { // hostdisk.go
+			p.tmpPool.close()
+			p.shared.close()
+			return nil, err
+		}
 		p.spares = newSpares(spareOptions{CgroupGroup: p.cgroupDir, Network: !cfg.HostNetwork,
 			SharedDir: cfg.SharedDir}, p.sandboxRoot(), cfg.SpareSandboxes)
 	}
@@ -195,6 +201,7 @@ func (p *Platform) Close() {
 	p.tmpPool.close()
 	p.spares.close()
 	p.shared.close()
+	p.hostDisk.close()
 	// The /etc files the sandboxes shared go with the last of them: a stopped platform leaves
 	// nothing in its sandboxes' directory.
 	os.RemoveAll(filepath.Join(p.sandboxRoot(), sharedEtcDir))
@@ -287,6 +294,8 @@ type Status struct {
 	CalibrationFile string                     `json:"calibration_file"`
 	// SharedBudget is the shared file system's one throughput budget (zero = none).
 	SharedBudget BlockIO `json:"shared_budget"`
+	// HostTmpBudget is the host disk's budget, shared by every lambda sandbox's /tmp (zero = none).
+	HostTmpBudget BlockIO `json:"host_tmp_budget"`
 	// BlockIOLimits: a block I/O controller holds the calibrated device limits; TmpDirectIO: the
 	// loop devices of ext4 /tmp read and write with direct I/O (loopdio.go).
 	BlockIOLimits bool `json:"block_io_limits"`
@@ -305,7 +314,7 @@ func (p *Platform) Status() Status {
 		HostNetwork: p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", Expose: p.cfg.Expose,
 		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir, S3Endpoint: p.cfg.S3.Endpoint,
 		Calibration: p.cfg.Calibration.Info(), CalibrationFile: p.cfg.Calibration.path(),
-		SharedBudget: p.sharedBudget(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO}
+		SharedBudget: p.sharedBudget(), HostTmpBudget: p.hostTmpBudgetInForce(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO}
 }
 
 // hostArch is the Lambda name of the architecture the platform runs functions for.

@@ -228,7 +228,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	st.mark("claim")
 	switch o.Limits.TmpKind {
 	case TmpExt4:
-		if sb.tmpImage, err = o.TmpPool.take(filepath.Join(o.Dir, "tmp.ext4"), o.Limits.TmpBytes); err != nil {
+		if sb.tmpImage, err = o.TmpPool.take(o.TmpPool.imageFor(o.Dir, o.ID), o.Limits.TmpBytes); err != nil {
 			return sb, err
 		}
 		spec.TmpSource = sb.tmpImage.path
@@ -379,6 +379,7 @@ func (sb *Sandbox) Destroy() {
 	}
 	if sb.Dir != "" {
 		_ = os.RemoveAll(sb.Dir)
+		sb.tmpImage.remove(sb.Dir) // on the host disk (hostdisk.go)
 	}
 	if sb.spare != nil {
 		if sb.spare.gate != nil {

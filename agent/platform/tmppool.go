@@ -35,10 +35,28 @@ type tmpPool struct {
 	wg     sync.WaitGroup
 	seq    int
 	closed sync.Once
+	// sandboxDir is where sandboxes' images go when the pool is on the host disk (hostdisk.go):
+	// on the same file system, so a take is a rename; "" = in each sandbox's own directory.
+	sandboxDir string
 }
 
 // tmpImage is one sandbox's /tmp image.
 type tmpImage struct{ path string }
+
+// imageFor is where the sandbox with directory dir and id keeps its /tmp image.
+func (tp *tmpPool) imageFor(dir, id string) string {
+	if tp == nil || tp.sandboxDir == "" {
+		return filepath.Join(dir, "tmp.ext4")
+	}
+	return filepath.Join(tp.sandboxDir, id+".ext4")
+}
+
+// remove deletes the image when it lives outside the sandbox's directory (which goes anyway).
+func (im *tmpImage) remove(sandboxDir string) {
+	if im != nil && sandboxDir != "" && filepath.Dir(im.path) != sandboxDir {
+		os.Remove(im.path)
+	}
+}
 
 // newTmpPool clears what an earlier run left in dir and starts the refiller.
 func newTmpPool(dir string) (*tmpPool, error) {

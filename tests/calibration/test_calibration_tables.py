@@ -98,9 +98,10 @@ def test_table_files_round_trip_through_as_dict():
 
 # ------------------------------------------------------------------ published anchors, fitted_by
 THESIS_CSV = Path(__file__).resolve().parents[2] / "examples/data/thesis-2024/main_experiment.csv"
-FIT_CELLS = {  # CALIBRATION contract (docs/platform.md, "Fidelity"): only these two thesis cells
-    "thesis_lambda_direct_read_m2048_f1024000000_io512_median",
-    "thesis_lambda_direct_read_m2048_f1024000000_io131072_median",
+FIT_CELLS = {  # CALIBRATION contract (docs/platform.md, "Fidelity"): only these three thesis cells
+    "thesis_lambda_direct_read_m2048_f1024000000_io512_median",   # tmp_read_iops
+    "thesis_lambda_direct_read_m2048_f1024000000_io131072_median",  # tmp_read_bps
+    "thesis_lambda_direct_read_m128_f10000_io512_median",          # tmp_limits_memory_exponent
 }
 #: and these two, to which the gcf profile's CPU speed relative to lambda's is fitted (cpu_speed)
 CPU_SPEED_CELLS = {

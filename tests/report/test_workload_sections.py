@@ -19,6 +19,7 @@ from faascope.analysis.phases import has_phases, phase_means
 from faascope.analysis.storage_requests import has_storage_requests, request_counts
 from faascope.analysis.transfers import hop_segments, typical_chains
 from faascope.report.build import build_report
+from faascope.report.sections.concurrency import bandwidth_fig, bandwidth_sentences
 from faascope.report.stagger_heatmaps import SIGNIFICANT, heatmaps_plot
 from faascope.store.reader import ResultsFile
 
@@ -132,6 +133,53 @@ def test_burst_size_curves_show_the_colocation_effect(tmp_path):
     assert bw.loc[1, "per_function_bytes_per_s"] == pytest.approx(bw.loc[1, "aggregate_bytes_per_s"], rel=0.05)
     assert bw.loc[8, "per_function_bytes_per_s"] < bw.loc[1, "per_function_bytes_per_s"]
     assert bw.loc[8, "aggregate_bytes_per_s"] > 2 * bw.loc[8, "per_function_bytes_per_s"]
+
+
+def test_colocation_fixture_reproduces_kim_and_lee():
+    """The fixture was recorded on the lambda profile with the host /tmp budget (hostdisk.go):
+    per-function bandwidth falls about as 1/n and the aggregate stays flat, Kim & Lee's finding
+    (before the budget: aggregate x8 from 1 to 8 writers)."""
+    bw = bandwidth_curves(load_bursts(DATA / "colocation.db")).pivot(
+        index="burst_size", columns="column", values="mean")
+    per, agg = bw["per_function_bytes_per_s"], bw["aggregate_bytes_per_s"]
+    assert per[8] / per[1] < 0.25
+    assert 1 / 1.3 < agg[8] / agg[1] < 1.3
+
+
+def test_colocation_sentence_says_what_the_table_shows(tmp_path):
+    res = build_report(_copy(tmp_path, "colocation.db"), tmp_path / "out", formats=(), n_boot=200)
+    text = res.summary.read_text()
+    bw = bandwidth_curves(load_bursts(DATA / "colocation.db")).pivot(
+        index="burst_size", columns="column", values="mean")
+    (line,) = [x for x in text.splitlines() if "functions at once" in x]
+    per = bw["per_function_bytes_per_s"]
+    agg = bw["aggregate_bytes_per_s"]
+    assert line.startswith("from 1 to 8 functions at once")
+    assert f"(×{per[8] / per[1]:.2f})" in line and f"(×{agg[8] / agg[1]:.2f})" in line
+    assert f"{agg[8] / 2**20:.4g} MiB/s" in line
+    # three bursts per size: no intervals, so no direction is claimed, and the caption claims none
+    assert line.count("no direction claimed") == 2
+    assert "falls" not in bandwidth_fig(bandwidth_curves(load_bursts(DATA / "colocation.db"))).caption
+
+
+def test_bandwidth_direction_needs_non_overlapping_intervals():
+    def rows(col, a, b):
+        return [{"burst_size": 1, "column": col, "mean": a[0], "ci_low": a[1], "ci_high": a[2], "ci_why": None,
+                 "n_bursts": 200},
+                {"burst_size": 4, "column": col, "mean": b[0], "ci_low": b[1], "ci_high": b[2], "ci_why": None,
+                 "n_bursts": 200}]
+    MiB = 2**20
+    curves = pd.DataFrame(rows("per_function_bytes_per_s", (32 * MiB, 31 * MiB, 33 * MiB), (8 * MiB, 7 * MiB, 9 * MiB))
+                          + rows("aggregate_bytes_per_s", (32 * MiB, 31 * MiB, 33 * MiB), (33 * MiB, 32 * MiB, 34 * MiB)))
+    (line,) = bandwidth_sentences(curves, "95%")
+    assert "per-function bandwidth 32 → 8 MiB/s (×0.25): fell" in line
+    assert "aggregate bandwidth 32 → 33 MiB/s (×1.03): no change beyond the intervals" in line
+    # the old platform's shape: per-function flat, aggregate x4
+    curves = pd.DataFrame(rows("per_function_bytes_per_s", (32 * MiB, 31 * MiB, 33 * MiB), (32 * MiB, 31 * MiB, 33 * MiB))
+                          + rows("aggregate_bytes_per_s", (32 * MiB, 31 * MiB, 33 * MiB), (128 * MiB, 120 * MiB, 136 * MiB)))
+    (line,) = bandwidth_sentences(curves.assign(memory=2048), "95%")
+    assert line.startswith("memory=2048: from 1 to 4 functions at once")
+    assert "per-function bandwidth 32 → 32 MiB/s (×1.00): no change" in line and "(×4.00): rose" in line
 
 
 def test_stagger_heatmap_marks_cells_whose_interval_excludes_zero():

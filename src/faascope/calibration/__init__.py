@@ -42,8 +42,9 @@ from faascope.errors import BadInput
 TABLES_PACKAGE = "faascope.calibration"
 TABLES_DIR = "tables"
 ROLES = ("published", "fit", "assumed")
-#: the units an entry may have; bytes are integers (B, B/s), times in ms or s, rates per second
-UNITS = ("B", "B/s", "IOPS", "req/s", "ms", "s", "1")
+#: the units an entry may have; bytes are integers (B, B/s), times in ms or s, rates per second,
+#: memory sizes in MB (as Lambda and GCF count them: MiB)
+UNITS = ("B", "B/s", "IOPS", "req/s", "ms", "s", "MB", "1")
 ENTRY_FIELDS = ("value", "unit", "source", "date", "role", "note")
 
 

@@ -72,8 +72,9 @@ def builds() -> dict[str, Optional[str]]:
 def _platform_status(described: dict) -> Optional[dict]:
     """What the local platform reports about itself (profile, isolation, cgroup version, arch,
     keep-alive, concurrency, network shaping, the calibration tables and versions in force per
-    profile with what a user file overrode, the shared file system's budget, block I/O limits
-    and direct I/O of /tmp): the calibration a local campaign ran under."""
+    profile with what a user file overrode, the shared file system's budget, the host budget the
+    lambda sandboxes' /tmp share, block I/O limits and direct I/O of /tmp): the calibration a
+    local campaign ran under."""
     endpoint = described.get("endpoint_url")
     if not endpoint or described.get("kind") != "local":
         return None
@@ -81,8 +82,8 @@ def _platform_status(described: dict) -> Optional[dict]:
     if h is None:
         return None
     keep = ("profile", "isolation", "cgroup_version", "arch", "keep_alive_s", "concurrency",
-            "net_shape", "host_network", "calibration", "shared_budget", "block_io_limits",
-            "tmp_direct_io")
+            "net_shape", "host_network", "calibration", "shared_budget", "host_tmp_budget",
+            "block_io_limits", "tmp_direct_io")
     return {k: h.get(k) for k in keep if k in h}
 
 

@@ -104,9 +104,48 @@ def bandwidth_fig(curves: pd.DataFrame) -> Fig:
     return Fig("burst_bandwidth_per_function_and_aggregate", "Per-function and aggregate bandwidth per burst",
                Plot(panels, title="Bandwidth per function and in aggregate against burst size", cols=2,
                     legend=Legend(" · ".join(groups), where="top") if groups else None),
-               caption="As more functions run at once, each one's bandwidth falls while the aggregate shows "
-                       "what the shared resource delivers. Span = first member received → last workload end.",
+               caption="Per function: the median member's bytes / run time; aggregate: every member's bytes / "
+                       "the burst's span (first member received → last workload end). What the curves show, "
+                       "group by group, is said under the table that follows.",
                size=(7.6, 3.2), height=420)
+
+
+def _direction(lo: pd.Series, hi: pd.Series) -> str:
+    """How a curve went from its smallest to its largest burst size, judged by the two means'
+    intervals: a change only where they do not overlap (conservative), none claimed without them."""
+    if any(v is None or pd.isna(v) for v in (lo["ci_low"], lo["ci_high"], hi["ci_low"], hi["ci_high"])):
+        why = next((w for w in (lo.get("ci_why"), hi.get("ci_why")) if isinstance(w, str) and w), "no intervals")
+        return f"no direction claimed (intervals: {why})"
+    if hi["ci_high"] < lo["ci_low"]:
+        return "fell (the intervals do not overlap)"
+    if hi["ci_low"] > lo["ci_high"]:
+        return "rose (the intervals do not overlap)"
+    return "no change beyond the intervals"
+
+
+def bandwidth_sentences(curves: pd.DataFrame, conf: str) -> list[str]:
+    """One sentence per group saying what its per-function and aggregate bandwidth did from the
+    smallest to the largest burst size, from the numbers in the table (never a fixed claim: the
+    co-location finding is Kim & Lee's, a local platform or another cloud may show otherwise)."""
+    groups = _group_columns(curves)
+    out = []
+    for key, g in (curves.groupby(groups, sort=False, dropna=False) if groups else [((), curves)]):
+        key = key if isinstance(key, tuple) else (key,)
+        parts = []
+        for col, word in (("per_function_bytes_per_s", "per-function"), ("aggregate_bytes_per_s", "aggregate")):
+            c = g[g["column"] == col].sort_values("burst_size")
+            if len(c) < 2:
+                continue
+            lo, hi = c.iloc[0], c.iloc[-1]
+            parts.append(f"{word} bandwidth {lo['mean'] / MiB:.4g} → {hi['mean'] / MiB:.4g} MiB/s "
+                         f"(×{hi['mean'] / lo['mean']:.2f}): {_direction(lo, hi)}")
+        if not parts:
+            continue
+        sizes = sorted(g["burst_size"].unique())
+        where = ", ".join(f"{k}={v}" for k, v in zip(groups, key))
+        out.append(f"{where + ': ' if where else ''}from {sizes[0]:g} to {sizes[-1]:g} functions at once, "
+                   + "; ".join(parts) + f" ({conf} intervals of the means over bursts).")
+    return out
 
 
 def curves_table(curves: pd.DataFrame, columns: list[str], fmt) -> tuple[list[str], list[list]]:
@@ -245,6 +284,8 @@ def concurrency_section(ctx: Ctx) -> Block | None:
                                    lambda v: f"{v / MiB:.4g} MiB/s")
         b.items.append(table(f"Bandwidth per burst size (mean over bursts [{ctx.conf} CI])",
                              heads + ["per function", "aggregate"], rows))
+        for line in bandwidth_sentences(bw, ctx.conf):
+            b.items.append(Text(line))
     try:
         imp = stagger_improvements(data, alpha=ctx.alpha)
     except BadInput:  # not a staggering grid (no batch_size and delay factors)
