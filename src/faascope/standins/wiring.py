@@ -13,8 +13,11 @@ to the local platform and the functions, stopped when the campaign ends (docs/st
   started (with ``<data dir>/shared`` when needed) and left running as ``faascope run`` always
   did; running without a shared directory when one is needed: a dedicated platform for this
   campaign (own data directory and port), stopped and removed at the end, so that a platform
-  other campaigns may be using is never restarted under them. An ``endpoint_url`` in the spec
-  is used as given (a Failure if it mounts no shared directory and one is needed).
+  other campaigns may be using is never restarted under them. Likewise when a package is over
+  Lambda's direct-upload limit (``image_sizes``): the S3 stand-in is started for it and the
+  platform must read code from that very server (its health's ``s3_endpoint``), else a
+  dedicated one does. An ``endpoint_url`` in the spec is used as given (a Failure if it mounts
+  no shared directory and one is needed, or reads code from another S3 server when one is).
 - **Functions**: endpoints in the environment (``FAASCOPE_*``, ``AWS_ENDPOINT_URL_DYNAMODB``,
   ``AWS_ENDPOINT_URL_LAMBDA``), which the agent's workloads read when the request does not say,
   so specs name no endpoints. The stand-ins' made-up keys are what the local platform sets as
