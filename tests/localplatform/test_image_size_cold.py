@@ -66,7 +66,8 @@ def test_lambda_profile_cold_start_grows_x3_5_from_10_to_100_mb(tmp_path):
                 medians[target] = statistics.median(lat)
                 p.teardown(name)
             up = p.code_uploads
-            assert "image-10mb" not in up and up["image-100mb"]["zipped_bytes"] > DIRECT_UPLOAD_MAX_BYTES
+            assert up["image-10mb"]["via"] == "inline" and up["image-100mb"]["via"] == "s3"
+            assert up["image-100mb"]["zipped_bytes"] > DIRECT_UPLOAD_MAX_BYTES
             ratio = medians[LARGE] / medians[SMALL]
             assert LOW <= ratio <= HIGH, (medians, modelled, ratio)
             p.close()

@@ -78,7 +78,7 @@ def test_aws_large_package_is_uploaded_to_s3_then_named(aws_env, monkeypatch):
     assert set(code) == {"S3Bucket", "S3Key"} and code["S3Bucket"] == "faascope-results-bucket"
     assert code["S3Key"].startswith("runs/faascope-code/" + name + "/") and code["S3Key"].endswith(".zip")
     validate_parameters(calls[0], p.control.meta.service_model.operation_model("CreateFunction").input_shape)
-    up = p.code_uploads[name]
+    up = p.describe_function(name)["code"]  # what the campaign's `deployed` event records
     assert up["via"] == "s3" and up["zipped_bytes"] > DIRECT_UPLOAD_MAX_BYTES
     p.close()
 
@@ -94,7 +94,7 @@ def test_aws_small_package_stays_inline(aws_env):
         lam.add_response("create_function", {"FunctionName": "f", "State": "Pending"})
         lam.add_response("get_function", ACTIVE)
         p.deploy("f", FunctionConfig(memory_mb=256))
-    assert set(calls[0]["Code"]) == {"ZipFile"} and not p.code_uploads
+    assert set(calls[0]["Code"]) == {"ZipFile"} and p.describe_function("f")["code"]["via"] == "inline"
     p.close()
 
 
@@ -143,5 +143,8 @@ design: {{replications: 1, warmup: 0, seed: 3}}
         events = [json.loads(d) for k, d in c.execute("SELECT kind, detail_json FROM events") if k == "standins"]
     assert responses and all(x["ok"] for x in responses), responses
     assert events[0]["code_via_s3"]["bucket"]
+    with sqlite3.connect(db) as c:
+        deployed = [json.loads(d) for k, d in c.execute("SELECT kind, detail_json FROM events") if k == "deployed"]
+    assert deployed[0]["provider"]["code"]["via"] == "s3"
     # the running platform reads no S3: the campaign ran on one of its own that does
     assert events[0]["platform"]["how"] == "dedicated"

@@ -310,7 +310,8 @@ class LambdaAPIProvider(Provider):
         self._zipdir: Optional[tempfile.TemporaryDirectory] = None
         self._env: dict[str, dict[str, str]] = {}
         self._config: dict[str, FunctionConfig] = {}
-        #: function -> how its last package over the direct-upload limit was deployed
+        #: function -> how its package was last uploaded (inline, or through S3 when over the
+        #: direct-upload limit), recorded in the ``deployed`` event (describe_function's ``code``)
         self.code_uploads: dict[str, dict[str, Any]] = {}
         self.campaign_uid: Optional[str] = None
         self.spec_name: Optional[str] = None
@@ -327,6 +328,12 @@ class LambdaAPIProvider(Provider):
     def describe(self) -> dict:
         return {"kind": self.kind, "region": self.region, "endpoint_url": self.endpoint_url,
                 "max_attempts": self.max_attempts}
+
+    def describe_function(self, name: str) -> dict:
+        d = self.describe()
+        if name in self.code_uploads:
+            d["code"] = dict(self.code_uploads[name])
+        return d
 
     def async_requests(self, *, log_tail: bool = False) -> LambdaRequests:
         return LambdaRequests(self.client, log_tail=log_tail)
@@ -386,6 +393,7 @@ class LambdaAPIProvider(Provider):
         deleted when the block ends: the function has its own copy by then (the caller waits
         for it to be Active / Updated inside the block)."""
         if len(code) <= DIRECT_UPLOAD_MAX_BYTES:
+            self.code_uploads[name] = {"via": "inline", "zipped_bytes": len(code)}
             yield {"ZipFile": code}
             return
         cb = self.code_bucket()
