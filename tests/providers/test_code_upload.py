@@ -84,6 +84,32 @@ def test_aws_large_package_is_uploaded_to_s3_then_named(aws_env, monkeypatch):
 
 
 @needs_binaries
+def test_aws_large_package_update_goes_through_s3_too(aws_env, monkeypatch):
+    """A function that exists with other code: UpdateFunctionCode names the uploaded object."""
+    p = _provider(code_bucket="faascope-deploy")
+    s3 = boto3.client("s3", region_name="eu-west-1")
+    monkeypatch.setattr(p, "s3_client", lambda: s3)
+    current = {"Configuration": {**ACTIVE["Configuration"], "CodeSha256": "other", "Architectures": ["x86_64"],
+                                 "EphemeralStorage": {"Size": 512}}, "Tags": {}}
+    calls = []
+    p.control.meta.events.register("before-parameter-build.lambda.UpdateFunctionCode",
+                                   lambda params, **_: calls.append(json.loads(json.dumps(params, default=str))))
+    with Stubber(p.control) as lam, Stubber(s3) as st:
+        lam.add_response("get_function", current)
+        st.add_response("put_object", {}, {"Bucket": "faascope-deploy", "Key": ANY, "Body": ANY})
+        lam.add_response("update_function_code", {"FunctionName": "f"})
+        lam.add_response("get_function", ACTIVE)  # the function_updated_v2 waiter
+        st.add_response("delete_object", {}, {"Bucket": "faascope-deploy", "Key": ANY})
+        p.deploy("f", FunctionConfig(memory_mb=256, timeout_s=60, image_size=LARGE))
+        lam.assert_no_pending_responses()
+        st.assert_no_pending_responses()
+    assert calls[0]["S3Bucket"] == "faascope-deploy" and "ZipFile" not in calls[0]
+    assert calls[0]["S3Key"].startswith("faascope-code/f/")  # code_bucket: no s3_prefix
+    validate_parameters(calls[0], p.control.meta.service_model.operation_model("UpdateFunctionCode").input_shape)
+    p.close()
+
+
+@needs_binaries
 def test_aws_small_package_stays_inline(aws_env):
     p = _provider(s3_bucket="faascope-results-bucket")
     calls = []
