@@ -6,12 +6,13 @@ STeLLAR pads its images); the 100 MB one is over Lambda's direct-upload limit, s
 the way deploy tools do, through the S3 stand-in. Every invocation is forced cold (a
 configuration change, as on AWS); 5 per size, medians of the client's latency.
 
-The margin, [3.0, 4.0] (3.5 +- 14 %): the tables' arithmetic gives 3.5 exactly when the local
-parts that are not modelled (request path, the machinery's set-up, the agent's real init) cost
-what STeLLAR's warm median and lambda-perf's init do (67.4 ms). They differ here: the ratio is
-(448 + d + 1723) / (448 + d + 172) for d ms more (or less) of them, 4.0 at d = -64 ms (none of
-them at all) and 3.0 at d = +152 ms, which a shared 2-core machine under load stays within.
-Measured here: 627 ms and 2,147 ms, x3.42 (tables: 620 and 2,171 ms).
+The margin, x1.2 either way ([2.92, 4.2]): the tables' arithmetic gives 3.5 exactly when the
+local parts that are not modelled (request path, the machinery's set-up, the agent's real init)
+cost what STeLLAR's warm median and lambda-perf's init do (67.4 ms). For d ms more of them the
+ratio is (1,882 + d) / (538 + d): 3.86 at d = -67 ms (none of them at all: the most the model
+can give), 2.92 at d = +162 ms, which a shared 2-core machine under load stays within; the
+headroom above 3.86 absorbs ~190 ms of noise in the 100 MB medians. Measured here: 523 ms and
+1,971 ms, x3.77 (tables: 538 and 1,882 ms); with main's table (150 MB/s on 380.6 ms) x2.14.
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ pytestmark = [pytest.mark.slow, skip_unless_built(),
               pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes need root (cgroups, namespaces)")]
 
 SMALL, LARGE = 10_000_000, 100_000_000   # STeLLAR's 10 MB and 100 MB, zipped bytes
-RATIO, LOW, HIGH = 3.5, 3.0, 4.0
+RATIO = 3.5
+LOW, HIGH = RATIO / 1.2, RATIO * 1.2
 COLD_STARTS = 5
 
 
