@@ -419,7 +419,9 @@ class LambdaAPIProvider(Provider):
             try:
                 cb.client.delete_object(Bucket=cb.bucket, Key=key)
             except (ClientError, BotoCoreError):
-                pass  # a left object costs storage, not correctness; faascope cleanup finds the prefix
+                # a left object costs storage, not correctness: it stays under faascope-code/
+                # (faascope cleanup removes it only with a bucket faascope created)
+                pass
 
     def _tags(self, config: FunctionConfig) -> dict[str, str]:
         tags = {"faascope": "1", CREATED_BY_TAG: "faascope"}
