@@ -355,7 +355,8 @@ class Campaign:
             else:
                 self.provider = open_provider(self.loaded.provider_kind, self.settings,
                                               [c.payload for c in self.plan.cells], self.event,
-                                              profiles=[c.config.get("profile") for c in self.plan.cells])
+                                              profiles=[c.config.get("profile") for c in self.plan.cells],
+                                              image_sizes=[c.config.get("image_size") for c in self.plan.cells])
             if isinstance(self.provider, DeploymentProviders):
                 names = self.base_function_names()
                 for key, cell in self.plan.cells_by_key.items():
@@ -373,16 +374,18 @@ class Campaign:
                  for name, d in deployments.items()}
         payloads: dict[str, list[dict]] = {}
         profiles: dict[str, list] = {}
+        sizes: dict[str, list] = {}
         for c in self.plan.cells:
             payloads.setdefault(group[c.deployment], []).append(c.payload)
             profiles.setdefault(group[c.deployment], []).append(c.config.get("profile"))
+            sizes.setdefault(group[c.deployment], []).append(c.config.get("image_size"))
         made: dict[str, Provider] = {}
         try:
             for name, dep in deployments.items():
                 key = group[name]
                 if key in payloads and key not in made:
                     made[key] = open_provider(dep.kind, dep.parsed_settings(), payloads[key],
-                                              self.event, profiles=profiles[key])
+                                              self.event, profiles=profiles[key], image_sizes=sizes[key])
         except BaseException:
             for p in made.values():
                 p.close()

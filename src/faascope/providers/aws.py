@@ -27,7 +27,8 @@ from typing import Any, Optional
 
 from faascope.errors import Failure
 from faascope.providers.base import FunctionConfig
-from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG, SPEC_TAG, LambdaAPIProvider
+from faascope.providers.lambda_api import (CAMPAIGN_TAG, CREATED_BY_TAG, SPEC_TAG, CodeBucket,
+                                           LambdaAPIProvider)
 
 STORAGE_ENV = {
     "s3_bucket": "FAASCOPE_S3_BUCKET",
@@ -115,7 +116,7 @@ class AWSProvider(LambdaAPIProvider):
                 env[var] = str(v)
         return env
 
-    def _create_kwargs(self, name: str, config: FunctionConfig, code: bytes,
+    def _create_kwargs(self, name: str, config: FunctionConfig, code: dict[str, Any],
                        env: dict[str, str]) -> dict[str, Any]:
         kw = super()._create_kwargs(name, config, code, env)
         st = self.storage
@@ -126,6 +127,16 @@ class AWSProvider(LambdaAPIProvider):
             kw["FileSystemConfigs"] = [{"Arn": st["efs_access_point_arn"],
                                         "LocalMountPath": st.get("efs_mount_path", "/mnt/efs")}]
         return kw
+
+    def code_bucket(self) -> Optional[CodeBucket]:
+        """Packages over the direct-upload limit go through ``storage.code_bucket``, else the
+        object workloads' ``s3_bucket`` (under ``s3_prefix``); it must be in the function's
+        region, as Lambda requires."""
+        bucket = self.storage.get("code_bucket") or self.storage.get("s3_bucket")
+        if not bucket:
+            return None
+        prefix = "" if self.storage.get("code_bucket") else str(self.storage.get("s3_prefix") or "")
+        return CodeBucket(self.s3_client(), bucket, prefix)
 
     def deploy(self, name: str, config: FunctionConfig) -> None:
         if not self._storage_ready:

@@ -85,7 +85,7 @@ class DeploymentProviders(Provider):
         dep = self.owner.get(name)
         if dep is None:
             return self.describe()
-        return {"deployment": dep, **self.providers[dep].describe()}
+        return {"deployment": dep, **self.providers[dep].describe_function(name)}
 
     def async_requests(self, *, log_tail: bool = False) -> RequestFactory:
         raise BadInput("bursts run on one provider; a spec with deployments invokes one at a "

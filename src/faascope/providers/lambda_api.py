@@ -30,14 +30,16 @@ same status, headers and body recovered from boto3's response (or from the raw e
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import secrets
 import tempfile
 import time
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from faascope.errors import Failure
 from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, Provider
@@ -51,6 +53,7 @@ from faascope.providers.invocation import (
     classify,
 )
 from faascope.providers.packaging import build_zip
+from faascope.specs.lambda_quotas import DIRECT_UPLOAD_MAX_BYTES
 
 PROFILE_TAG = "faascope:profile"
 #: the local platform's per-function network shaping (agent/platform/function.go TagNetShape)
@@ -246,6 +249,20 @@ class LambdaRequests(RequestFactory):
                 "signing": "SigV4 (the boto3 client's signer)"}
 
 
+@dataclass
+class CodeBucket:
+    """Where a package over the direct-upload limit is put before CreateFunction names it: an
+    S3 client (boto3), a bucket in the function's region, and a key prefix."""
+    client: Any
+    bucket: str
+    prefix: str = ""
+
+
+#: the key under a CodeBucket's prefix a package is uploaded to (deleted once the function
+#: has it: Lambda keeps its own copy of the code, as the local platform does)
+CODE_KEY = "faascope-code/{name}/{sha}.zip"
+
+
 class LambdaAPIProvider(Provider):
     kind = "aws"
 
@@ -293,6 +310,9 @@ class LambdaAPIProvider(Provider):
         self._zipdir: Optional[tempfile.TemporaryDirectory] = None
         self._env: dict[str, dict[str, str]] = {}
         self._config: dict[str, FunctionConfig] = {}
+        #: function -> how its package was last uploaded (inline, or through S3 when over the
+        #: direct-upload limit), recorded in the ``deployed`` event (describe_function's ``code``)
+        self.code_uploads: dict[str, dict[str, Any]] = {}
         self.campaign_uid: Optional[str] = None
         self.spec_name: Optional[str] = None
 
@@ -308,6 +328,12 @@ class LambdaAPIProvider(Provider):
     def describe(self) -> dict:
         return {"kind": self.kind, "region": self.region, "endpoint_url": self.endpoint_url,
                 "max_attempts": self.max_attempts}
+
+    def describe_function(self, name: str) -> dict:
+        d = self.describe()
+        if name in self.code_uploads:
+            d["code"] = dict(self.code_uploads[name])
+        return d
 
     def async_requests(self, *, log_tail: bool = False) -> LambdaRequests:
         return LambdaRequests(self.client, log_tail=log_tail)
@@ -353,6 +379,50 @@ class LambdaAPIProvider(Provider):
     def _sha(b: bytes) -> str:
         return base64.b64encode(hashlib.sha256(b).digest()).decode()
 
+    def code_bucket(self) -> Optional[CodeBucket]:
+        """The bucket packages over the direct-upload limit go through; None: none (subclasses
+        say which: the AWS storage settings' bucket, the local S3 stand-in)."""
+        return None
+
+    @contextlib.contextmanager
+    def _code_source(self, name: str, code: bytes, operation: str) -> Iterator[dict[str, Any]]:
+        """The package as CreateFunction's ``Code`` (UpdateFunctionCode takes the same keys):
+        inline (``ZipFile``) up to Lambda's direct-upload limit, else uploaded to the code bucket
+        and named (``S3Bucket``, ``S3Key``), as SAM, Serverless and Terraform deploy large
+        packages; one path for AWS and the local platform (its S3 stand-in). The object is
+        deleted when the block ends: the function has its own copy by then (the caller waits
+        for it to be Active / Updated inside the block)."""
+        if len(code) <= DIRECT_UPLOAD_MAX_BYTES:
+            self.code_uploads[name] = {"via": "inline", "zipped_bytes": len(code)}
+            yield {"ZipFile": code}
+            return
+        cb = self.code_bucket()
+        if cb is None:
+            raise Failure(
+                f"{operation} {name}: the package is {len(code)} bytes zipped, over Lambda's "
+                f"{DIRECT_UPLOAD_MAX_BYTES}-byte limit for a direct upload, and this provider has "
+                "no bucket to deploy it through (AWS: provider.settings.storage.code_bucket or "
+                "s3_bucket; local: faascope run starts the S3 stand-in itself)")
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        key = cb.prefix + CODE_KEY.format(name=name, sha=hashlib.sha256(code).hexdigest()[:16])
+        try:
+            cb.client.put_object(Bucket=cb.bucket, Key=key, Body=code)
+        except (ClientError, BotoCoreError) as exc:
+            raise Failure(f"{operation} {name}: uploading the {len(code)}-byte package to "
+                          f"s3://{cb.bucket}/{key}: {exc}") from None
+        self.code_uploads[name] = {"via": "s3", "bucket": cb.bucket, "key": key,
+                                   "zipped_bytes": len(code)}
+        try:
+            yield {"S3Bucket": cb.bucket, "S3Key": key}
+        finally:
+            try:
+                cb.client.delete_object(Bucket=cb.bucket, Key=key)
+            except (ClientError, BotoCoreError):
+                # a left object costs storage, not correctness: it stays under faascope-code/
+                # (faascope cleanup removes it only with a bucket faascope created)
+                pass
+
     def _tags(self, config: FunctionConfig) -> dict[str, str]:
         tags = {"faascope": "1", CREATED_BY_TAG: "faascope"}
         if self.campaign_uid:
@@ -395,23 +465,25 @@ class LambdaAPIProvider(Provider):
                 current = None
         if current is None:
             env = {**self._function_env(config), COLD_NONCE_VAR: secrets.token_hex(8)}
-            try:
-                self.control.create_function(**self._create_kwargs(name, config, code, env))
-            except ClientError as exc:
-                raise Failure(f"CreateFunction {name}: {exc}") from None
-            self._wait("function_active_v2", name)
+            with self._code_source(name, code, "CreateFunction") as source:
+                try:
+                    self.control.create_function(**self._create_kwargs(name, config, source, env))
+                except ClientError as exc:
+                    raise Failure(f"CreateFunction {name}: {exc}") from None
+                self._wait("function_active_v2", name)
             self._env[name] = env
             self._config[name] = config
             return
         cfg = current["Configuration"]
         self._env[name] = dict((cfg.get("Environment") or {}).get("Variables") or {})
         if cfg.get("CodeSha256") != self._sha(code) or (cfg.get("Architectures") or ["x86_64"])[0] != config.arch:
-            try:
-                self.control.update_function_code(FunctionName=name, ZipFile=code,
-                                                  Architectures=[config.arch])
-            except ClientError as exc:
-                raise Failure(f"UpdateFunctionCode {name}: {exc}") from None
-            self._wait("function_updated_v2", name)
+            with self._code_source(name, code, "UpdateFunctionCode") as source:
+                try:
+                    self.control.update_function_code(FunctionName=name, **source,
+                                                      Architectures=[config.arch])
+                except ClientError as exc:
+                    raise Failure(f"UpdateFunctionCode {name}: {exc}") from None
+                self._wait("function_updated_v2", name)
         have = FunctionConfig(memory_mb=cfg.get("MemorySize"),
                               ephemeral_mb=(cfg.get("EphemeralStorage") or {}).get("Size", 512),
                               timeout_s=cfg.get("Timeout"), arch=config.arch,
@@ -425,11 +497,12 @@ class LambdaAPIProvider(Provider):
         """Environment variables a function of ``config`` gets (subclasses add storage settings)."""
         return {}
 
-    def _create_kwargs(self, name: str, config: FunctionConfig, code: bytes,
+    def _create_kwargs(self, name: str, config: FunctionConfig, code: dict[str, Any],
                        env: dict[str, str]) -> dict[str, Any]:
-        """The CreateFunction parameters (subclasses add VPC and file-system settings)."""
+        """The CreateFunction parameters (subclasses add VPC and file-system settings); ``code``
+        is its ``Code`` (:meth:`_code_source`)."""
         return dict(FunctionName=name, Runtime=RUNTIME, Role=self.role, Handler="bootstrap",
-                    Code={"ZipFile": code}, MemorySize=config.memory_mb,
+                    Code=code, MemorySize=config.memory_mb,
                     EphemeralStorage={"Size": config.ephemeral_mb}, Timeout=config.timeout_s,
                     Environment={"Variables": env}, Architectures=[config.arch],
                     Tags=self._tags(config), Description="faascope measurement agent")

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 
 from faascope.errors import Failure
 from faascope.providers.base import FunctionConfig
-from faascope.providers.lambda_api import LambdaAPIProvider
+from faascope.providers.lambda_api import CodeBucket, LambdaAPIProvider
 from faascope.providers.local_platform import ensure_running
 
 LOCAL_ROLE = "arn:aws:iam::000000000000:role/faascope-local"
@@ -56,7 +56,8 @@ class LocalProvider(LambdaAPIProvider):
                  function_env: Optional[dict[str, str]] = None, expose: str = "",
                  on_close: Optional[Callable[[], None]] = None, details: Optional[dict] = None,
                  default_profile: str = "lambda",
-                 by_profile: Optional[dict[str, tuple[dict[str, str], str]]] = None):
+                 by_profile: Optional[dict[str, tuple[dict[str, str], str]]] = None,
+                 code_s3: Optional[dict[str, str]] = None):
         endpoint = endpoint_url or local_endpoint(data_dir)
         super().__init__(region="us-east-1", endpoint_url=endpoint, role=LOCAL_ROLE,
                          credentials=local_credentials(), max_attempts=max_attempts,
@@ -68,6 +69,8 @@ class LocalProvider(LambdaAPIProvider):
         self.details = dict(details or {})
         self.default_profile = default_profile
         self.by_profile = dict(by_profile or {})
+        self.code_s3 = dict(code_s3) if code_s3 else None
+        self._code_bucket: Optional[CodeBucket] = None
 
     def standins_for(self, config: FunctionConfig) -> tuple[dict[str, str], str]:
         """The stand-in environment and exposed ports of a function of ``config``."""
@@ -76,6 +79,24 @@ class LocalProvider(LambdaAPIProvider):
 
     def describe(self) -> dict:
         return {**super().describe(), **self.details}
+
+    def code_bucket(self) -> Optional[CodeBucket]:
+        """The S3 stand-in the platform reads ``Code.S3Bucket``/``S3Key`` from (``code_s3``:
+        endpoint, bucket, region, keys; faascope.standins.wiring hands it over when a package is
+        over the direct-upload limit)."""
+        if self.code_s3 is None:
+            return None
+        if self._code_bucket is None:
+            import boto3
+            from botocore.config import Config
+
+            c = self.code_s3
+            client = boto3.client("s3", endpoint_url=c["endpoint"], region_name=c.get("region") or "us-east-1",
+                                  aws_access_key_id=c.get("access_key"), aws_secret_access_key=c.get("secret_key"),
+                                  config=Config(s3={"addressing_style": "path"},
+                                                retries={"total_max_attempts": 3, "mode": "standard"}))
+            self._code_bucket = CodeBucket(client, c["bucket"])
+        return self._code_bucket
 
     def _function_env(self, config: FunctionConfig) -> dict[str, str]:
         return self.standins_for(config)[0]

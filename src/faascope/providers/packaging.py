@@ -1,7 +1,8 @@
 """Deployment packages: a zip whose `bootstrap` is the agent, as Lambda's custom runtimes expect.
 
 `image_size` pads the package with an incompressible file so cold-start studies can vary the
-amount of code a platform must fetch and unpack (STeLLAR's image-size factor).
+amount of code a platform must fetch and unpack (STeLLAR's image-size factor). A package over
+Lambda's 50 MB direct-upload limit is deployed through S3 (faascope.specs.lambda_quotas).
 """
 from __future__ import annotations
 
@@ -13,10 +14,23 @@ import click
 
 from faascope.binaries import LAMBDA_ARCH, agent_binary
 from faascope.errors import BadInput
+from faascope.specs.lambda_quotas import DIRECT_UPLOAD_MAX_BYTES
 from faascope.units import SizeError, format_size, parse_size
 
 PADDING_NAME = "padding.bin"
 _CHUNK = 1 << 20
+#: what a package's zip may add to its files' size: two entries' local and central headers with
+#: zip64 extras and the end records (< 1 KiB), and deflate's worst case on the agent
+#: (5 bytes per 16 KiB stored block: < 4 KiB for a 10 MiB agent); generous, since erring only
+#: starts the S3 stand-in for nothing
+ZIP_OVERHEAD_BYTES = 64 * 1024
+
+
+def needs_s3_upload(image_size: int | None) -> bool:
+    """Whether a package padded to ``image_size`` may be over Lambda's direct-upload limit, so
+    that a local campaign needs the S3 stand-in to deploy it (the deploy itself decides on the
+    zip's real size: LambdaAPIProvider._code_source). Without padding the agent's zip is ~4 MiB."""
+    return image_size is not None and image_size + ZIP_OVERHEAD_BYTES > DIRECT_UPLOAD_MAX_BYTES
 
 
 def build_zip(out_path: str | os.PathLike, arch: str = "x86_64", image_size: int | None = None) -> Path:

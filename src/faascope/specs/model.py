@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from faascope.units import parse_duration, parse_memory_mb, parse_size
 from faascope.cost.pricing import Pricing
 from faascope.errors import BadInput
+from faascope.specs.lambda_quotas import UNZIPPED_MAX_BYTES
 from faascope.specs.workloads import WORKLOAD_MODELS, WorkloadModel
 
 
@@ -95,6 +96,10 @@ class AWSStorageSettings(Strict):
     create_bucket: bool = False
     #: S3-compatible endpoint for the storage clients (e.g. a local server); default: AWS
     s3_endpoint_url: Optional[str] = None
+    #: bucket (in the functions' region) that packages over Lambda's 50 MB direct-upload limit
+    #: are deployed through (uploaded, named in CreateFunction, deleted once the function has
+    #: them); default: s3_bucket, under s3_prefix
+    code_bucket: Optional[str] = Field(None, pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
     #: DynamoDB table for key-value workloads (key attribute "pk", string); created when create_table
     dynamodb_table: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_.-]{3,255}$")
     create_table: bool = False
@@ -223,8 +228,10 @@ class FunctionSpec(Strict):
     arch: Literal["x86_64", "arm64"] = "x86_64"
     #: local platform only: which platform's limits the sandbox imitates (default lambda)
     profile: Optional[Literal["lambda", "gcf", "unlimited"]] = None
-    #: pad the deployment package to this size (cold starts grow with image size)
-    image_size: Optional[Size] = Field(None, ge=0)
+    #: pad the deployment package to this size (cold starts grow with image size); packages
+    #: over Lambda's 50 MB direct-upload limit are deployed through S3, none may exceed its
+    #: 250 MB unzipped limit (faascope.specs.lambda_quotas)
+    image_size: Optional[Size] = Field(None, ge=0, le=UNZIPPED_MAX_BYTES)
     #: local platform only: the sandbox's network token bucket, modelled on Firecracker's rate
     #: limiter (docs/platform.md): "none", "lambda" (Lambda's measured burst and baseline), or
     #: "size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]"; fixed when the function is created

@@ -27,15 +27,19 @@ class Needs:
     #: DynamoDB tables named by payloads (the default table is always there)
     tables: set[str] = field(default_factory=set)
     lambda_api: bool = False
+    #: a package is over Lambda's direct-upload limit: it is deployed through the S3 stand-in,
+    #: which the platform must read code from (Code.S3Bucket/S3Key)
+    code_s3: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.kinds) or self.lambda_api
+        return bool(self.kinds) or self.lambda_api or self.code_s3
 
     def merge(self, other: "Needs") -> "Needs":
         self.kinds |= other.kinds
         self.buckets |= other.buckets
         self.tables |= other.tables
         self.lambda_api = self.lambda_api or other.lambda_api
+        self.code_s3 = self.code_s3 or other.code_s3
         return self
 
 

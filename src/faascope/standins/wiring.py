@@ -13,8 +13,11 @@ to the local platform and the functions, stopped when the campaign ends (docs/st
   started (with ``<data dir>/shared`` when needed) and left running as ``faascope run`` always
   did; running without a shared directory when one is needed: a dedicated platform for this
   campaign (own data directory and port), stopped and removed at the end, so that a platform
-  other campaigns may be using is never restarted under them. An ``endpoint_url`` in the spec
-  is used as given (a Failure if it mounts no shared directory and one is needed).
+  other campaigns may be using is never restarted under them. Likewise when a package is over
+  Lambda's direct-upload limit (``image_sizes``): the S3 stand-in is started for it and the
+  platform must read code from that very server (its health's ``s3_endpoint``), else a
+  dedicated one does. An ``endpoint_url`` in the spec is used as given (a Failure if it mounts
+  no shared directory and one is needed, or reads code from another S3 server when one is).
 - **Functions**: endpoints in the environment (``FAASCOPE_*``, ``AWS_ENDPOINT_URL_DYNAMODB``,
   ``AWS_ENDPOINT_URL_LAMBDA``), which the agent's workloads read when the request does not say,
   so specs name no endpoints. The stand-ins' made-up keys are what the local platform sets as
@@ -44,6 +47,7 @@ from faascope.errors import Failure
 from faascope.providers import local_platform
 from faascope.providers.base import Provider, make_provider
 from faascope.providers.local import LocalProvider
+from faascope.providers.packaging import needs_s3_upload
 from faascope.standins import shaping
 from faascope.standins.needs import Needs, needs_of
 
@@ -73,6 +77,8 @@ class Wired:
     by_profile: dict[str, tuple[dict[str, str], str]] = field(default_factory=dict)
     #: profile -> the shaping in force (shaping.describe) or None
     shaping: dict[str, Optional[dict]] = field(default_factory=dict)
+    #: the S3 stand-in packages over the direct-upload limit go through (LocalProvider.code_s3)
+    code_s3: Optional[dict] = None
 
     def stop(self) -> None:
         """Stop what was started for the campaign; leave what already ran."""
@@ -88,19 +94,27 @@ class Wired:
         servers = [d | {"started": d["kind"] not in self.reused} for d in self.used.describe()]
         return {"servers": servers, "platform": self.platform, "expose": self.expose,
                 "default_profile": self.default_profile, "shaping": dict(self.shaping),
-                "expose_by_profile": {p: e for p, (_, e) in self.by_profile.items()}}
+                "expose_by_profile": {p: e for p, (_, e) in self.by_profile.items()},
+                "code_via_s3": None if self.code_s3 is None else
+                {"endpoint": self.code_s3["endpoint"], "bucket": self.code_s3["bucket"]}}
 
 
 def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
                   event: Optional[EventSink] = None,
-                  profiles: Iterable[Optional[str]] = (None,)) -> Provider:
+                  profiles: Iterable[Optional[str]] = (None,),
+                  image_sizes: Iterable[Optional[int]] = ()) -> Provider:
     """The campaign's provider: for a local campaign whose payloads need stand-ins, a
     :class:`LocalProvider` wired to them (they stop when it closes); else ``make_provider``.
     ``profiles`` are the sandbox profiles of the campaign's functions (None: the platform's
-    default), for which stand-ins are shaped."""
+    default), for which stand-ins are shaped; ``image_sizes`` their packages' sizes: one that
+    may be over Lambda's direct-upload limit brings the S3 stand-in, which the package is
+    deployed through (:func:`faascope.providers.packaging.needs_s3_upload`)."""
     if kind != "local":
         return make_provider(kind, settings)
     n = needs_of(payloads)
+    if any(needs_s3_upload(s) for s in image_sizes):
+        n.code_s3 = True
+        n.kinds.add("s3")
     if not n:
         return make_provider(kind, settings)
     wired = provide(n, data_dir=settings.data_dir, endpoint_url=settings.endpoint_url, profiles=profiles)
@@ -110,7 +124,7 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
             read_timeout_s=settings.read_timeout_s, connect_timeout_s=settings.connect_timeout_s,
             keep_alive_s=getattr(settings, "keep_alive_s", None), function_env=wired.env,
             expose=wired.expose, on_close=wired.stop, default_profile=wired.default_profile,
-            by_profile=wired.by_profile,
+            by_profile=wired.by_profile, code_s3=wired.code_s3,
             details={"platform": wired.platform["how"],
                      "standins": sorted(wired.used.servers)})
         if event is not None:
@@ -144,6 +158,10 @@ def provide(n: Needs, data_dir: Optional[str | Path] = None,
         used.servers.update(owned.servers)
         _ensure_containers(used, n)
         _choose_platform(wired, n, data_dir, endpoint_url)
+        if n.code_s3:
+            s3 = used.servers["s3"]
+            wired.code_s3 = {"endpoint": s3.endpoint,
+                             **{k: s3.extra.get(k) for k in ("bucket", "region", "access_key", "secret_key")}}
         wired.default_profile = wired.platform.get("profile") or "lambda"
         resolved = list(dict.fromkeys(p or wired.default_profile for p in profiles))
         _shape(wired, resolved, saved)
@@ -169,6 +187,8 @@ def _ensure_containers(st: standins.StandIns, n: Needs) -> None:
 def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[str]) -> None:
     want_shared = "shared" in n.kinds
     default_shared = data_dir / "shared"
+    # packages through S3: the platform must read code from this campaign's S3 stand-in
+    want_s3 = w.used.servers["s3"].endpoint if n.code_s3 else None
     if endpoint_url:
         h = local_platform.health(endpoint_url)
         if h is None:
@@ -178,10 +198,17 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
             raise Failure(f"the platform at {endpoint_url} mounts no shared directory, which the "
                           "sharedfs workload needs: restart it with --shared-dir DIR, or leave "
                           "endpoint_url out and faascope runs one")
+        if want_s3 and h.get("s3_endpoint") != want_s3:
+            raise Failure(f"the platform at {endpoint_url} reads code from "
+                          f"{h.get('s3_endpoint') or 'no S3 server'}, not from the S3 stand-in at "
+                          f"{want_s3} that packages over Lambda's direct-upload limit are deployed "
+                          "through: start both with `faascope standins start --s3` then "
+                          "`faascope platform start`, or leave endpoint_url out and faascope runs one")
         w.endpoint, how = endpoint_url, "given"
     else:
         state = local_platform.running(data_dir)
-        if state is not None and (not want_shared or state["health"].get("shared_dir")):
+        if state is not None and (not want_shared or state["health"].get("shared_dir")) and \
+                (not want_s3 or state["health"].get("s3_endpoint") == want_s3):
             h, how = state["health"], "running"
         elif state is None:
             # the platform `faascope run` starts anyway, left running as always; a shared
@@ -193,10 +220,12 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
                                          s3=_s3_source(w))
             h, how = local_platform.health(state["endpoint"]) or {}, "started"
         else:
-            standins.make_shared(default_shared, data_dir)
+            if want_shared:
+                standins.make_shared(default_shared, data_dir)
             w.dedicated_dir = Path(tempfile.mkdtemp(prefix="campaign-platform-", dir=data_dir))
             state = local_platform.start(profile="lambda", data_dir=w.dedicated_dir, port=0,
-                                         shared_dir=default_shared, s3=_s3_source(w))
+                                         shared_dir=default_shared if want_shared else None,
+                                         s3=_s3_source(w))
             h, how = local_platform.health(state["endpoint"]) or {}, "dedicated"
         w.endpoint = state["endpoint"]
     w.platform = {"endpoint": w.endpoint, "how": how, "isolation": h.get("isolation", ""),
