@@ -181,6 +181,12 @@ func TestSharedFSIsTheDirectory(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "a", "link")); err != nil || string(b) != "he" {
 		t.Fatalf("through the link: %q %v", b, err)
 	}
+	// O_TRUNC truncates (a rewrite of a shorter file leaves no tail of the longer one)
+	must(os.WriteFile(filepath.Join(dir, "a", "t"), []byte("0123456789"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "a", "t"), []byte("abc"), 0o644))
+	if b, err := os.ReadFile(filepath.Join(dir, "a", "t")); err != nil || string(b) != "abc" {
+		t.Fatalf("rewritten with O_TRUNC: %q %v", b, err)
+	}
 	must(os.Remove(filepath.Join(dir, "sub", "before.txt")))
 	if !strings.HasPrefix(mountFSType(dir), "fuse") {
 		t.Fatalf("%s is not the FUSE mount: %q", dir, mountFSType(dir))
