@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"syscall"
 	"time"
@@ -177,12 +178,23 @@ func mountSharedFS(dir string, budget BlockIO) (*sharedFS, error) {
 	return &sharedFS{dir: dir, under: under, server: server}, nil
 }
 
-// close unmounts the file system (lazily if a sandbox still holds it) and stops serving it.
+// close unmounts the file system (lazily if something still holds it) and stops serving it.
+// go-fuse's Unmount waits until the kernel ends the connection, which is when the last copy of
+// the mount goes: a mount namespace cloned from the host's while it was mounted (another
+// platform's sandbox being made) holds one. The wait is bounded; past it the server goes on
+// answering those copies until this process exits.
 func (s *sharedFS) close() {
-	if err := s.server.Unmount(); err != nil {
-		syscall.Unmount(s.dir, syscall.MNT_DETACH)
+	done := make(chan error, 1)
+	go func() { done <- s.server.Unmount() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			syscall.Unmount(s.dir, syscall.MNT_DETACH)
+		}
+		s.under.Close()
+	case <-time.After(10 * time.Second):
+		log.Printf("shared file system: %s still held by another mount namespace after 10 s; unmounted here", s.dir)
 	}
-	s.under.Close()
 }
 
 // meteredNode is a loopback node whose open files are metered.
