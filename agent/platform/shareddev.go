@@ -107,6 +107,12 @@ func (p *Platform) setupBlockIO() error {
 	if p.cfg.SharedDir == "" || budget.Zero() {
 		return nil
 	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		// As without a block I/O controller: the platform runs, its status says there is no
+		// budget (shared_budget is zero, and results record it), and the log says why.
+		log.Printf("WARNING: no /dev/fuse (modprobe fuse): the shared file system's calibrated budget is not applied")
+		return nil
+	}
 	if p.shared, err = mountSharedDevice(p.cfg.SharedDir, budget); err != nil {
 		return fmt.Errorf("shared file system: %w", err)
 	}
