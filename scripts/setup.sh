@@ -23,6 +23,12 @@ else
   echo "note: not root or not Debian: install ${want[*]} yourself; without root the local platform runs functions without limits" >&2
 fi
 
+# The shared file system (the EFS stand-in) is served by the platform through FUSE, mounted
+# directly as root: it needs the kernel's fuse module (/dev/fuse), no user-space package.
+if [ "$(id -u)" = 0 ] && [ ! -e /dev/fuse ]; then
+  modprobe fuse 2>/dev/null || echo "note: no /dev/fuse (modprobe fuse failed): the calibrated shared file system cannot start" >&2
+fi
+
 # Installs the faascope command; the package's build hook compiles the Go binaries.
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 # The S3-compatible stand-in (VersityGW) is built from source with `go install` once and cached

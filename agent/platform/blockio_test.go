@@ -249,9 +249,9 @@ func TestSharedFileSystemIsOneBudget(t *testing.T) {
 	if med < 4*one {
 		t.Fatalf("concurrency does not contend: alone %.3f s, median of %d %.3f s", one, n, med)
 	}
-	// blk-throttle lets a slice's worth (throtl_slice, 100 ms) through at once, so one writer
-	// alone needs at least (size - budget·0.1 s) / budget.
-	if least := float64(size-budget.WriteBps/10) / float64(budget.WriteBps); agg > 1.25*float64(budget.WriteBps) || one < 0.8*least {
+	// The meter lets sharedBucketSpan of the budget through at once, so one writer alone needs
+	// at least size / budget less that.
+	if least := float64(size)/float64(budget.WriteBps) - sharedBucketSpan.Seconds(); agg > 1.25*float64(budget.WriteBps) || one < 0.8*least {
 		t.Fatalf("writes outran the budget: %.0f B/s together, alone %.3f s (at least %.3f s), budget %d B/s",
 			agg, one, least, budget.WriteBps)
 	}
@@ -259,8 +259,8 @@ func TestSharedFileSystemIsOneBudget(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(shared, "faascope-sharedfs.dat.3")); err != nil || fi.Size() != int64(size) {
 		t.Fatalf("host view of a sandbox's file: %v %v", fi, err)
 	}
-	if !strings.Contains(mountSource(shared), "/dev/loop") {
-		t.Fatalf("%s is not backed by a loop device: %q", shared, mountSource(shared))
+	if !strings.HasPrefix(mountFSType(shared), "fuse") {
+		t.Fatalf("%s is not the metered file system: %q", shared, mountFSType(shared))
 	}
 }
 
@@ -281,10 +281,10 @@ func mountSource(dir string) string {
 	return src
 }
 
-// The shared directory stays what the host sees before and after: the image starts with the
-// directory's content, the host sees the functions' files while the platform runs, and once it
-// stops they are in the directory itself (changed and new files copied back, removed ones
-// removed), with nothing mounted over it any more.
+// The shared directory stays what the host sees before and after: the metered file system
+// serves the directory's content, the host sees the functions' files while the platform runs,
+// and once it stops they are in the directory itself (new files there, removed ones gone), with
+// nothing mounted over it any more.
 func TestSharedDirectoryKeepsWhatFunctionsWrote(t *testing.T) {
 	needSandboxes(t)
 	cal, _ := packagedCalibration(t)
@@ -309,11 +309,11 @@ func TestSharedDirectoryKeepsWhatFunctionsWrote(t *testing.T) {
 	if p.Status().SharedBudget.Zero() {
 		t.Skip("no block I/O controller on this host")
 	}
-	if !strings.Contains(mountSource(shared), "/dev/loop") {
-		t.Fatalf("%s is not backed by the budgeted device", shared)
+	if !strings.HasPrefix(mountFSType(shared), "fuse") {
+		t.Fatalf("%s is not the metered file system: %q", shared, mountFSType(shared))
 	}
 	if b, err := os.ReadFile(filepath.Join(shared, "sub", "before.txt")); err != nil || string(b) != "from the host" {
-		t.Fatalf("the image lacks the directory's content: %q %v", b, err)
+		t.Fatalf("the mount does not serve the directory's content: %q %v", b, err)
 	}
 	tp.createHostile("w", 256)
 	if r := tp.ask("w", map[string]any{"op": "write", "path": SharedMount + "/new.txt"}); r["err"] != "ok" {

@@ -117,6 +117,7 @@ func New(cfg Config) (*Platform, error) {
 		if cfg.SharedDir, err = filepath.Abs(cfg.SharedDir); err != nil {
 			return nil, err
 		}
+		unmountStale(cfg.SharedDir) // a killed platform's dead mount answers nothing, not even stat
 		if err := os.MkdirAll(cfg.SharedDir, 0o1777); err != nil {
 			return nil, err
 		}
