@@ -184,7 +184,9 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     cfg.workdir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]
     pdir = cfg.workdir / "platform"
-    state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port)
+    # a shared directory for the sharedfs workloads of the findings' campaigns (EFS's stand-in)
+    state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port,
+                                 shared_dir=cfg.workdir / "shared")
     try:
         health = local_platform.health(state["endpoint"]) or {}
         results: dict[str, str] = {}
@@ -201,6 +203,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
         # its functions were deleted by the campaigns; what is left is a code store (~10 MB a
         # run) nothing reads again. The log stays, beside the results files.
         shutil.rmtree(pdir / "platform", ignore_errors=True)
+        shutil.rmtree(cfg.workdir / "shared", ignore_errors=True)
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
     for key, v in local.items():

@@ -6,7 +6,7 @@ A finding has one or more *parts*; each part compares two local samples ``a`` an
 sample with a published band) through a statistic, and the finding is reproduced when every part
 is. Never a point estimate alone:
 
-- ``lower`` / ``higher``: the ratio of the statistic (median, or IQR for a spread) of ``a`` over
+- ``lower`` / ``higher``: the ratio of the statistic (median, or the standard deviation for a spread) of ``a`` over
   ``b`` with a 95 % bootstrap percentile interval (each sample resampled on its own, 2,000
   resamples, seeded: scipy.stats.bootstrap, as ``faascope compare``'s median interval); the part
   holds when the whole interval is below 1 (``lower``) or above 1 (``higher``), i.e. the
@@ -26,6 +26,7 @@ measures the rule's false-alarm rate (no effect, n = 5 and 10) and its power.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -57,8 +58,9 @@ SKYRISE = ("Bodner et al., 'An Empirical Evaluation of Serverless Cloud Infrastr
            "Large-Scale Data Processing' (Skyrise, HPI)")
 
 RULES = ("lower", "higher", "band", "flat", "cv_lower")
-STATISTICS = {"median": np.median,
-              "iqr": lambda x, axis=-1: np.subtract(*np.quantile(x, [0.75, 0.25], axis=axis))}
+#: the statistics a ratio compares: the median (a typical value) and the standard deviation (a
+#: spread: with 5 values an IQR or MAD is 0 in many resamples, an SD only when all are equal)
+STATISTICS = {"median": np.median, "sd": lambda x, axis=-1: np.std(x, axis=axis, ddof=1)}
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,8 @@ FINDINGS: tuple[Finding, ...] = (
             (_p("ratio", "cold / warm invocation latency (median), 128 MB noop", "band",
                 "cold", "warm", published_ratio=("published-anchors", "stellar_cold_median_aws",
                                                   "stellar_warm_median")),
-             _p("spread", "cold / warm interquartile range", "higher", "cold", "warm",
-                statistic="iqr"))),
+             _p("spread", "cold / warm standard deviation", "higher", "cold", "warm",
+                statistic="sd"))),
     Finding("stellar_image_size", "STeLLAR", STELLAR,
             "A 100 MB image cold-starts ~x3.5 slower than a 10 MB one",
             (_p("ratio", "cold latency, large / small image (median)", "band", "image/large",
@@ -232,9 +234,11 @@ def ratio_interval(a: np.ndarray, b: Optional[np.ndarray], statistic: str = "med
     rng = np.random.default_rng(seed)
     if b is None:
         est = float(f(a))
-        res = stats.bootstrap((a,), lambda x, axis=-1: f(x, axis=axis), n_resamples=n_boot,
-                              confidence_level=1 - alpha, method="percentile", vectorized=True,
-                              rng=rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+            res = stats.bootstrap((a,), lambda x, axis=-1: f(x, axis=axis), n_resamples=n_boot,
+                                  confidence_level=1 - alpha, method="percentile",
+                                  vectorized=True, rng=rng)
         return est, (float(res.confidence_interval.low), float(res.confidence_interval.high))
     fa, fb = float(f(a)), float(f(b))
     if fa <= 0 or fb <= 0:
@@ -244,11 +248,22 @@ def ratio_interval(a: np.ndarray, b: Optional[np.ndarray], statistic: str = "med
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(f(x, axis=axis)) - np.log(f(y, axis=axis))
 
-    res = stats.bootstrap((a, b), log_ratio, n_resamples=n_boot, confidence_level=1 - alpha,
-                          method="percentile", vectorized=True, rng=rng)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # scipy warns of a degenerate bootstrap distribution (ties); handled below
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap((a, b), log_ratio, n_resamples=n_boot, confidence_level=1 - alpha,
+                              method="percentile", vectorized=True, rng=rng)
     lo, hi = res.confidence_interval.low, res.confidence_interval.high
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return fa / fb, None
+        # a resample whose SD is 0 (all values one tie) has a log ratio of ±inf, which
+        # scipy's interpolated percentile turns into nan; the percentile interval itself is
+        # defined without interpolation (inverted CDF) and is finite unless more than alpha/2
+        # of the resamples are infinite
+        d = np.asarray(res.bootstrap_distribution, float)
+        d = d[~np.isnan(d)]
+        lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return fa / fb, None
     return fa / fb, (float(np.exp(lo)), float(np.exp(hi)))
 
 

@@ -166,7 +166,7 @@ def read_coloc(db: Path) -> dict[str, np.ndarray]:
         bw = _num(g["throughput_bytes_per_s"]).dropna()
         end = _num(g["agent_workload_end_ns"]) / 1e9
         begin = end - _num(g["write_s"])
-        nbytes = (bw * _num(g["write_s"])).sum()
+        nbytes = _num(g["bytes"]).sum()
         if len(g) < size or bw.empty:
             continue   # a burst with failed members: its aggregate would undercount
         per.setdefault(f"coloc/per_function/burst{size}", []).append(float(np.median(bw)))

@@ -88,7 +88,7 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
 
 #: the findings' rule in one sentence (the report and the JSON say it)
 FINDINGS_RULE = (f"reproduced = every part's {100 * (1 - findings.ALPHA):g} % bootstrap interval "
-                 "(ratio of medians or IQRs, each sample resampled on its own) excludes the "
+                 "(ratio of medians or standard deviations, each sample resampled on its own) excludes the "
                  "opposite direction, or lies inside the published band (published figure ×/÷"
                  f" {WITHIN:g}; 'flat': [1/{WITHIN:g}, {WITHIN:g}]); predictability by the CV "
                  f"permutation test (p < {findings.ALPHA:g}); fewer than the interval's minimum "
