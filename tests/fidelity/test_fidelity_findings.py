@@ -159,3 +159,20 @@ def test_every_part_reads_a_sample_some_campaign_gives():
 def test_no_findings_option_is_listed():
     r = CliRunner().invoke(cli, ["platform", "fidelity", "--help"])
     assert r.exit_code == 0 and "--no-findings" in r.output
+
+
+def test_report_section_names_each_finding_its_rule_and_citation():
+    from rich.console import Console
+    rng = np.random.default_rng(2)
+    ev = {"kv/put": rng.normal(0.006, 0.0005, 5), "object/put": rng.normal(0.037, 0.004, 5),
+          "kv/get": rng.normal(0.004, 0.0005, 5), "object/get": rng.normal(0.018, 0.002, 5)}
+    found = F.evaluate(ev)
+    sky = next(r for r in found if r.finding.id == "skyrise_dynamodb_faster_than_s3")
+    assert sky.reproduced and all(p.ci[1] < 1 for p in sky.parts)
+    console = Console(record=True, width=200)
+    render.render_table(_empty_eval(), {}, console, found, [])
+    text = console.export_text()
+    assert f"(1/{len(F.FINDINGS)} reproduced)" in text
+    assert "Rule: reproduced = every part's 95 % bootstrap interval" in text
+    for f in F.FINDINGS:
+        assert f.citation[:40] in " ".join(text.split())
