@@ -23,7 +23,8 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 @click.option("--quick", is_flag=True,
-              help="Fewer invocations and smaller files (about a minute or two instead of several).")
+              help="Fewer invocations and smaller files (minutes instead of many; 5 units a "
+                   "cell for the findings).")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="State directory (default $FAASCOPE_DATA_DIR or ~/.cache/faascope); the "
                    "battery's specs and results files go to fidelity-<UTC time> in it.")

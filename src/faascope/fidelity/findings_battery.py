@@ -299,7 +299,7 @@ def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dic
             run_campaign(path, db, progress=False, console=console)
         except Exception as e:   # a campaign that cannot run leaves its findings undecided
             for p in PREFIXES[name]:
-                notes[p] = f"{name} did not run: {type(e).__name__}: {str(e)[:200]}"
+                notes[p] = f"{name} did not run: {type(e).__name__}: " + " ".join(str(e).split())[:300]
             continue
         results[name] = str(db)
         fail = battery.failures(db)
