@@ -121,12 +121,14 @@ def test_missing_samples_carry_the_campaigns_note():
                                                        "(CreateFunction: body too large)"})
     image = next(r for r in res if r.finding.id == "stellar_image_size")
     assert not image.reproduced and "body too large" in image.why
-    doc = render.as_json(_empty_eval(), {}, res, [])
+    doc = render.as_json(_empty_eval(), {}, res, [], {"cold": np.ones(5)})
     assert doc["summary"]["findings"] == {"reproduced": 0, "total": len(F.FINDINGS)}
     f0 = doc["findings"][0]
     assert {"study", "finding", "citation", "reproduced", "why", "parts"} <= set(f0)
     assert {"estimate", "ci", "band", "n_a", "n_b", "rule", "statistic"} <= set(f0["parts"][0])
     assert "bootstrap" in doc["findings_rule"]
+    cold = next(f for f in doc["findings"] if f["id"] == "stellar_cold_10x_warm")["parts"][0]
+    assert cold["median_a"] == 1.0 and cold["median_b"] is None and cold["n_a"] == 5
 
 
 def _empty_eval():

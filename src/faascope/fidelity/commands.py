@@ -65,14 +65,14 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
             "results": run.results, "platform": run.platform, "machine": run.machine,
             "scaled_file_bytes": run.scaled_file, "scaled_file": format_size(run.scaled_file),
             "tables": {name: f"{t.name}@{t.version}" for name, t in tables.items()}}
-    found = None
+    found = evidence = None
     if findings:
         evidence, notes, fresults = run.after
         meta["results"] = {**run.results, **fresults}
         found = decide_findings(evidence, notes)
     dists = read_distributions(run.results)
     if fmt == "json":
-        json.dump(as_json(ev, meta, found, dists), sys.stdout, indent=2)
+        json.dump(as_json(ev, meta, found, dists, evidence), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         render_table(ev, meta, Console(), found, dists)

@@ -65,9 +65,10 @@ def _count(cs: list[Comparison]) -> dict[str, int]:
 
 
 def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
-            dists: Optional[list] = None) -> dict[str, Any]:
+            dists: Optional[list] = None, evidence: Optional[dict] = None) -> dict[str, Any]:
     """``found``: the findings decided (:func:`faascope.fidelity.findings.evaluate`), absent
-    with --no-findings; ``dists``: the whole-distribution comparisons."""
+    with --no-findings; ``dists``: the whole-distribution comparisons; ``evidence``: the
+    findings' samples (each part then also has both samples' medians)."""
     out = {
         "format": FORMAT_VERSION, **meta, "within_factor": WITHIN,
         "metrics": [comparison_json(c) for c in ev.comparisons],
@@ -78,7 +79,7 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
     }
     if found is not None:
         out["findings_rule"] = FINDINGS_RULE
-        out["findings"] = [findings.as_json(r) for r in found]
+        out["findings"] = [findings.as_json(r, evidence) for r in found]
         out["summary"]["findings"] = {"reproduced": sum(r.reproduced for r in found),
                                       "total": len(found)}
     if dists is not None:
