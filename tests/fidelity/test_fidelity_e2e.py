@@ -40,5 +40,18 @@ def test_quick_battery_json(tmp_path):
     for name, path in doc["results"].items():
         assert Path(path).is_relative_to(tmp_path)
         assert len(read_flat(path)) > 0, name
+    # the findings: every one of the table decided (true or false), a miss says why, each part
+    # with its sample sizes; the distributions with their quantiles and sources
+    from faascope.fidelity.findings import FINDINGS
+    assert [f["id"] for f in doc["findings"]] == [f.id for f in FINDINGS]
+    for f in doc["findings"]:
+        assert isinstance(f["reproduced"], bool) and f["citation"]
+        assert f["reproduced"] or f["why"], f
+        assert all(p["n_a"] is not None for p in f["parts"])
+    assert doc["summary"]["findings"]["total"] == len(FINDINGS)
+    refs = {d["reference"] for d in doc["distributions"]}
+    assert "lambda-perf-init:go_provided_al2023_128" in refs
+    init = next(d for d in doc["distributions"] if d["reference"].startswith("lambda-perf"))
+    assert init["ks_statistic"] is not None and init["local_n"] >= 5
     # the battery's platform is gone
     assert not (Path(doc["workdir"]) / "platform" / "platform.json").exists()

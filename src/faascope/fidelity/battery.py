@@ -46,8 +46,10 @@ from faascope.units import MIB, format_size
 #: the file the 1 GB thesis cells run on locally (quick, full)
 SCALED_FILE = {True: 8 * MIB, False: 32 * MIB}
 #: invocations per cell (quick, full)
-REPLICATIONS = {"tmp": (1, 5), "network": (1, 3), "object": (1, 3), "kv": (1, 3),
-                "cold": (3, 10), "warm": (5, 20)}
+#: (network, object, kv and cold have 5 quick: the findings' bootstrap interval needs 5 a side,
+#: compare.minimums "median")
+REPLICATIONS = {"tmp": (1, 5), "network": (5, 5), "object": (5, 5), "kv": (5, 5),
+                "cold": (5, 10), "warm": (5, 20)}
 #: requests per storage invocation (quick, full)
 REQUESTS = (100, 300)
 #: bytes per network invocation (quick, full): the burst (~318 MB) and then baseline
@@ -96,6 +98,8 @@ class BatteryRun:
     #: CPUs and the 1-minute load average before and after: timings on a loaded machine
     #: include waiting for a CPU, which the report says
     machine: dict[str, Any] = field(default_factory=dict)
+    #: what ``run_battery``'s ``after`` returned (the findings' campaigns, run on this platform)
+    after: Any = None
 
 
 def local_file_size(cell: ThesisCell, cfg: BatteryConfig) -> int:
@@ -172,13 +176,17 @@ def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
     return out
 
 
-def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun:
+def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
+                after: Optional[Callable[[str, dict[str, str]], Any]] = None) -> BatteryRun:
     """Start a platform, run every campaign of the battery through ``run_campaign``, read the
-    local figures, stop the platform."""
+    local figures, stop the platform. ``after(endpoint, results)`` runs on the same platform
+    once the battery's campaigns are done (the findings' campaigns); its value is kept."""
     cfg.workdir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]
     pdir = cfg.workdir / "platform"
-    state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port)
+    # a shared directory for the sharedfs workloads of the findings' campaigns (EFS's stand-in)
+    state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port,
+                                 shared_dir=cfg.workdir / "shared")
     try:
         health = local_platform.health(state["endpoint"]) or {}
         results: dict[str, str] = {}
@@ -189,11 +197,13 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun
             say(f"fidelity: {name} ({path})")
             run_campaign(path, db, progress=False, console=console)
             results[name] = str(db)
+        extra = after(state["endpoint"], dict(results)) if after else None
     finally:
         local_platform.stop(pdir)
         # its functions were deleted by the campaigns; what is left is a code store (~10 MB a
         # run) nothing reads again. The log stays, beside the results files.
         shutil.rmtree(pdir / "platform", ignore_errors=True)
+        shutil.rmtree(cfg.workdir / "shared", ignore_errors=True)
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
     for key, v in local.items():
@@ -205,7 +215,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None) -> BatteryRun
     machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                "load_1min_after": round(os.getloadavg()[0], 2)}
     return BatteryRun(local=local, results=results, platform=platform,
-                      scaled_file=cfg.scaled_file, machine=machine)
+                      scaled_file=cfg.scaled_file, machine=machine, after=extra)
 
 
 # ------------------------------------------------------------------------------ reading

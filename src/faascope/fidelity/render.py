@@ -8,6 +8,7 @@ from typing import Any, Optional
 from rich.console import Console
 from rich.table import Table
 
+from faascope.fidelity import distributions, findings
 from faascope.fidelity.compare import WITHIN, Comparison, Decision, Evaluation, load_note
 from faascope.units import format_bytes, format_rate, format_seconds
 
@@ -63,8 +64,12 @@ def _count(cs: list[Comparison]) -> dict[str, int]:
     return {"within": sum(c.within for c in cs), "total": len(cs)}
 
 
-def as_json(ev: Evaluation, meta: dict[str, Any]) -> dict[str, Any]:
-    return {
+def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
+            dists: Optional[list] = None, evidence: Optional[dict] = None) -> dict[str, Any]:
+    """``found``: the findings decided (:func:`faascope.fidelity.findings.evaluate`), absent
+    with --no-findings; ``dists``: the whole-distribution comparisons; ``evidence``: the
+    findings' samples (each part then also has both samples' medians)."""
+    out = {
         "format": FORMAT_VERSION, **meta, "within_factor": WITHIN,
         "metrics": [comparison_json(c) for c in ev.comparisons],
         "decisions": [decision_json(d) for d in ev.decisions],
@@ -72,6 +77,70 @@ def as_json(ev: Evaluation, meta: dict[str, Any]) -> dict[str, Any]:
                     "decisions": {"agree": sum(bool(d.agree) for d in ev.decisions),
                                   "total": len(ev.decisions)}},
     }
+    if found is not None:
+        out["findings_rule"] = FINDINGS_RULE
+        out["findings"] = [findings.as_json(r, evidence) for r in found]
+        out["summary"]["findings"] = {"reproduced": sum(r.reproduced for r in found),
+                                      "total": len(found)}
+    if dists is not None:
+        out["distributions"] = [distributions.as_json(d) for d in dists]
+    return out
+
+
+#: the findings' rule in one sentence (the report and the JSON say it)
+FINDINGS_RULE = (f"reproduced = every part's {100 * (1 - findings.ALPHA):g} % bootstrap interval "
+                 "(ratio of medians or standard deviations, each sample resampled on its own) excludes the "
+                 "opposite direction, or lies inside the published band (published figure ×/÷"
+                 f" {WITHIN:g}; 'flat': [1/{WITHIN:g}, {WITHIN:g}]); predictability by the CV "
+                 f"permutation test (p < {findings.ALPHA:g}); fewer than the interval's minimum "
+                 "values a side decide nothing")
+
+
+def _part_text(p) -> str:
+    if p.estimate is None:
+        return f"{p.part.what}: –"
+    if p.part.rule == "cv_lower":
+        return f"{p.part.what}: CV ratio {p.estimate:.3g}, p = {p.p_value:.3g}"
+    unit = p.part.unit if p.part.b is None else "1"
+    ci = "" if p.ci is None else f" [{fmt(p.ci[0], unit) if unit != '1' else f'{p.ci[0]:.3g}'}, " \
+        f"{fmt(p.ci[1], unit) if unit != '1' else f'{p.ci[1]:.3g}'}]"
+    est = fmt(p.estimate, unit) if unit != "1" else f"×{p.estimate:.3g}"
+    rule = {"lower": "< 1", "higher": "> 1"}.get(p.part.rule)
+    if rule is None and p.band:
+        lo, hi = p.band
+        rule = (f"in [{fmt(lo, unit)}, {fmt(hi, unit)}]" if unit != "1"
+                else f"in [{lo:.3g}, {hi:.3g}]")
+    return f"{p.part.what}: {est}{ci} (n = {p.n_a}{'' if p.n_b is None else f'/{p.n_b}'}; needs {rule})"
+
+
+def findings_table(found: list) -> Table:
+    k = sum(r.reproduced for r in found)
+    t = Table(title=f"The studies' findings ({k}/{len(found)} reproduced)", title_justify="left")
+    for col in ("study", "finding", "local evidence (ratio [95 % CI])", "reproduced", "why not"):
+        t.add_column(col, overflow="fold")
+    for r in found:
+        t.add_row(r.finding.study, r.finding.finding,
+                  "\n".join(_part_text(p) for p in r.parts),
+                  "yes" if r.reproduced else "no", r.why)
+    return t
+
+
+def distributions_table(dists: list) -> Table:
+    t = Table(title="Whole distributions: local against published raw data (quantiles, KS)",
+              title_justify="left")
+    for col in ("distribution", "p50 local / published", "p90", "p99", "KS D (p)", "note"):
+        t.add_column(col, overflow="fold")
+
+    def q(d, k):
+        lo, pub = d.local.get(k), d.published.get(k)
+        r = d.ratios.get(k)
+        return f"{fmt(lo, 's')} / {fmt(pub, 's')}" + ("" if r is None else f" (×{r:.2f})")
+
+    for d in dists:
+        ks = "–" if d.ks_d is None else f"{d.ks_d:.2f} ({d.ks_p:.2g})"
+        t.add_row(f"{d.label} (n = {d.local_n}) vs {d.reference} (n = {d.published_n})",
+                  q(d, "p50"), q(d, "p90"), q(d, "p99"), ks, d.note)
+    return t
 
 
 def _table(title: str, cs: list[Comparison]) -> Table:
@@ -91,7 +160,8 @@ def _table(title: str, cs: list[Comparison]) -> Table:
     return t
 
 
-def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None:
+def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
+                 found: Optional[list] = None, dists: Optional[list] = None) -> None:
     fit, held = ev.fit, ev.held_out
     console.print(f"Local platform vs published figures (ratio = local / published; within "
                   f"×{WITHIN:g} either way). Results files: {meta.get('workdir', '')}")
@@ -126,3 +196,11 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console) -> None
             t.add_row(d.cell.label(), f"{d.published_ratio:.3g}", d.published_winner, lr,
                       d.local_winner or "–", {True: "yes", False: "no", None: "–"}[d.agree])
         console.print(t)
+    if found:
+        console.print(findings_table(found))
+        console.print(f"Rule: {FINDINGS_RULE}.")
+        for study, citation in dict.fromkeys((r.finding.study, r.finding.citation)
+                                             for r in found):
+            console.print(f"  {study}: {citation}")
+    if dists:
+        console.print(distributions_table(dists))

@@ -1,0 +1,365 @@
+"""The small campaigns behind the findings (:mod:`.findings`) and the reading of their samples.
+
+Each finding's evidence is a set of samples (key -> values) with one value per *unit*: an
+invocation for the single-invocation campaigns, a burst for the concurrency ones (the median of
+its members, or its aggregate bandwidth: the members of one burst share the host at one moment,
+so they are not independent replicates). The thesis, memory, image-size and concurrency
+campaigns are the findings' own; the cold, warm, network, object and kv samples come from the
+fidelity battery's campaigns (battery.py), read again per invocation.
+
+Quick mode runs 5 units a cell (the bootstrap interval's minimum, ``compare.minimums``), the full
+mode 10, and the predictability campaign (``findings-cv``) 90 either way (the CV test's
+``MIN_N``; 10 KB reads, seconds); the files are small (1 MiB for /tmp's per-call times, 4-8 MiB elsewhere): the findings
+are directions and ratios, which a small file shows as a large one does.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from faascope.analysis import cv_test
+from faascope.analysis.concurrency import load_bursts
+from faascope.calibration.reference import reference
+from faascope.driver.runner import run_campaign
+from faascope.fidelity import battery
+from faascope.fidelity.distributions import compare_quantiles, compare_sample
+from faascope.store.reader import ResultsFile, measured_only
+from faascope.units import MIB, format_size
+
+#: units (invocations or bursts) per cell: quick, full
+UNITS = (5, 10)
+#: /tmp file of the thesis cells (quick, full): per-call times and the file's read time
+TMP_FILE = (1 * MIB, 4 * MIB)
+#: bytes each writer or reader moves in the memory, co-location and concurrency campaigns
+IO_FILE = (4 * MIB, 8 * MIB)
+#: co-located writers / concurrent functions against one
+CONCURRENT = 4
+#: the staggering campaign: burst, batches of STAGGER_BATCH STAGGER_DELAY apart
+STAGGER_BURST, STAGGER_BATCH, STAGGER_DELAY = 8, 2, "250ms"
+#: images of the cold-start size check: the agent alone is ~10 MiB (so "10 MB" is its own
+#: package padded a little), and 100 MB
+IMAGE_SIZES = ("12MiB", "100MiB")
+MEMORIES = (128, 2048, 3008)
+SEED = 26
+
+
+def specs(quick: bool, provider: dict) -> dict[str, dict]:
+    n = UNITS[0 if quick else 1]
+    tmp = format_size(TMP_FILE[0 if quick else 1])
+    io = format_size(IO_FILE[0 if quick else 1])
+    design = {"replications": n, "seed": SEED}
+    out = {
+        "findings-tmp": {
+            "name": "findings-tmp", "provider": provider,
+            "description": "The thesis's /tmp findings with dd as it ran them, on a small file",
+            "function": {"memory_mb": 2048, "ephemeral_mb": 512, "timeout_s": 300},
+            "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential",
+                         "file_size": tmp},
+            "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
+                        "op": ["read", "write"], "io_size": ["512B", "128KiB"]},
+            "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
+                          {"when": "op == 'write'", "set": {"source": "urandom"}}],
+            "design": dict(design, type="full_factorial",
+                           rules=["memory_mb == 2048 or (op == 'read' and io_size == 512)"]),
+        },
+        "findings-memory": {
+            "name": "findings-memory", "provider": provider,
+            "function": {"memory_mb": 2048, "profile": "lambda", "ephemeral_mb": 512},
+            "workload": {"kind": "fileio", "op": "read", "file_size": io, "io_size": "1MiB",
+                         "direct": True, "prepare": True},
+            "factors": {"memory": list(MEMORIES)}, "design": design,
+        },
+        "findings-coloc": {
+            "name": "findings-coloc", "provider": provider,
+            "function": {"memory_mb": 1024, "profile": "lambda"},
+            "workload": {"kind": "fileio", "op": "write", "file_size": io, "io_size": "1MiB",
+                         "direct": True, "fsync": "end"},
+            "load": {"warm_pool": "burst", "pause": "500ms"},
+            "factors": {"burst_size": [1, CONCURRENT]}, "design": design,
+        },
+        "findings-roy": {
+            "name": "findings-roy", "provider": provider,
+            "function": {"memory_mb": 1024, "profile": "lambda"},
+            "workload": {"kind": "app", "shape": "video", "input_size": "1MiB",
+                         "output_size": io},
+            "load": {"warm_pool": "burst", "member_index": "index", "pause": "500ms"},
+            "factors": {"storage": ["object", "sharedfs"], "burst_size": [1, CONCURRENT]},
+            "design": design,
+        },
+        "findings-stagger": {
+            "name": "findings-stagger", "provider": provider,
+            "function": {"memory_mb": 512, "profile": "lambda"},
+            "workload": {"kind": "sharedfs", "op": "write", "mode": "private", "file_size": io,
+                         "io_size": "1MiB", "fsync": "end"},
+            "load": {"burst_size": STAGGER_BURST, "warm_pool": "burst", "member_index": "index",
+                     "pause": "500ms"},
+            "factors": {"batch_size": [STAGGER_BATCH, STAGGER_BURST],
+                        "delay": ["0s", STAGGER_DELAY]},
+            "design": dict(design, rules=["delay > 0 or batch_size == burst_size",
+                                          "batch_size < burst_size or delay == 0"]),
+        },
+        "findings-image": {
+            "name": "findings-image", "provider": provider,
+            "function": {"memory_mb": 128, "profile": "lambda"},
+            "workload": {"kind": "noop"},
+            "factors": {"image_size": list(IMAGE_SIZES)},
+            "design": dict(design, cold="every"),
+        },
+    }
+    # the CV test needs cv_test.MIN_N values a cell, quick or not: the thesis's 10 KB direct
+    # reads, ~15 s for both cells on a loaded 2-core machine
+    out["findings-cv"] = {
+        "name": "findings-cv", "provider": provider,
+        "description": "The thesis's predictability finding: CV of 10 KB direct reads, "
+                       "128 vs 2048 MB",
+        "function": {"memory_mb": 2048, "profile": "lambda", "ephemeral_mb": 512},
+        "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential", "op": "read",
+                     "file_size": "10KB", "io_size": "512B", "direct": True,
+                     "prepare": True},
+        "factors": {"memory": [128, 2048]},
+        "design": {"replications": cv_test.MIN_N, "seed": SEED},
+    }
+    return out
+
+
+def _flat(db: Path) -> pd.DataFrame:
+    with ResultsFile(db) as rf:
+        rf.require_campaign()
+        df = rf.flat(include_warmups=False)
+    return measured_only(df)[0]
+
+
+def _is_true(v) -> bool:
+    """A results file's 0/1 (or "true"/"false") flag; missing is false."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return False
+    return v.lower() in ("1", "true") if isinstance(v, str) else bool(int(v))
+
+
+def _num(s) -> pd.Series:
+    return pd.to_numeric(s, errors="coerce")
+
+
+def read_tmp(db: Path) -> dict[str, np.ndarray]:
+    df = _flat(db)
+    out = {}
+    for (profile, mem, op, io), g in df.groupby(["profile", "memory", "op", "io_size"]):
+        key = f"{profile}/{op}/m{int(float(mem))}/io{int(float(io))}"
+        out[key] = (_num(g["latency_seconds"]) / _num(g["ops"])).dropna().to_numpy()
+        if op == "read":
+            out[f"{profile}/read_file/m{int(float(mem))}/io{int(float(io))}"] = (
+                _num(g["latency_seconds"]).dropna().to_numpy())
+    return out
+
+
+def read_cv(db: Path) -> dict[str, np.ndarray]:
+    df = _flat(db)
+    return {f"cv/m{int(float(m))}": _num(g["latency_seconds"]).dropna().to_numpy()
+            for m, g in df.groupby("memory")}
+
+
+def read_memory(db: Path) -> dict[str, np.ndarray]:
+    df = _flat(db)
+    return {f"memory/m{int(float(m))}": _num(g["throughput_bytes_per_s"]).dropna().to_numpy()
+            for m, g in df.groupby("memory")}
+
+
+def _per_burst(db: Path, by: list[str]) -> list[tuple[tuple, pd.DataFrame]]:
+    data = load_bursts(db)
+    inv = data.measured
+    inv = inv[_num(inv["ok"]).fillna(0) == 1] if "ok" in inv else inv
+    groups = []
+    for key, g in inv.groupby(by + ["burst"]):
+        groups.append((key[:-1] if isinstance(key, tuple) else (key,), g))
+    return groups
+
+
+def read_coloc(db: Path) -> dict[str, np.ndarray]:
+    """Per burst: the median member's write bandwidth, and the aggregate (bytes written by all
+    members over the span from the first write's start to the last one's end, agent clock)."""
+    per: dict[str, list] = {}
+    for (size,), g in _per_burst(db, ["burst_size"]):
+        size = int(float(size))
+        bw = _num(g["throughput_bytes_per_s"]).dropna()
+        end = _num(g["agent_workload_end_ns"]) / 1e9
+        begin = end - _num(g["write_s"])
+        nbytes = _num(g["bytes"]).sum()
+        if len(g) < size or bw.empty:
+            continue   # a burst with failed members: its aggregate would undercount
+        per.setdefault(f"coloc/per_function/burst{size}", []).append(float(np.median(bw)))
+        span = float(end.max() - begin.min())
+        if span > 0:
+            per.setdefault(f"coloc/aggregate/burst{size}", []).append(float(nbytes / span))
+    return {k: np.asarray(v) for k, v in per.items()}
+
+
+def read_roy(db: Path) -> dict[str, np.ndarray]:
+    per: dict[str, list] = {}
+    for (storage, size), g in _per_burst(db, ["storage", "burst_size"]):
+        w = _num(g["write_s"]).dropna()
+        if len(w):
+            per.setdefault(f"{storage}/burst{int(float(size))}", []).append(float(np.median(w)))
+    return {k: np.asarray(v) for k, v in per.items()}
+
+
+def read_stagger(db: Path) -> dict[str, np.ndarray]:
+    per: dict[str, list] = {}
+    for (batch, delay), g in _per_burst(db, ["batch_size", "delay"]):
+        s = _num(g["service_s"]).dropna() if "service_s" in g else pd.Series(dtype=float)
+        if s.empty:
+            s = ((_num(g["agent_workload_end_ns"]) - _num(g["client_send_ns"])) / 1e9).dropna()
+        staggered = int(float(batch)) < STAGGER_BURST and float(delay) > 0
+        key = "stagger/staggered" if staggered else "stagger/all_at_once"
+        if len(s):
+            per.setdefault(key, []).append(float(np.median(s)))
+    return {k: np.asarray(v) for k, v in per.items()}
+
+
+def read_image(db: Path) -> dict[str, np.ndarray]:
+    df = _flat(db)
+    sizes = sorted({int(float(v)) for v in _num(df["image_size"]).dropna()}) if len(df) else []
+    out = {}
+    for name, size in zip(("image/small", "image/large"), sizes):
+        g = df[_num(df["image_size"]) == size]
+        out[name] = _num(g["client_latency_seconds"]).dropna().to_numpy()
+    return out
+
+
+def read_battery(results: dict[str, str]) -> dict[str, np.ndarray]:
+    """Samples from the fidelity battery's own campaigns: cold and warm latencies (lambda),
+    per-invocation median request latency of S3 and DynamoDB, the network's fitted bucket."""
+    out: dict[str, np.ndarray] = {}
+    if "cold" in results:
+        df = _flat(Path(results["cold"]))
+        df = df[(df["profile"] == "lambda")] if "profile" in df else df
+        cold = df[[bool(_is_true(v)) for v in df["cold"]]]
+        out["cold"] = _num(cold["client_latency_seconds"]).dropna().to_numpy()
+    if "warm" in results:
+        df = _flat(Path(results["warm"]))
+        warm = df[[not bool(_is_true(v)) for v in df["cold"]]]
+        out["warm"] = _num(warm["client_latency_seconds"]).dropna().to_numpy()
+    for name in ("object", "kv"):
+        if name in results:
+            df = _flat(Path(results[name]))
+            for op, g in df.groupby("op"):
+                out[f"{name}/{op}"] = _num(g["request_p50_s"]).dropna().to_numpy()
+    if "network" in results:
+        db = Path(results["network"])
+        df = _flat(db)
+        with ResultsFile(db) as rf:
+            samples = rf.network_samples()
+        samples = samples[(samples["direction"] == "in")
+                          & samples["invocation_id"].isin(df["invocation_id"])]
+        series = [(_num(g.sort_values("sample")["bytes"]).to_numpy(float),
+                   float(g["interval_s"].iloc[0])) for _, g in samples.groupby("invocation_id")]
+        f = battery.burst_figures(series)
+        # per invocation with a measurable burst: its burst rate and its baseline; without a
+        # burst the steady rate is the baseline (and there is no burst rate)
+        out["network/burst_rate"] = np.asarray(f.burst_rate)
+        out["network/baseline_rate"] = np.asarray(f.baseline + f.steady)
+    return out
+
+
+READERS: dict[str, Callable[[Path], dict[str, np.ndarray]]] = {
+    "findings-tmp": read_tmp, "findings-memory": read_memory, "findings-coloc": read_coloc,
+    "findings-roy": read_roy, "findings-stagger": read_stagger, "findings-image": read_image,
+    "findings-cv": read_cv,
+}
+#: which samples each campaign gives (what a campaign's failure leaves unmeasured)
+PREFIXES = {"findings-tmp": ("lambda/", "gcf/"), "findings-memory": ("memory/",),
+            "findings-coloc": ("coloc/",), "findings-roy": ("sharedfs/", "object/burst"),
+            "findings-stagger": ("stagger/",), "findings-image": ("image/",),
+            "findings-cv": ("cv/",)}
+
+
+
+def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dict[str, str],
+                 say: Callable[[str], None], console: Any = None,
+                 only: Optional[tuple[str, ...]] = None):
+    """Run the findings' campaigns on the battery's platform and read every sample; returns
+    (evidence, notes per sample key, results files)."""
+    provider = {"kind": "local", "settings": {"endpoint_url": endpoint,
+                                              "data_dir": str(workdir)}}
+    results: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    evidence: dict[str, np.ndarray] = {}
+    for name, spec in specs(quick, provider).items():
+        if only and name not in only:
+            continue
+        path = workdir / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        db = workdir / f"{name}.db"
+        say(f"fidelity findings: {name} ({path})")
+        try:
+            run_campaign(path, db, progress=False, console=console)
+        except Exception as e:   # a campaign that cannot run leaves its findings undecided
+            for p in PREFIXES[name]:
+                notes[p] = f"{name} did not run: {type(e).__name__}: " + " ".join(str(e).split())[:300]
+            continue
+        results[name] = str(db)
+        fail = battery.failures(db)
+        try:
+            got = READERS[name](db)
+        except Exception as e:
+            got = {}
+            fail = (fail + "; " if fail else "") + f"unreadable: {type(e).__name__}: {e}"
+        evidence.update(got)
+        if fail:
+            for p in PREFIXES[name]:
+                notes[p] = f"{name}: {fail}"
+    evidence.update(read_battery(battery_results))
+    for name, keys in (("cold", ("cold",)), ("warm", ("warm",)),
+                       ("object", ("object/put", "object/get")), ("kv", ("kv/put", "kv/get")),
+                       ("network", ("network/burst_rate", "network/baseline_rate"))):
+        if name in battery_results:
+            fail = battery.failures(Path(battery_results[name]))
+            for k in keys:
+                if fail:
+                    notes[k] = f"{name}: {fail}"
+    return evidence, notes, results
+
+
+def dump(evidence: dict[str, np.ndarray]) -> str:
+    return json.dumps({k: [float(x) for x in v] for k, v in evidence.items()})
+
+
+#: the battery's storage campaigns against Skyrise's request-latency sets: (campaign, op, set)
+STORAGE_SETS = (("object", "put", "s3_standard_write"), ("object", "get", "s3_standard_read"),
+                ("kv", "put", "dynamodb_write"), ("kv", "get", "dynamodb_read"))
+
+
+def read_distributions(results: dict[str, str]) -> list:
+    """Whole-distribution comparisons from the battery's results files: the lambda profile's
+    runtime init per cold start against lambda-perf's (raw values both sides: quantiles and KS),
+    and S3/DynamoDB request latencies against Skyrise's (quantiles only: the agent reports each
+    invocation's request percentiles, not every request; the local quantile is their median
+    over invocations)."""
+    out = []
+    if "cold" in results:
+        df = _flat(Path(results["cold"]))
+        df = df[df["profile"] == "lambda"] if "profile" in df else df
+        cold = df[[bool(_is_true(v)) for v in df["cold"]]]
+        init = _num(cold["platform_init_ms"]).dropna().to_numpy() / 1e3
+        out.append(compare_sample(init, reference("lambda-perf-init", "go_provided_al2023_128"),
+                                  "lambda profile: runtime init per cold start (Init Duration), "
+                                  "128 MB Go custom runtime"))
+    for name, op, set_name in STORAGE_SETS:
+        if name not in results:
+            continue
+        df = _flat(Path(results[name]))
+        g = df[df["op"] == op]
+        q = {k: (float(np.median(v)) if len(v := _num(g[col]).dropna()) else None)
+             for k, col in (("p50", "request_p50_s"), ("p90", "request_p90_s"),
+                            ("p99", "request_p99_s"))}
+        what = "S3" if name == "object" else "DynamoDB"
+        out.append(compare_quantiles(
+            q, len(g), reference("skyrise-request-latency", set_name),
+            f"lambda profile: {what} 1 KiB {op} request latency",
+            why_no_ks="the agent keeps each invocation's request percentiles, not every request: "
+                      "quantiles only (median over invocations), no KS distance"))
+    return out
