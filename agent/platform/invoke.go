@@ -28,6 +28,9 @@ type invokeMeta struct {
 	// the agent's own timestamps: X-Faascope-Delivered-Ns, X-Faascope-Answered-Ns).
 	Delivered, Answered time.Time
 	Modelled            time.Duration // the profile's modelled cold-start cost, part of Setup
+	// The sandbox's network buckets as the invocation began (netbucket.go); NetShaped: any.
+	NetIn, NetOut BucketLevel
+	NetShaped     bool
 	Duration            time.Duration
 	MemoryMB            int
 	PeakBytes           int64
@@ -113,6 +116,7 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 		mark := in.Logs.Mark()
 		st.mark("prepare")
 		t0 := time.Now()
+		meta.NetIn, meta.NetOut, meta.NetShaped = in.Sandbox.Net.netBuckets(t0)
 		res := in.run(inv)
 		meta.Duration = time.Since(t0)
 		meta.Delivered, meta.Answered = in.markRun(inv, st)

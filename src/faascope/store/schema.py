@@ -47,9 +47,10 @@ from __future__ import annotations
 # direction) live in the measures table: one list feeds the view below, the docs' table of
 # columns (docs/workloads.md; a test keeps the two equal) and every command that ranks levels.
 from faascope.store.measures import MEASURES
+from faascope.store.bucket_state import BUCKET_COLUMNS, bucket_view_sql
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -83,6 +84,11 @@ HISTORY = [
                       "changed: files of versions 1-5 read as before; their --target-ci rounds "
                       "(round_added with a reason 'target CI ±…' and no adaptive_plan event) "
                       "are recognised as the earlier stop-when-narrow rule."),
+    (7, "2026-11-27", "invocations_flat gains each network direction's token bucket as the "
+                      "invocation began (net_{in,out}_bucket_bytes, _capacity_bytes, _state: "
+                      "fresh, partial, drained; faascope.store.bucket_state), read from the "
+                      "local platform's reply headers in platform_json. No table changed: files "
+                      "of versions 1-6 read with the columns null (no bucket recorded)."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
@@ -205,7 +211,7 @@ FLAT_FIXED = [
     "platform_setup_ms", "platform_init_ms", "platform_duration_ms", "report_duration_ms",
     "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
     "config_ephemeral_mb", "config_arch", "config_profile",
-] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform"]
+] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform"] + BUCKET_COLUMNS
 #: the factor whose column is the fixed ``deployment`` column (the same value)
 DEPLOYMENT_FACTOR_FIELD = "deployment.deployment"
 
@@ -387,6 +393,7 @@ SELECT
     json_extract(i.config_json, '$.arch') AS config_arch,
     json_extract(i.config_json, '$.profile') AS config_profile,
     {measure_sql},
-    {deployment_sql}
+    {deployment_sql},
+    {bucket_view_sql()}
 FROM invocations i JOIN campaign c ON c.id = i.campaign_id{deployment_join}
 ORDER BY i.order_index"""
