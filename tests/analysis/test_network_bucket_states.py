@@ -138,3 +138,14 @@ def test_warm_replicated_campaign_reports_fresh_and_drained_apart(warm_network):
     assert (not drained["fit"].knee) or drained["budget_bytes"] < DRAINED_FRACTION * LAMBDA["budget_bytes"]
     for r in (fresh, drained):
         assert r["refill_bytes_per_s"] == pytest.approx(LAMBDA["refill_bytes_per_s"], rel=0.15)
+
+
+def test_report_tables_each_state_apart(warm_network, tmp_path):
+    out = tmp_path / "report"
+    res = CliRunner().invoke(cli, ["report", str(warm_network), "--out", str(out), "--formats", "none",
+                                   "--response", "net_in_bytes_per_s"])
+    assert res.exit_code == 0, res.output
+    text = (out / "summary.md").read_text()
+    table = [ln for ln in text.splitlines() if ln.startswith("| all rows | in |")]
+    assert [ln.split(" | ")[2].split(" (")[0] for ln in table] == [FRESH, DRAINED], table
+    assert "fresh (300 MiB)" in table[0]

@@ -30,7 +30,7 @@ import pandas as pd
 
 from faascope.analysis.bandwidth import TokenBucketFit, fit_token_bucket
 from faascope.analysis.per_cell import cell_columns
-from faascope.store.bucket_state import DRAINED_FRACTION, FRESH, PARTIAL, bucket_columns
+from faascope.store.bucket_state import BUCKET_STATES, DRAINED_FRACTION, FRESH, PARTIAL, bucket_columns
 from faascope.store.reader import ResultsFile
 
 #: the state of invocations whose bucket was not recorded and that were not cold starts
@@ -84,7 +84,9 @@ def cell_series(samples: pd.DataFrame, df: pd.DataFrame, factors: list[str]) -> 
     g = j.groupby(keys + ["direction", "bucket_state", "sample"], sort=False)
     out = g.agg(interval_s=("interval_s", "first"), bytes=("bytes", "mean"),
                 invocations=("invocation_id", "nunique")).reset_index()
-    out = out.sort_values(keys + ["direction", "bucket_state", "sample"], kind="stable")
+    # states in their order (most budget first), whatever order the invocations ran in
+    out["_order"] = out["bucket_state"].map({st: i for i, st in enumerate(BUCKET_STATES + (UNKNOWN,))})
+    out = out.sort_values(keys + ["direction", "_order", "sample"], kind="stable").drop(columns="_order")
     out["t_s"] = (out["sample"] + 1) * out["interval_s"]
     out["rate_bytes_per_s"] = out["bytes"] / out["interval_s"]
     return out.reset_index(drop=True)
