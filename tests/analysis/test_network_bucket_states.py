@@ -44,6 +44,10 @@ def test_drained_fraction_is_under_one_sample_of_the_calibrated_burst():
     left = DRAINED_FRACTION * LAMBDA["budget_bytes"]
     seconds = left / (LAMBDA["burst_bytes_per_s"] - LAMBDA["refill_bytes_per_s"])
     assert seconds < INTERVAL_S, seconds
+    # the docs quote the threshold: they must say the same
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("docs/storage.md", "docs/analysis.md"):
+        assert f"{DRAINED_FRACTION * 100:.0f} % " in (root / doc).read_text(), doc
 
 
 # ---------------------------------------------------------------- simulated series, per state
