@@ -88,7 +88,10 @@ HISTORY = [
                       "invocation began (net_{in,out}_bucket_bytes, _capacity_bytes, _state: "
                       "fresh, partial, drained; faascope.store.bucket_state), read from the "
                       "local platform's reply headers in platform_json. No table changed: files "
-                      "of versions 1-6 read with the columns null (no bucket recorded)."),
+                      "of versions 1-6 read with the columns null (no bucket recorded). Local "
+                      "campaigns record the event kinds host_capacity (a probe of what the host "
+                      "delivers per stand-in and device, at the start) and host_bound (the cells "
+                      "whose aggregate demand reached the probed capacity, at the end)."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
@@ -100,6 +103,12 @@ SLOT_MISSED_EVENT = "slot_missed"
 ADAPTIVE_PLAN_EVENT = "adaptive_plan"
 #: the event kind of a round of replications appended to a campaign (faascope.designs.topup)
 ROUND_ADDED_EVENT = "round_added"
+#: the event kind of a local campaign's host capacity probe (faascope.standins.capacity; detail:
+#: per stand-in and device the aggregate bytes/s this host delivered)
+HOST_CAPACITY_EVENT = "host_capacity"
+#: the event kind of the cells where the host, not the modelled cloud, was the bottleneck
+#: (faascope.analysis.host_bound; written at the end of every run of a local campaign)
+HOST_BOUND_EVENT = "host_bound"
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
 
