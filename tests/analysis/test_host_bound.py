@@ -105,3 +105,13 @@ def test_local_campaign_probes_and_judges_its_cells(object_campaign):
     cell = next(iter(bound["cells"].values()))
     # a few 64 KiB PUTs from one function: far below what the host delivers
     assert cell["standins"]["s3"]["fraction"] < HOST_BOUND_FRACTION and bound["cells_host_bound"] == []
+
+
+def test_report_shows_the_probe_and_the_verdict(object_campaign, tmp_path):
+    out = tmp_path / "report"
+    res = CliRunner().invoke(cli, ["report", str(object_campaign), "--out", str(out), "--formats", "none"])
+    assert res.exit_code == 0, res.output
+    text = (out / "summary.md").read_text()
+    assert "Host capacity: where this machine" in text
+    assert "| s3 | PUT |" in text
+    assert "No cell reached the share of the probed capacity" in text
