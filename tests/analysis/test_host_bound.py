@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from faascope.analysis.host_bound import HOST_BOUND_FRACTION, aggregate_demand, busy_seconds, host_bound_cells
+from faascope.analysis.host_bound import (HOST_BOUND_FRACTION, aggregate_demand, busy_seconds, host_bound_cells,
+                                          max_overlap)
 from faascope.cli import cli
 from faascope.fidelity.compare import WITHIN
 from faascope.store.reader import ResultsFile
@@ -24,6 +25,8 @@ S = 1_000_000_000
 def test_busy_time_is_the_union_of_intervals():
     assert busy_seconds([0, S // 2, 3 * S], [S, 2 * S, 4 * S]) == pytest.approx(3.0)
     assert busy_seconds([], []) == 0
+    assert max_overlap([0, S // 2, 3 * S], [S, 2 * S, 4 * S]) == 2
+    assert max_overlap([0, S], [S, 2 * S]) == 1   # one after the other
 
 
 def _cell(key, functions, bytes_each, seconds_each, start=0):
@@ -45,6 +48,10 @@ def test_a_cell_demanding_more_than_the_probe_is_flagged_one_well_below_is_not()
     assert out["cells"]["n=16"]["standins"]["s3"]["fraction"] == pytest.approx(190.5 / 226, rel=1e-3)
     one = out["cells"]["n=1"]["standins"]["s3"]
     assert not one["host_bound"] and one["fraction"] == pytest.approx(4 / 0.062 / 226, rel=1e-3)
+    # one function at a time queues behind nobody, however much of the server it uses
+    alone = pd.DataFrame(_cell("seq", 1, 4 * MiB, 0.02) + _cell("seq", 1, 4 * MiB, 0.02, start=S))
+    seq = host_bound_cells(alone, {"seq": ["s3"]}, capacity)["cells"]["seq"]
+    assert seq["concurrency"] == 1 and seq["standins"]["s3"]["fraction"] > 0.5 and not seq["host_bound"]
     # a stand-in the probe did not measure (or a cell that uses none) is not judged
     out = host_bound_cells(df, {"n=1": ["redis"], "n=16": []}, capacity)
     assert out["cells"] == {} and out["cells_host_bound"] == []

@@ -6,7 +6,9 @@ demand** on a stand-in is the bytes the cell's invocations moved through it divi
 during which at least one of them was in its workload (the union of the agents'
 workload intervals: 16 concurrent functions that each write 4 MiB in 0.3 s demand ~16 x 13 MiB/s;
 the idle time between bursts or sequential invocations does not count). A cell is
-**host-bound** when that demand reaches :data:`HOST_BOUND_FRACTION` of the probed capacity.
+**host-bound** when that demand reaches :data:`HOST_BOUND_FRACTION` of the probed capacity and
+its invocations ran concurrently (``concurrency``, the most workloads in progress at once, at
+least 2): one function at a time queues behind nobody, whatever share of the server it uses.
 
 Why one half: a stand-in is a server on this host, and a server whose utilisation is rho
 delays requests by queueing. For fixed-size requests arriving at random (M/D/1, the
@@ -42,10 +44,20 @@ def busy_seconds(starts_ns, ends_ns) -> float:
     return total / 1e9
 
 
+def max_overlap(starts_ns, ends_ns) -> int:
+    """The most intervals [start, end) in progress at one instant."""
+    marks = sorted([(int(s), 1) for s in starts_ns] + [(int(e), -1) for e in ends_ns])
+    now = best = 0
+    for _, d in marks:   # an end sorts before a start at the same instant: touching is not overlapping
+        now += d
+        best = max(best, now)
+    return best
+
+
 def aggregate_demand(df: pd.DataFrame) -> pd.DataFrame:
     """Per cell (``cell_key``): ``bytes`` moved by its measured, successful invocations,
     ``busy_s`` (union of their workload intervals), ``demand_bytes_per_s`` (bytes / busy_s) and
-    ``invocations``. Rows without the agent's timestamps or bytes are left out."""
+    ``invocations`` and ``concurrency`` (:func:`max_overlap`). Rows without the agent's timestamps or bytes are left out."""
     need = ["cell_key", "bytes", "agent_workload_start_ns", "agent_workload_end_ns"]
     d = df[[c for c in need if c in df.columns]].copy() if set(need) <= set(df.columns) else pd.DataFrame(columns=need)
     if "ok" in df.columns:
@@ -60,8 +72,10 @@ def aggregate_demand(df: pd.DataFrame) -> pd.DataFrame:
         busy = busy_seconds(g["agent_workload_start_ns"], g["agent_workload_end_ns"])
         total = int(g["bytes"].sum())
         rows.append({"cell_key": key, "bytes": total, "busy_s": busy, "invocations": len(g),
+                     "concurrency": max_overlap(g["agent_workload_start_ns"], g["agent_workload_end_ns"]),
                      "demand_bytes_per_s": total / busy if busy > 0 else np.nan})
-    return pd.DataFrame(rows, columns=["cell_key", "bytes", "busy_s", "invocations", "demand_bytes_per_s"])
+    return pd.DataFrame(rows, columns=["cell_key", "bytes", "busy_s", "invocations", "concurrency",
+                                       "demand_bytes_per_s"])
 
 
 def host_bound_cells(df: pd.DataFrame, uses: dict[str, list[str]], capacity: dict) -> dict:
@@ -77,15 +91,18 @@ def host_bound_cells(df: pd.DataFrame, uses: dict[str, list[str]], capacity: dic
         if key not in demand.index:
             continue
         dem = float(demand.loc[key, "demand_bytes_per_s"])
+        concurrent = int(demand.loc[key, "concurrency"]) >= 2
         entry = {}
         for k in kinds:
             cap = probed.get(k)
             if not cap or not np.isfinite(dem):
                 continue
             entry[k] = {"demand_bytes_per_s": dem, "capacity_bytes_per_s": cap,
-                        "fraction": dem / cap, "host_bound": bool(dem >= HOST_BOUND_FRACTION * cap)}
+                        "fraction": dem / cap,
+                        "host_bound": bool(concurrent and dem >= HOST_BOUND_FRACTION * cap)}
         if entry:
             cells[key] = {"standins": entry, "host_bound": any(e["host_bound"] for e in entry.values()),
-                          "invocations": int(demand.loc[key, "invocations"])}
+                          "invocations": int(demand.loc[key, "invocations"]),
+                          "concurrency": int(demand.loc[key, "concurrency"])}
     return {"fraction": HOST_BOUND_FRACTION, "cells": cells,
             "cells_host_bound": sorted(k for k, v in cells.items() if v["host_bound"])}

@@ -45,23 +45,27 @@ def host_capacity_section(ctx: Ctx) -> Block | None:
                          f"{probe.get('workers')} clients, {probe.get('probe_seconds')} s each)",
                          ["stand-in / device", "operation", "delivered", "device"], rows,
                          ["faascope.standins.capacity: the server itself, not the shaper in front of it; "
-                          f"the probe took {probe.get('duration_s')} s."]))
+                          f"the probe took {probe.get('duration_s')} s. Its clients are Python threads on this "
+                          "host, competing for the same CPUs: the capacity is a lower bound, so flags err on "
+                          "the side of warning."]))
     cells = bound.get("cells") or {}
     if cells:
         crow = []
         for key, c in cells.items():
             for k, e in c["standins"].items():
-                crow.append([key, k, _rate(e["demand_bytes_per_s"]), _rate(e["capacity_bytes_per_s"]),
+                crow.append([key, c.get("concurrency", "–"), k, _rate(e["demand_bytes_per_s"]), _rate(e["capacity_bytes_per_s"]),
                              f"{e['fraction']:.0%}", "**host-bound**" if e["host_bound"] else "no"])
-        b.items.append(table("Aggregate demand per cell against the probed capacity", ["cell", "stand-in",
+        b.items.append(table("Aggregate demand per cell against the probed capacity", ["cell", "concurrency", "stand-in",
                              "demand", "capacity", "share", "host-bound"], crow,
                              [f"Demand: the bytes the cell's invocations moved / the time at least one of them "
-                              f"was in its workload. Host-bound from {HOST_BOUND_FRACTION:.0%} of the capacity "
+                              f"was in its workload. Host-bound from {HOST_BOUND_FRACTION:.0%} of the capacity, "
+                              "for cells whose invocations overlapped (one at a time queues behind nobody) "
                               "(faascope.analysis.host_bound: there queueing on this host alone stretches "
                               "a request x1.5)."]))
     flagged = bound.get("cells_host_bound") or []
     if flagged:
-        b.items.append(Text(f"{len(flagged)} cell(s) asked more of this host than it can deliver ("
+        b.items.append(Text(f"{len(flagged)} cell(s) demanded {HOST_BOUND_FRACTION:.0%} or more of what this host "
+                            "delivered to the probe ("
                             + ", ".join(f"`{k}`" for k in flagged) + "): there the host, not the modelled cloud, "
                             "was the bottleneck, and contrasts involving them measure this machine.", "warn"))
     elif bound:
