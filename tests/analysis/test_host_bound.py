@@ -74,6 +74,10 @@ def test_half_the_capacity_is_where_queueing_alone_reaches_the_fidelity_toleranc
             done[i] = free
         return float(np.mean(done - arrivals)) / service
 
+    # the docs quote the fraction: they must say the same
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("docs/storage.md", "docs/analysis.md", "docs/report.md"):
+        assert f"{HOST_BOUND_FRACTION * 100:.0f} %" in (root / doc).read_text(), doc
     at_half = mean_response(HOST_BOUND_FRACTION)
     assert at_half == pytest.approx(WITHIN, rel=0.03)
     assert mean_response(0.4) < WITHIN < mean_response(0.6)

@@ -9,7 +9,7 @@ storage stays flat" came out x5.4 from 1 to 16 functions with an S3 stand-in top
 100 MiB/s). Each probe drives the server itself (not the shaper in front of it) with
 :data:`WORKERS` concurrent clients for :data:`PROBE_SECONDS` and records the aggregate bytes/s:
 
-- ``s3``: PUTs of 4 MiB objects (the issue's cell), deleted afterwards;
+- ``s3``: PUTs of 4 MiB objects (the issue's cell), one key per client, deleted afterwards;
 - ``redis``: SETs of 1 MiB values (RESP over a socket: no client library needed);
 - ``dynamodb``: PutItems of 256 KiB (under DynamoDB's 400 KB item limit);
 - ``shared``: 4 MiB writes, each file fsync'ed (EFS's close-to-open durability), removed;
@@ -95,12 +95,12 @@ def _s3(server) -> dict:
                             aws_access_key_id=e.get("access_key"), aws_secret_access_key=e.get("secret_key"),
                             config=Config(s3={"addressing_style": "path"}, retries={"total_max_attempts": 1}))
                for _ in range(WORKERS)]
-    keys: list[str] = []
+    # one key per worker, overwritten: at most WORKERS objects exist at once (a shaped stand-in
+    # keeps its objects in a bounded tmpfs)
+    keys = [f"{prefix}{w}" for w in range(WORKERS)]
 
     def put(w: int, i: int) -> int:
-        key = f"{prefix}{w}-{i}"
-        clients[w].put_object(Bucket=e["bucket"], Key=key, Body=body)
-        keys.append(key)
+        clients[w].put_object(Bucket=e["bucket"], Key=keys[w], Body=body)
         return S3_OBJECT
 
     out = _drive(put)
