@@ -554,7 +554,12 @@ class Campaign:
             df = rf.flat(include_warmups=False)
         capacity = json.loads(probes[-1]["detail_json"] or "{}")
         uses = {c.key: sorted(needs_of([c.payload]).kinds) for c in self.plan.cells}
-        self.event(HOST_BOUND_EVENT, host_bound_cells(df, uses, capacity))
+        try:
+            detail = host_bound_cells(df, uses, capacity)
+        except (ValueError, KeyError, TypeError) as exc:
+            # a verdict that cannot be made is said, not guessed; the records are unaffected
+            detail = {"error": f"{type(exc).__name__}: {exc}"}
+        self.event(HOST_BOUND_EVENT, detail)
 
     def record_provenance(self, phase: str) -> None:
         """A ``provenance`` event: what could explain drift between runs (machine load, CPU,
