@@ -126,3 +126,26 @@ def test_report_shows_the_probe_and_the_verdict(object_campaign, tmp_path):
     assert "Host capacity: where this machine" in text
     assert "| s3 | PUT |" in text
     assert "No cell reached the share of the probed capacity" in text
+
+
+def test_report_warns_about_a_host_bound_cell(object_campaign, tmp_path):
+    """The same file with a host_bound verdict that flags its cell (as a 16-function burst's
+    would be): the report tables it as host-bound and warns."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "flagged.db"
+    shutil.copyfile(object_campaign, db)
+    (bound,) = _events(db, HOST_BOUND_EVENT)
+    key = next(iter(bound["cells"]))
+    bound["cells"][key]["standins"]["s3"].update(fraction=0.8, host_bound=True)
+    bound["cells"][key]["host_bound"] = True
+    bound["cells_host_bound"] = [key]
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE events SET detail_json = ? WHERE kind = ?", (json.dumps(bound), HOST_BOUND_EVENT))
+    out = tmp_path / "report"
+    res = CliRunner().invoke(cli, ["report", str(db), "--out", str(out), "--formats", "none"])
+    assert res.exit_code == 0, res.output
+    text = (out / "summary.md").read_text()
+    assert "| **host-bound** |" in text and "80%" in text
+    assert f"1 cell(s) demanded {HOST_BOUND_FRACTION:.0%} or more" in text and f"`{key}`" in text
