@@ -28,15 +28,16 @@ type invokeMeta struct {
 	// the agent's own timestamps: X-Faascope-Delivered-Ns, X-Faascope-Answered-Ns).
 	Delivered, Answered time.Time
 	Modelled            time.Duration // the profile's modelled cold-start cost, part of Setup
-	// The sandbox's network buckets as the invocation began (netbucket.go); NetShaped: any.
-	NetIn, NetOut BucketLevel
-	NetShaped     bool
 	Duration            time.Duration
 	MemoryMB            int
 	PeakBytes           int64
 	RequestID           string
 	Version             string // the version executed: X-Amz-Executed-Version
 	Logs                []byte
+
+	// The sandbox's network buckets as the invocation began (netbucket.go); NetShaped: any.
+	NetIn, NetOut BucketLevel
+	NetShaped     bool
 }
 
 // InvokeRequest is one invocation as the API received it.
