@@ -537,6 +537,9 @@ func (p *Platform) invoke(w http.ResponseWriter, r *http.Request) {
 		h.Set("X-Faascope-Modelled-Ms", ms(meta.Modelled))
 	}
 	h.Set("X-Faascope-Duration-Ms", ms(meta.Duration))
+	if meta.NetShaped {
+		netBucketHeaders(h, meta.NetIn, meta.NetOut)
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(res.Payload)
 }

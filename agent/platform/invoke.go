@@ -34,6 +34,10 @@ type invokeMeta struct {
 	RequestID           string
 	Version             string // the version executed: X-Amz-Executed-Version
 	Logs                []byte
+
+	// The sandbox's network buckets as the invocation began (netbucket.go); NetShaped: any.
+	NetIn, NetOut BucketLevel
+	NetShaped     bool
 }
 
 // InvokeRequest is one invocation as the API received it.
@@ -113,6 +117,7 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 		mark := in.Logs.Mark()
 		st.mark("prepare")
 		t0 := time.Now()
+		meta.NetIn, meta.NetOut, meta.NetShaped = in.Sandbox.Net.netBuckets(t0)
 		res := in.run(inv)
 		meta.Duration = time.Since(t0)
 		meta.Delivered, meta.Answered = in.markRun(inv, st)

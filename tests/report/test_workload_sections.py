@@ -62,7 +62,8 @@ def test_network_fit_recovers_the_bucket_per_cell():
         budget = 16 * MiB if cell == "a" else 32 * MiB
         for i, v in enumerate(_bucket_samples(rng, budget=budget)):
             rows.append({"invocation_id": inv, "direction": "in", "sample": i, "interval_s": 0.02, "bytes": v})
-        flat.append({"invocation_id": inv, "cell_key": f"mem={cell}", "mem": cell})
+        # each a cold start: a new sandbox's bucket, full (faascope.analysis.network)
+        flat.append({"invocation_id": inv, "cell_key": f"mem={cell}", "mem": cell, "cold": 1})
     samples, df = pd.DataFrame(rows), pd.DataFrame(flat)
     series = cell_series(samples, df, ["mem"])
     assert set(series["invocations"]) == {3}

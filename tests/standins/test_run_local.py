@@ -124,7 +124,9 @@ def test_kv_dynamodb_put_then_get_against_moto_started_by_faascope(platform_dir)
     events = []
     provider = open_provider("local", settings, [put, get], lambda k, d: events.append((k, d)))
     try:
-        ((kind, ev),) = events
+        # the stand-ins, then what the host delivers through them (the capacity probe)
+        ((kind, ev), (probe_kind, probe)) = events
+        assert probe_kind == "host_capacity" and probe["standins"]["dynamodb"]["bytes_per_s"] > 0, probe
         (s,) = ev["servers"]
         assert (kind, s["kind"], s["server"], s["started"]) == ("standins", "dynamodb", "moto", True)
         assert int(s["version"].split(".")[0]) >= 5
@@ -185,7 +187,8 @@ def test_a_shaper_left_running_by_standins_start_is_reused(platform_dir):
         provider = open_provider("local", settings, [payload], lambda k, d: events.append((k, d)),
                                  profiles=["lambda", "unlimited", "gcf"])
         try:
-            ((_, ev),) = events
+            ((_, ev), (probe_kind, _)) = events
+            assert probe_kind == "host_capacity"
             lam = ev["shaping"]["lambda"]
             assert lam["started"] is False and lam["endpoints"]["s3"] == saved.shaped["lambda"]["s3"].endpoint
             assert ev["shaping"]["unlimited"] is None

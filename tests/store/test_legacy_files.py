@@ -40,6 +40,7 @@ import pytest
 from click.testing import CliRunner
 
 from faascope.cli import cli
+from faascope.store.bucket_state import BUCKET_COLUMNS
 from faascope.store.measures import MEASURES
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -68,8 +69,9 @@ def _ok(args: list[str]):
 @pytest.mark.parametrize("name", sorted(LEGACY))
 def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     """Every column that version exported reads the same, in the same order; columns added
-    since (schema version 3: each kind's measures, MEASURES; version 4: the deployment columns)
-    come after them, and are filled from the old file's responses too."""
+    since (schema version 3: each kind's measures, MEASURES; version 4: the deployment columns;
+    version 7: the network buckets, empty since 0.1.0 recorded none) come after them, and are
+    filled from the old file's responses too."""
     db = _copy(tmp_path, name, monkeypatch)
     out = tmp_path / "out.csv"
     _ok(["export", str(db), "--format", "csv", "--out", str(out)])
@@ -78,7 +80,9 @@ def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     assert list(now.columns[:len(then.columns)]) == list(then.columns)
     pd.testing.assert_frame_equal(now[then.columns], then)
     assert list(now.columns[len(then.columns):]) == [m.name for m in MEASURES] + [
-        "deployment", "provider_kind", "region", "price_platform", "platform_front_end_ms"]
+        "deployment", "provider_kind", "region", "price_platform", "platform_front_end_ms"] + BUCKET_COLUMNS
+    # a file from before the platform reported its buckets has none
+    assert (now[BUCKET_COLUMNS] == "").all().all()
     # a file from before deployments ran on its campaign's provider
     assert set(now["deployment"]) == set(now["provider_kind"]) == {"local"}
     kinds = set(now["workload_kind"]) - {""}

@@ -50,7 +50,10 @@ from faascope.providers.deployments import DeploymentProviders
 from faascope.providers.invocation import NEVER_SENT, InvokeResult
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
+from faascope.analysis.host_bound import host_bound_cells
+from faascope.standins.needs import needs_of
 from faascope.store.reader import NotAResultsFile, ResultsFile
+from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT
 from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns
 from faascope.store.writer import ResultsDiskFull, ResultsStore
 
@@ -542,6 +545,25 @@ class Campaign:
                 raise failure
             return self._conclude(failure, interrupted)
 
+    def record_host_bound(self) -> None:
+        """A ``host_bound`` event (a local campaign whose host capacity was probed): per cell
+        and stand-in it uses, the aggregate demand against the probed capacity, and which cells
+        the host rather than the modelled cloud bounded (faascope.analysis.host_bound)."""
+        with ResultsFile(self.results) as rf:
+            events = rf.campaign_meta()["events"]
+            probes = [e for e in events if e["kind"] == HOST_CAPACITY_EVENT]
+            if not probes:
+                return
+            df = rf.flat(include_warmups=False)
+        capacity = json.loads(probes[-1]["detail_json"] or "{}")
+        uses = {c.key: sorted(needs_of([c.payload]).kinds) for c in self.plan.cells}
+        try:
+            detail = host_bound_cells(df, uses, capacity)
+        except (ValueError, KeyError, TypeError) as exc:
+            # a verdict that cannot be made is said, not guessed; the records are unaffected
+            detail = {"error": f"{type(exc).__name__}: {exc}"}
+        self.event(HOST_BOUND_EVENT, detail)
+
     def record_provenance(self, phase: str) -> None:
         """A ``provenance`` event: what could explain drift between runs (machine load, CPU,
         kernel, versions, region, price and calibration tables), at a run's start and end."""
@@ -588,6 +610,7 @@ class Campaign:
         s.missed = self.missed_runs()
         s.complete = s.recorded + s.missed >= s.planned and not pending
         try:
+            self.record_host_bound()
             self.record_provenance("end")
             if s.complete:
                 self.store.set_status(self.id, "complete")

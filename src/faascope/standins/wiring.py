@@ -48,7 +48,8 @@ from faascope.providers import local_platform
 from faascope.providers.base import Provider, make_provider
 from faascope.providers.local import LocalProvider
 from faascope.providers.packaging import needs_s3_upload
-from faascope.standins import shaping
+from faascope.standins import capacity, shaping
+from faascope.store.schema import HOST_CAPACITY_EVENT
 from faascope.standins.needs import Needs, needs_of
 
 #: the Lambda Runtime API's port inside every sandbox (docs/platform.md): the platform's own API
@@ -129,6 +130,9 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
                      "standins": sorted(wired.used.servers)})
         if event is not None:
             event("standins", wired.event_detail())
+            # what the host can deliver per stand-in and device (a few seconds; local only:
+            # a cloud's storage is not this machine's)
+            event(HOST_CAPACITY_EVENT, capacity.probe(wired.used, n.kinds))
     except BaseException:
         wired.stop()
         raise

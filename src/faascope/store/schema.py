@@ -47,9 +47,10 @@ from __future__ import annotations
 # direction) live in the measures table: one list feeds the view below, the docs' table of
 # columns (docs/workloads.md; a test keeps the two equal) and every command that ranks levels.
 from faascope.store.measures import MEASURES
+from faascope.store.bucket_state import BUCKET_COLUMNS, bucket_view_sql
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -83,6 +84,16 @@ HISTORY = [
                       "changed: files of versions 1-5 read as before; their --target-ci rounds "
                       "(round_added with a reason 'target CI ±…' and no adaptive_plan event) "
                       "are recognised as the earlier stop-when-narrow rule."),
+    (7, "2026-11-27", "invocations_flat gains each network direction's token bucket as the "
+                      "invocation began (net_{in,out}_bucket_bytes, _capacity_bytes, _state: "
+                      "fresh, partial, drained; faascope.store.bucket_state), read from the "
+                      "local platform's reply headers in platform_json. No table changed: files "
+                      "of versions 1-6 read with the columns null (no bucket recorded). Local "
+                      "campaigns record the event kinds host_capacity (a probe of what the host "
+                      "delivers per stand-in and device, at the start) and host_bound (the cells "
+                      "whose aggregate demand reached the probed capacity, at the end). invocations_flat "
+                      "also gains platform_front_end_ms (the local platform's modelled front end, "
+                      "part of client_latency_seconds; null in older files)."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
@@ -94,6 +105,12 @@ SLOT_MISSED_EVENT = "slot_missed"
 ADAPTIVE_PLAN_EVENT = "adaptive_plan"
 #: the event kind of a round of replications appended to a campaign (faascope.designs.topup)
 ROUND_ADDED_EVENT = "round_added"
+#: the event kind of a local campaign's host capacity probe (faascope.standins.capacity; detail:
+#: per stand-in and device the aggregate bytes/s this host delivered)
+HOST_CAPACITY_EVENT = "host_capacity"
+#: the event kind of the cells where the host, not the modelled cloud, was the bottleneck
+#: (faascope.analysis.host_bound; written at the end of every run of a local campaign)
+HOST_BOUND_EVENT = "host_bound"
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
 
@@ -206,7 +223,7 @@ FLAT_FIXED = [
     "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
     "config_ephemeral_mb", "config_arch", "config_profile",
 ] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform",
-                                  "platform_front_end_ms"]
+                                  "platform_front_end_ms"] + BUCKET_COLUMNS
 #: the factor whose column is the fixed ``deployment`` column (the same value)
 DEPLOYMENT_FACTOR_FIELD = "deployment.deployment"
 
@@ -390,6 +407,7 @@ SELECT
     {measure_sql},
     {deployment_sql},
     -- the local platform's modelled front end, part of client_latency_seconds (docs/platform.md)
-    CAST(json_extract(i.platform_json, '$.front_end_ms') AS REAL) AS platform_front_end_ms
+    CAST(json_extract(i.platform_json, '$.front_end_ms') AS REAL) AS platform_front_end_ms,
+    {bucket_view_sql()}
 FROM invocations i JOIN campaign c ON c.id = i.campaign_id{deployment_join}
 ORDER BY i.order_index"""

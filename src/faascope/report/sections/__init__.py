@@ -29,6 +29,7 @@ from faascope.report.sections.context import Ctx
 from faascope.report.sections.decisions import decisions_section
 from faascope.report.sections.distributions import distributions_section
 from faascope.report.sections.headline import headline_section
+from faascope.report.sections.host_capacity import host_capacity_section
 from faascope.report.sections.network import network_section
 from faascope.report.sections.over_time import time_section
 from faascope.report.sections.overview import overview_section
@@ -66,6 +67,9 @@ SECTIONS: list[SectionDef] = [
     SectionDef("concurrency", "Bursts and staggering", "report", concurrency_section,
                "per-burst wait/run/service percentiles, co-residency, wait/run/service and bandwidth against "
                "burst size, staggering heatmaps with significance (burst campaigns only)"),
+    SectionDef("host_capacity", "Host capacity", "report", host_capacity_section,
+               "local campaigns: what the host delivered per stand-in and device (a probe at the start), and "
+               "the cells whose aggregate demand reached half of it (host-bound)"),
     SectionDef("network", "Network", "report", network_section,
                "throughput over time per cell with the fitted token bucket (network workloads)"),
     SectionDef("transfers", "Transfers", "report", transfers_section,

@@ -1,0 +1,74 @@
+"""The `host_capacity` section (local campaigns): what this host delivered per stand-in and
+device at the campaign's start (the ``host_capacity`` event, faascope.standins.capacity), and
+every cell whose aggregate demand reached HOST_BOUND_FRACTION of it (the ``host_bound`` event,
+faascope.analysis.host_bound): there the host, not the modelled cloud, set the result."""
+from __future__ import annotations
+
+import json
+
+from faascope.analysis.host_bound import HOST_BOUND_FRACTION
+from faascope.report.items import Block, Text, table
+from faascope.report.sections.context import Ctx
+from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT
+
+MiB = 1 << 20
+
+
+def _latest(events: list[dict], kind: str) -> dict | None:
+    found = [e for e in events if e.get("kind") == kind]
+    if not found:
+        return None
+    try:
+        return json.loads(found[-1].get("detail_json") or "{}")
+    except ValueError:
+        return None
+
+
+def _rate(v) -> str:
+    return "–" if not v else f"{v / MiB:.4g} MiB/s"
+
+
+def host_capacity_section(ctx: Ctx) -> Block | None:
+    src = ctx.data.source
+    if src.kind != "store":
+        return None
+    probe = _latest(src.events, HOST_CAPACITY_EVENT)
+    if not probe:
+        return None
+    bound = _latest(src.events, HOST_BOUND_EVENT) or {}
+    b = Block("host_capacity", "Host capacity: where this machine, not the modelled cloud, was the bottleneck")
+    rows = [[k, v.get("op", "–"), _rate(v.get("bytes_per_s")) if "error" not in v else f"probe failed: {v['error']}",
+             v.get("device", "–")] for k, v in sorted((probe.get("standins") or {}).items())]
+    rows += [[f"device {dev} ({d.get('fs') or '?'})", d.get("op", "–"), _rate(d.get("bytes_per_s")), dev]
+             for dev, d in sorted((probe.get("devices") or {}).items())]
+    b.items.append(table("Probed at the campaign's start (aggregate of "
+                         f"{probe.get('workers')} clients, {probe.get('probe_seconds')} s each)",
+                         ["stand-in / device", "operation", "delivered", "device"], rows,
+                         ["faascope.standins.capacity: the server itself, not the shaper in front of it; "
+                          f"the probe took {probe.get('duration_s')} s. Its clients are Python threads on this "
+                          "host, competing for the same CPUs: the capacity is a lower bound, so flags err on "
+                          "the side of warning."]))
+    cells = bound.get("cells") or {}
+    if cells:
+        crow = []
+        for key, c in cells.items():
+            for k, e in c["standins"].items():
+                crow.append([key, c.get("concurrency", "–"), k, _rate(e["demand_bytes_per_s"]), _rate(e["capacity_bytes_per_s"]),
+                             f"{e['fraction']:.0%}", "**host-bound**" if e["host_bound"] else "no"])
+        b.items.append(table("Aggregate demand per cell against the probed capacity", ["cell", "concurrency", "stand-in",
+                             "demand", "capacity", "share", "host-bound"], crow,
+                             [f"Demand: the bytes the cell's invocations moved / the time at least one of them "
+                              f"was in its workload. Host-bound from {HOST_BOUND_FRACTION:.0%} of the capacity, "
+                              "for cells whose invocations overlapped (one at a time queues behind nobody) "
+                              "(faascope.analysis.host_bound: there queueing on this host alone stretches "
+                              "a request x1.5)."]))
+    flagged = bound.get("cells_host_bound") or []
+    if flagged:
+        b.items.append(Text(f"{len(flagged)} cell(s) demanded {HOST_BOUND_FRACTION:.0%} or more of what this host "
+                            "delivered to the probe ("
+                            + ", ".join(f"`{k}`" for k in flagged) + "): there the host, not the modelled cloud, "
+                            "was the bottleneck, and contrasts involving them measure this machine.", "warn"))
+    elif bound:
+        b.items.append(Text("No cell reached the share of the probed capacity at which the host becomes the "
+                            "bottleneck.", "note"))
+    return b
