@@ -42,6 +42,7 @@ more for storage at high parallelism (throttling and tail latency are not modell
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -64,6 +65,11 @@ START_S = {"local": 3.0, "cloud": 3.0}
 #: this machine (a calibrated profile adds its modelled cold start from its table: model_inputs)
 COLD_S = {"local": 0.25, "cloud": 1.5}
 DEPLOY_S = {"local": 0.5, "cloud": 10.0}
+#: the CPU time of one local sandbox's set-up (50 concurrent cold starts of the gcf profile took
+#: 2.3 s on 2 CPUs, 0.8 s of it the profile's modelled cold start)
+COLD_CPU_S = 0.06
+#: the CPUs a local burst's members share (the machine's)
+HOST_CPUS = os.cpu_count() or 1
 #: packaging the agent for the first local deployment
 PACKAGE_S = 1.5
 #: starting one local stand-in server (VersityGW, moto, redis, the shaper), on this machine
@@ -448,6 +454,19 @@ def standins_needed(plan: Plan) -> int:
     return len(need)
 
 
+def shared_budget_seconds(cell: Cell, n: int, provider: Optional[str] = None) -> float:
+    """``n`` concurrent local sharedfs invocations share one file system's budget (the
+    profile's ``shared_*`` entries, as EFS's throughput is the file system's): their bytes over
+    it. 0 for other kinds and profiles without a budget."""
+    w = cell.payload["workload"]
+    if w.get("kind") != "sharedfs":
+        return 0.0
+    site = cell_site(cell, provider)
+    write = w.get("op") == "write"
+    bps, _ = site.inputs.shared_limits(site.profile, write)
+    return n * int(w["file_size"]) / bps if bps else 0.0
+
+
 def cold_seconds(cell: Cell, where: str, inputs: Inputs, provider: Optional[str] = None) -> float:
     """A cold start's cost: this side's own (COLD_S) plus, locally, the profile's modelled part
     (its table's fixed cold start and package fetch)."""
@@ -482,8 +501,20 @@ def estimate(plan: Plan) -> dict[str, Any]:
         if ld is not None:  # a burst: its members overlap; the schedule and pause add up
             cold = ld.get("start", "warm") != "warm"
             span = burst_schedule(ld)[-1].offset_s if ld.get("arrival", {}).get("process") != "trace" else 0.0
-            total += (per_cell[r.cell_key] * (2 if ld.get("warm_pool") else 1) + span
-                      + float(ld.get("pause") or 0) + (cold_cell[r.cell_key] if cold else 0.0))
+            # locally its members share the host's CPUs: a burst's workloads take at least
+            # the CPU time they ask for (each at most its profile's share) over the host's CPUs
+            members = per_cell[r.cell_key]
+            if where == "local":
+                work = members - OVERHEAD_S[where]
+                share = cell_site(cell, kinds[r.cell_key]).cpu
+                n = int(ld.get("burst_size", 1))
+                members = OVERHEAD_S[where] + max(work, work * share * n / HOST_CPUS,
+                                                  shared_budget_seconds(cell, n, kinds[r.cell_key]))
+            n = int(ld.get("burst_size", 1))
+            # a cold burst's sandboxes are set up at once, sharing the host's CPUs
+            cold_burst = cold_cell[r.cell_key] + (n * COLD_CPU_S / HOST_CPUS if where == "local" else 0.0)
+            total += (members * (2 if ld.get("warm_pool") else 1) + span
+                      + float(ld.get("pause") or 0) + (cold_burst if cold else 0.0))
             continue
         key = config_key(cell)
         fresh = r.force_cold or key not in started
