@@ -1,12 +1,21 @@
-"""A rough duration estimate for a plan (documented in docs/specs.md).
+"""A duration estimate for a plan: the wall time of ``faascope run`` (documented in docs/specs.md,
+"The duration model").
 
-The model is deliberately simple: it is meant to tell "minutes" from "hours" from "days", not to
-predict a measurement. Per invocation:
+Every figure of a cloud or of a calibrated local profile (the lambda profile's /tmp limits, each
+profile's modelled cold start, Lambda's network token bucket, the shaped stand-ins' and the
+cloud's request latencies, the shared file system's budget) is read from the calibration tables
+by :mod:`faascope.designs.model_inputs`, the one source the platform and the stand-ins use; the
+estimate lists them under ``inputs``. The constants here are this machine's own (the driver,
+the sandbox, the page cache, the CPU), measured on the development machine's local platform.
 
-    t = overhead + [forced cold start] + workload
+    total = start + [packaging + stand-ins] + per configuration (deployment + first cold start)
+            + per invocation (overhead + [forced cold start] + workload) + waits
 
-- overhead: the client/platform round trip of a warm invocation (local 5 ms, cloud 60 ms);
-- forced cold start (and the first invocation of every function): local 0.3 s, cloud 1.5 s;
+- start 3 s; locally packaging the agent 1.5 s and 1 s per stand-in server;
+- deployment: local 0.5 s, cloud 10 s; overhead: the round trip of a warm invocation and the
+  driver's own time around it (local 9 ms, cloud 60 ms);
+- cold start: local 0.25 s (sandbox set-up, runtime start) + the profile's modelled part
+  (``cold_start_fixed``, the package at ``cold_start_fetch_rate``); cloud 1.5 s;
 - workload, by kind (``cpu`` is the share of a CPU the function gets: lambda memory/1769 MB,
   gcf the tier table, capped at 1; "bytes at the network rate" is :func:`network_seconds`):
   - noop: 0; spin: iterations x 4 ns / cpu;
@@ -19,25 +28,24 @@ predict a measurement. Per invocation:
       a read's preparation (inside the invocation, outside the timed region): bytes / 0.4 GB/s
         + fsync to disk at 150 MB/s (none on tmpfs);
       dd with source urandom also reads /dev/urandom inside its timing: bytes / 0.5 GB/s / cpu;
-  - object, kv: ceil(count / parallelism) request latencies + count x size at the network rate,
-    once more for the preparation (PUTs before a get) and a latency per wave for the drop;
-  - sharedfs: locally the fileio model on a disk (the shared directory is a host directory);
+      on a profile with /tmp limits, each device's part at least what the limits allow
+      (:func:`device_seconds`);
+  - object, kv: ceil(count / parallelism) request latencies (the mean of the calibrated
+    lognormal: shaped stand-ins and clouds) + count x size at the network rate, once more for
+    the preparation (PUTs before a get) and a latency per wave for the drop;
+  - sharedfs: locally the fileio model on a host directory behind the profile's shared budget;
     on a cloud (EFS) one request latency per NFS RPC (each op with direct or fsync every, else
     one per 1 MiB, the rsize/wsize EFS mounts use) + bytes at the network rate;
-  - network: duration_ms, or bytes at the network rate when that is shorter;
+  - network: duration_ms, or bytes through the token bucket when that is shorter (full on a
+    new instance, drained on a warm one);
   - transfer: (chain_length - 1) links, each an invocation round trip + moving payload_size
     twice (inline: to the Invoke API and on to the next hop; object/kv: a PUT and a GET);
   - app: prepare (generate + write the input), read the input, compute (shape-dependent, / cpu),
     write the output, drop both; reads and writes as object/kv/sharedfs above, tmp as fileio.
-- network rate: locally the stand-ins' ~100 MiB/s (docs/storage.md) or loopback; on a cloud
-  Lambda's token bucket (a ~300 MiB budget at ~1.2 GiB/s, then 75 MiB/s; Skyrise 2024), as if
-  each invocation started with a full budget.
-Plus one deployment per distinct function configuration (local 1 s, cloud 10 s) and the waits
-between time blocks. The CPU and /tmp constants were calibrated on the development machine's
-local platform (one replication of examples/thesis-local-fileio.yaml: 150 s measured; see
-docs/specs.md); the storage latencies are published medians of 1 KB requests (Skyrise) and this
-machine's stand-ins; the app compute rates are assumptions. Expect a factor of two either way,
-more for storage at high parallelism (throttling and tail latency are not modelled).
+- a local burst: its members share the machine's CPUs (and a sharedfs burst the shared budget);
+  a cold burst sets its sandboxes up at 60 ms of CPU each.
+The app compute rates are assumptions. The estimate assumes the machine's CPUs are the
+campaign's: other work on them lengthens every run (docs/specs.md has the measurements).
 """
 from __future__ import annotations
 
