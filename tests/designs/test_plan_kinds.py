@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from faascope.cli import cli
 from faascope.designs import estimate as E
 from faascope.designs.estimate import estimate, workload_seconds
+from faascope.designs.model_inputs import Inputs
 from faascope.designs.plan import (DYNAMODB_MAX_ITEM, INLINE_MAX_PAYLOAD, S3_MAX_OBJECT,
                                    STORED_MAX_PAYLOAD, TMPFS_RESERVE, build_plan, cell_limit)
 from faascope.errors import BadInput
@@ -38,6 +39,16 @@ def workload_def(kind: str) -> dict:
 ROLE = "arn:aws:iam::123456789012:role/faascope"
 SETTINGS = {"aws": {"role": ROLE}, "gcp": {"project": "faascope-test"}, "local": {}}
 MIB = 1024**2
+
+# the cloud's figures the model takes from the calibration tables (model_inputs): S3, DynamoDB
+# and EFS request latencies from Lambda (the mean of each lognormal), Lambda's network bucket
+_IN = Inputs()
+S3_PUT_S, S3_GET_S = _IN.request_s("s3_standard", True), _IN.request_s("s3_standard", False)
+DYNAMODB_PUT_S = _IN.request_s("dynamodb", True)
+EFS_WRITE_S = _IN.request_s("efs", True)
+_BUCKET = _IN.net_bucket("lambda")
+NET_PEAK_BPS, NET_BASELINE_BPS = _BUCKET.peak, _BUCKET.refill
+NET_BURST_BYTES = _BUCKET.one_time + _BUCKET.bucket
 
 
 def plan_of(workload: dict, provider: str = "aws", function: dict | None = None, reps: int = 3):
@@ -76,58 +87,62 @@ def test_every_kind_of_the_request_schema_has_a_model():
 
 def test_object_requests_are_waves_of_latencies_plus_bytes_at_the_network_rate():
     w = {"kind": "object", "op": "put", "object_size": 1024, "count": 10}
-    assert seconds(w) == pytest.approx(10 * E.S3_PUT_S + 10 * 1024 / E.NET_PEAK_BPS)
+    assert seconds(w) == pytest.approx(10 * S3_PUT_S + 10 * 1024 / NET_PEAK_BPS)
     # five in flight: two waves of requests, the same bytes
-    assert seconds({**w, "parallelism": 5}) == pytest.approx(2 * E.S3_PUT_S + 10 * 1024 / E.NET_PEAK_BPS)
+    assert seconds({**w, "parallelism": 5}) == pytest.approx(2 * S3_PUT_S + 10 * 1024 / NET_PEAK_BPS)
     # a get prepares its objects (PUTs) and drops them (a delete per wave) in the invocation
     get = seconds({**w, "op": "get"})
-    assert get == pytest.approx(10 * E.S3_GET_S + 10 * E.S3_PUT_S + 10 * E.S3_PUT_S
-                                + 2 * 10 * 1024 / E.NET_PEAK_BPS)
-    # locally the stand-in's latencies
-    local = seconds(w, "local")
+    assert get == pytest.approx(10 * S3_GET_S + 10 * S3_PUT_S + 10 * S3_PUT_S
+                                + 2 * 10 * 1024 / NET_PEAK_BPS)
+    # locally the unshaped stand-in's latencies (unlimited profile), the shaped one's (lambda:
+    # S3's, from the table) at the stand-in's rate
+    local = seconds(w, "local", function={"profile": "unlimited"})
     assert local == pytest.approx(10 * E.LOCAL_OBJECT_PUT_S + 10 * 1024 / E.LOCAL_STORAGE_BPS)
+    shaped = seconds(w, "local", function={"profile": "lambda"})
+    assert shaped == pytest.approx(10 * S3_PUT_S + 10 * 1024 / E.LOCAL_STORAGE_BPS)
 
 
 def test_kv_latency_follows_the_backend():
     w = {"kind": "kv", "op": "put", "item_size": 1000, "count": 100}
     ddb = seconds({**w, "backend": "dynamodb"})
     redis = seconds({**w, "backend": "redis"})
-    assert ddb == pytest.approx(100 * E.DYNAMODB_PUT_S + 100_000 / E.NET_PEAK_BPS)
+    assert ddb == pytest.approx(100 * DYNAMODB_PUT_S + 100_000 / NET_PEAK_BPS)
     assert redis < ddb / 10
 
 
 def test_the_network_rate_is_lambdas_token_bucket_on_a_cloud():
     gib = 1024**3
-    burst = E.NET_BURST_BYTES / E.NET_PEAK_BPS
-    assert E.network_seconds(gib, E.Site("cloud", False, 1.0)) == pytest.approx(
-        burst + (gib - E.NET_BURST_BYTES) / E.NET_BASELINE_BPS)
+    burst = NET_BURST_BYTES / NET_PEAK_BPS
+    assert E.network_seconds(gib, E.Site("cloud", False, 1.0, "lambda", "lambda")) == pytest.approx(
+        burst + (gib - NET_BURST_BYTES) / NET_BASELINE_BPS)
     # network: bytes at that rate, or duration_ms when that ends it first
     assert seconds({"kind": "network", "bytes": gib, "duration_ms": 900000}) == pytest.approx(
-        burst + (gib - E.NET_BURST_BYTES) / E.NET_BASELINE_BPS)
+        burst + (gib - NET_BURST_BYTES) / NET_BASELINE_BPS)
     assert seconds({"kind": "network", "bytes": gib, "duration_ms": 2000}) == 2.0
     assert seconds({"kind": "network", "duration_ms": 5000}) == 5.0
 
 
 def test_sharedfs_on_efs_counts_nfs_rpcs():
     w = {"kind": "sharedfs", "op": "write", "file_size": 8 * MIB, "io_size": 64 * 1024}
-    data = 8 * MIB / E.NET_PEAK_BPS
+    data = 8 * MIB / NET_PEAK_BPS
     # buffered 64 KiB writes leave in 1 MiB RPCs; O_DIRECT ones one by one
-    assert seconds(w) == pytest.approx(8 * E.EFS_WRITE_S + data)
-    assert seconds({**w, "direct": True}) == pytest.approx(128 * E.EFS_WRITE_S + data)
-    # locally the shared directory is a disk directory: the fileio model
+    assert seconds(w) == pytest.approx(8 * EFS_WRITE_S + data)
+    assert seconds({**w, "direct": True}) == pytest.approx(128 * EFS_WRITE_S + data)
+    # locally the shared directory is a host directory behind the profile's shared budget: the
+    # fileio model with those limits
     local = plan_of(w, "local").cells[0]
     assert workload_seconds(local, "local") == pytest.approx(
-        E._fileio(w, E.Site("local", False, E.cpu_share("lambda", 128))))
+        E._fileio(w, E.Site("local", False, E.cpu_share("lambda", 128), "lambda"), shared=True))
 
 
 def test_transfer_chain_is_links_and_bills_every_hop():
     w = {"kind": "transfer", "via": "inline", "chain_length": 4, "payload_size": MIB}
-    link = E.OVERHEAD_S["cloud"] + 2 * MIB / E.NET_PEAK_BPS
+    link = E.OVERHEAD_S["cloud"] + 2 * MIB / NET_PEAK_BPS
     assert seconds(w) == pytest.approx(3 * link)
     p = plan_of(w)
     assert E.hop_seconds(p.cells[0], "aws") == pytest.approx([3 * link, 2 * link, link, 0.0])
     via_object = seconds({**w, "via": "object"})
-    assert via_object == pytest.approx(3 * (link + 2 * E.S3_PUT_S + E.S3_GET_S))
+    assert via_object == pytest.approx(3 * (link + 2 * S3_PUT_S + S3_GET_S))
 
 
 def test_app_grows_with_its_input_and_depends_on_storage():
@@ -155,7 +170,7 @@ def test_plan_estimate_covers_storage_kinds():
     p = plan_of({"kind": "object", "op": "put", "object_size": 1024, "count": 100}, reps=2)
     est = estimate(p)
     per = est["per_invocation_seconds"][p.cells[0].key]
-    assert per == pytest.approx(E.OVERHEAD_S["cloud"] + 100 * E.S3_PUT_S + 100 * 1024 / E.NET_PEAK_BPS,
+    assert per == pytest.approx(E.OVERHEAD_S["cloud"] + 100 * S3_PUT_S + 100 * 1024 / NET_PEAK_BPS,
                                 rel=1e-4)
 
 
@@ -292,7 +307,7 @@ def test_plan_refuses_a_transfer_payload_above_the_inline_limit(tmp_path):
 
 def test_plan_of_a_storage_spec_estimates_its_requests(tmp_path):
     f = tmp_path / "o.yaml"
-    f.write_text("name: o\nprovider: {kind: local}\nfunction: {profile: lambda}\n"
+    f.write_text("name: o\nprovider: {kind: local}\nfunction: {profile: unlimited}\n"
                  "workload: {kind: object, op: put, object_size: 1KiB, count: 10}\n"
                  "design: {replications: 1, seed: 1}\n")
     r = CliRunner().invoke(cli, ["plan", str(f), "--format", "json"])

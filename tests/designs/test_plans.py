@@ -137,9 +137,10 @@ def test_overrides_apply_per_cell():
 
 
 def test_thesis_design_has_exactly_the_compatible_cells():
-    """The 2024 thesis's design: profiles x tiers 128/2048 MB x files 10 KB/1 GB x I/O 512 B/128 KB x op;
+    """The 2024 thesis's design: profiles x tiers 128/2048 MB x files 10 KB/1 GB x I/O 512 B/128 KiB x op;
     a 1 GB file only at 2048 MB, a 10 KB file only with 512 B I/O -> the 16 cells the study ran
-    (cross-checked with examples/data/thesis-2024/main_experiment.csv: 16 cells)."""
+    (cross-checked with examples/data/thesis-2024/main_experiment.csv: 16 cells). The example
+    scales the 1 GB file to 2 MiB (the same I/O calls, fewer of them)."""
     p = build_plan(load_spec(THESIS), seed=1)
     cells = {tuple(c.levels.values()) for c in p.cells}
     expected = set()
@@ -147,16 +148,19 @@ def test_thesis_design_has_exactly_the_compatible_cells():
         for op in ("read", "write"):
             for mem in (128, 2048):
                 expected.add((profile, mem, 10_000, 512, op))
-            for io in (512, 128_000):
-                expected.add((profile, 2048, 1_024_000_000, io, op))
+            for io in (512, 131_072):
+                expected.add((profile, 2048, 2 * 1024**2, io, op))
     assert cells == expected and len(p.cells) == 16 and len(p.excluded) == 16
     reasons = {e.rule for e in p.excluded}
-    assert reasons == {"io_size <= file_size", "file_size < memory"}
+    assert reasons == {"io_size <= file_size", "memory_mb == 2048 or file_size == 10KB"}
     for c in p.cells:
         w = c.payload["workload"]
-        # reads direct (and prepared by the agent), writes through the page cache, as in the study
+        # reads direct (and prepared by the agent), writes through the page cache with dd from
+        # /dev/urandom, as in the study
         assert w["direct"] is (w["op"] == "read")
         assert w.get("prepare", w["op"] == "read") is (w["op"] == "read")
+        assert (w["engine"], w.get("source")) == (("native", "zero") if w["op"] == "read"
+                                                  else ("dd", "urandom"))
         assert c.function.profile in ("lambda", "gcf")
 
 
@@ -182,7 +186,7 @@ def test_plan_table_lists_cells_exclusions_and_estimate():
     r = CliRunner().invoke(cli, ["plan", str(THESIS)])
     assert r.exit_code == 0, r.output
     assert "Cells to run (16)" in r.output and "Excluded cells (16)" in r.output
-    assert "file_size < memory" in r.output and "Estimated duration" in r.output
+    assert "io_size <= file_size" in r.output and "Estimated duration" in r.output
 
 
 def test_every_cell_excluded_is_bad_input():

@@ -154,4 +154,6 @@ def test_plan_cost_and_duration_count_burst_members():
     assert by['start="cold"']["cold_invocations"] == 150
     est = estimate(plan)
     assert est["busy_seconds"] >= 6 * 2.0  # six bursts, each with its pause
-    assert est["busy_seconds"] < 6 * 50 * 0.05  # members of a burst overlap
+    # members of a burst overlap: each burst takes its pause and a few seconds (a cold one sets
+    # up 50 sandboxes sharing the host's CPUs), the campaign's fixed start-up aside
+    assert est["busy_seconds"] - est["fixed_seconds"] < 6 * (2.0 + 2.5)
