@@ -198,14 +198,19 @@ def test_workload_means_of_two_invocations_say_too_few_not_a_negative_rate():
 
 def test_intervals_of_positive_quantities_stay_positive():
     rng = np.random.default_rng(9)
-    negative_t = 0
+    negative_t = printed = 0
     for sigma in (0.5, 1.5, 2.5, 3.0):
         for n in (100, 150, 299):
             x = rng.lognormal(0, sigma, n)
             ci = iv.mean_interval(x, 0.05, n_boot=500, seed=n)
-            assert 0 < ci.low < x.mean() < ci.high
             negative_t += x.mean() - stats.t.ppf(0.975, n - 1) * x.std(ddof=1) / math.sqrt(n) < 0
-    assert negative_t  # where Student's t would have printed a negative bound
+            if ci.bounds is None:  # σ ≥ 2.5: a few values hold the sum (test_interval_dominance.py)
+                assert sigma >= 1.5 and "a few values dominate the mean" in ci.why
+                continue
+            printed += 1
+            assert 0 < ci.low < x.mean() < ci.high
+    assert negative_t  # where Student's t would have printed a negative bound: nothing, or > 0
+    assert printed >= 3
 
 
 def test_cost_interval_comes_from_the_same_rule():

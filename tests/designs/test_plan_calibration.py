@@ -145,6 +145,40 @@ def test_the_model_keeps_no_copy_of_a_table_figure():
     assert not copies, copies
 
 
+def test_tmp_limits_follow_memory_as_the_platform_scales_them():
+    """The model's /tmp limits at 128 MB are the thesis's 128 MB direct-read cell (20 reads of
+    512 B in 20.3225 ms: 984 reads/s), the figure the platform's memory exponent was fitted on
+    (agent/platform/tmpmemory.go, TestTmpLimitsFollowMemory); flat from 2048 MB up."""
+    inputs = M.Inputs()
+    anchors = calibration.load_table("published-anchors")
+    cell = anchors["thesis_lambda_direct_read_m128_f10000_io512_median"]
+    reads_per_s = 20 / (cell.value * M.TO_SI[cell.unit])
+    _, iops128 = inputs.tmp_limits("lambda", False, 128)
+    assert iops128 == pytest.approx(reads_per_s, rel=0.01)
+    top = inputs.tmp_limits("lambda", False, None)
+    assert inputs.tmp_limits("lambda", False, 2048) == top == inputs.tmp_limits("lambda", False, 10240)
+    assert inputs.tmp_limits("lambda", False, 512)[0] < top[0]
+    assert inputs.tmp_limits("gcf", False, 128) == (None, None)  # memory /tmp: no device
+
+
+def test_a_local_invocation_pays_its_profiles_front_end():
+    plan = plan_of(ROOT / "examples" / "thesis-local-fileio.yaml")
+    est = estimate(plan)
+    keys = {a.split("@")[0] + ":" + a.split(":")[1] for a in est["inputs"]}
+    assert {"platform-lambda:front_end_delay", "platform-gcf:front_end_delay"} <= keys
+
+
+def test_co_resident_tmp_writers_share_the_host_disk_budget():
+    """colocation-local: a burst of n writers of S bytes takes at least n·S / the host budget."""
+    plan = plan_of(ROOT / "examples" / "colocation-local.yaml")
+    bursts = [c for c in plan.cells if c.load and int(c.load.get("burst_size", 1)) > 1]
+    assert bursts
+    c = max(bursts, key=lambda c: int(c.load["burst_size"]))
+    n, size = int(c.load["burst_size"]), int(c.payload["workload"]["file_size"])
+    bps, _ = M.Inputs().host_tmp_limits("lambda", True)
+    assert E.shared_budget_seconds(c, n, "local") == pytest.approx(n * size / bps)
+
+
 def test_a_warm_instance_starts_with_a_drained_network_bucket():
     b = M.Inputs().net_bucket("lambda")
     n = 400 * 1024**2

@@ -114,7 +114,9 @@ def mean_coverage(method: str, fam: Family, n: int, reps: int, seed: int, n_boot
         for s, e in _blocks(reps):
             lo[s:e], hi[s:e] = iv.boot_t_bounds(x[s:e], iv.resample_counts(n, n_boot, rng), alpha,
                                                 log=method == "boot-t-log")
-    return Coverage(method, fam.key, n, reps, 1.0, float(np.mean((lo <= fam.mean) & (fam.mean <= hi))))
+    ok = iv.mean_printable(x, lo, hi)   # the rule that prints an interval, as mean_interval
+    hit = (lo <= fam.mean) & (fam.mean <= hi)
+    return Coverage(method, fam.key, n, reps, float(ok.mean()), float(hit[ok].mean()) if ok.any() else math.nan)
 
 
 def median_coverage(fam: Family, n: int, reps: int, seed: int, alpha: float = 0.05) -> Coverage:

@@ -9,7 +9,7 @@ estimate lists them under ``inputs``. The constants here are this machine's own 
 the sandbox, the page cache, the CPU), measured on the development machine's local platform.
 
     total = start + [packaging + stand-ins] + per configuration (deployment + first cold start)
-            + per invocation (overhead + [forced cold start] + workload) + waits
+            + per invocation (overhead + front end + [forced cold start] + workload) + waits
 
 - start 3 s; locally packaging the agent 1.5 s and 1 s per stand-in server;
 - deployment: local 0.5 s, cloud 10 s; overhead: the round trip of a warm invocation and the
@@ -157,6 +157,7 @@ class Site:
     #: "lambda", "none", or a custom bucket (not modelled: unshaped)
     net_shape: Optional[str] = None
     inputs: Inputs = field(default_factory=Inputs, compare=False, hash=False)
+    memory_mb: Optional[int] = None
 
 
 def cell_site(cell: Cell, provider: Optional[str] = None, inputs: Optional[Inputs] = None) -> Site:
@@ -171,7 +172,7 @@ def cell_site(cell: Cell, provider: Optional[str] = None, inputs: Optional[Input
         profile = f.profile or LAMBDA_PROFILE
         return Site("local", profile == "gcf", cpu_share(profile, f.memory_mb),
                     profile if profile in CALIBRATED_PROFILES else None,
-                    getattr(f, "net_shape", None) or "profile", inputs)
+                    getattr(f, "net_shape", None) or "profile", inputs, f.memory_mb)
     if provider == "gcp":
         return Site("cloud", True, cpu_share("gcf", f.memory_mb), LAMBDA_PROFILE, "lambda", inputs)
     return Site("cloud", False, cpu_share("lambda", f.memory_mb), LAMBDA_PROFILE, "lambda", inputs)
@@ -270,8 +271,11 @@ def _fileio(w: dict, site: Site, shared: bool = False) -> float:
     ops = math.ceil(size / io)
     tmpfs = site.tmpfs and not shared
     limits = site.inputs.shared_limits if shared else site.inputs.tmp_limits
-    rlim = (None, None) if tmpfs else limits(site.profile, False)
-    wlim = (None, None) if tmpfs else limits(site.profile, True)
+    if shared:
+        rlim, wlim = limits(site.profile, False), limits(site.profile, True)
+    else:
+        rlim = (None, None) if tmpfs else limits(site.profile, False, site.memory_mb)
+        wlim = (None, None) if tmpfs else limits(site.profile, True, site.memory_mb)
     direct = w.get("direct") and not tmpfs
     dd_urandom = w.get("engine") == "dd" and w.get("source") == "urandom"
     wb_ops = math.ceil(size / WRITEBACK_BYTES)
@@ -467,11 +471,15 @@ def shared_budget_seconds(cell: Cell, n: int, provider: Optional[str] = None) ->
     profile's ``shared_*`` entries, as EFS's throughput is the file system's): their bytes over
     it. 0 for other kinds and profiles without a budget."""
     w = cell.payload["workload"]
-    if w.get("kind") != "sharedfs":
-        return 0.0
     site = cell_site(cell, provider)
     write = w.get("op") == "write"
-    bps, _ = site.inputs.shared_limits(site.profile, write)
+    if w.get("kind") == "sharedfs":
+        bps, _ = site.inputs.shared_limits(site.profile, write)
+    elif w.get("kind") == "fileio" and not site.tmpfs:
+        # co-resident sandboxes' /tmp images share the host disk's budget (hostdisk.go)
+        bps, _ = site.inputs.host_tmp_limits(site.profile, write)
+    else:
+        return 0.0
     return n * int(w["file_size"]) / bps if bps else 0.0
 
 
@@ -489,10 +497,14 @@ def estimate(plan: Plan) -> dict[str, Any]:
     inputs = Inputs()
     kinds = {c.key: plan.spec.cell_provider_kind(c.levels) for c in plan.cells}
     sites = {k: "local" if v == "local" else "cloud" for k, v in kinds.items()}
-    per_cell = {c.key: OVERHEAD_S[sites[c.key]] + workload_seconds(c, kinds[c.key], fresh=False,
-                                                                   inputs=inputs)
+    # a local invocation's reply also waits out its profile's modelled front end
+    front = {c.key: inputs.front_end(cell_site(c, kinds[c.key], inputs).profile)
+             if sites[c.key] == "local" else 0.0 for c in plan.cells}
+    per_cell = {c.key: OVERHEAD_S[sites[c.key]] + front[c.key]
+                + workload_seconds(c, kinds[c.key], fresh=False, inputs=inputs)
                 for c in plan.cells}
-    fresh_cell = {c.key: OVERHEAD_S[sites[c.key]] + workload_seconds(c, kinds[c.key], inputs=inputs)
+    fresh_cell = {c.key: OVERHEAD_S[sites[c.key]] + front[c.key]
+                  + workload_seconds(c, kinds[c.key], inputs=inputs)
                   for c in plan.cells}
     cold_cell = {c.key: cold_seconds(c, sites[c.key], inputs, kinds[c.key]) for c in plan.cells}
     total = 0.0
@@ -513,10 +525,10 @@ def estimate(plan: Plan) -> dict[str, Any]:
             # the CPU time they ask for (each at most its profile's share) over the host's CPUs
             members = per_cell[r.cell_key]
             if where == "local":
-                work = members - OVERHEAD_S[where]
+                work = members - OVERHEAD_S[where] - front[r.cell_key]
                 share = cell_site(cell, kinds[r.cell_key]).cpu
                 n = int(ld.get("burst_size", 1))
-                members = OVERHEAD_S[where] + max(work, work * share * n / HOST_CPUS,
+                members = OVERHEAD_S[where] + front[r.cell_key] + max(work, work * share * n / HOST_CPUS,
                                                   shared_budget_seconds(cell, n, kinds[r.cell_key]))
             n = int(ld.get("burst_size", 1))
             # a cold burst's sandboxes are set up at once, sharing the host's CPUs

@@ -5,7 +5,9 @@ and the stand-ins take them from (:mod:`faascope.calibration`): nothing here is 
 - ``platform-<profile>`` (lambda, gcf): the /tmp device limits (``tmp_read_bps``,
   ``tmp_read_iops``, ``tmp_write_bps``, ``tmp_write_iops``), the modelled cold start
   (``cold_start_fixed``, ``cold_start_fetch_rate``), the network token bucket (``net_*``) and the
-  shared file system's budget (``shared_*``); an entry a profile's table does not have is a limit
+  shared file system's budget (``shared_*``), the /tmp limits' memory scale
+  (``tmp_limits_memory``, ``tmp_limits_memory_exponent``), the host disk's budget
+  (``host_tmp_*``) and the modelled front end (``front_end_delay``); an entry a profile's table does not have is a limit
   the profile does not set (the gcf profile's /tmp is memory: no device limit);
 - ``standins-aws``: the request latencies the shaped stand-ins draw (and Skyrise measured from
   Lambda, which the cloud estimate uses as well): the model takes the **mean** of the lognormal
@@ -29,7 +31,8 @@ STANDINS_TABLE = "standins-aws"
 #: the profile whose table describes AWS Lambda itself (the cloud estimate's network)
 LAMBDA_PROFILE = "lambda"
 #: an entry's unit -> the factor to seconds, bytes or a rate per second
-TO_SI = {"ms": 1e-3, "s": 1.0, "B": 1.0, "B/s": 1.0, "IOPS": 1.0, "req/s": 1.0, "1": 1.0}
+#: ("MB" is a memory size as a function's memory_mb states it, kept in that unit)
+TO_SI = {"ms": 1e-3, "s": 1.0, "B": 1.0, "B/s": 1.0, "IOPS": 1.0, "req/s": 1.0, "1": 1.0, "MB": 1.0}
 #: the standard normal's 99th percentile: a lognormal's p99 = median · exp(Z99 · σ)
 Z99 = 2.3263478740408408
 
@@ -89,10 +92,33 @@ class Inputs:
             return None
         return NetBucket(*vals)
 
-    def tmp_limits(self, profile: Optional[str], write: bool) -> tuple[Optional[float], Optional[float]]:
-        """(bytes/s, IOPS) of the profile's /tmp device for reads or writes; None: no limit."""
+    def tmp_limits(self, profile: Optional[str], write: bool,
+                   memory_mb: Optional[int] = None) -> tuple[Optional[float], Optional[float]]:
+        """(bytes/s, IOPS) of the profile's /tmp device for reads or writes at ``memory_mb``;
+        None: no limit. Below the table's ``tmp_limits_memory`` the limits shrink as
+        (memory / tmp_limits_memory) ** tmp_limits_memory_exponent, the platform's model
+        (agent/platform/tmpmemory.go; docs/platform.md): the two sides are kept equal by
+        tests/designs/test_plan_calibration.py."""
         what = "write" if write else "read"
-        return (self.platform(profile, f"tmp_{what}_bps"), self.platform(profile, f"tmp_{what}_iops"))
+        bps, iops = self.platform(profile, f"tmp_{what}_bps"), self.platform(profile, f"tmp_{what}_iops")
+        f = self.tmp_memory_factor(profile, memory_mb)
+        return (bps * f if bps else bps, iops * f if iops else iops)
+
+    def tmp_memory_factor(self, profile: Optional[str], memory_mb: Optional[int]) -> float:
+        """The share of the profile's /tmp limits a sandbox of ``memory_mb`` gets (1: flat)."""
+        top = self.platform(profile, "tmp_limits_memory") if memory_mb else None
+        if not top or memory_mb >= top:
+            return 1.0
+        return (memory_mb / top) ** (self.platform(profile, "tmp_limits_memory_exponent") or 0.0)
+
+    def host_tmp_limits(self, profile: Optional[str], write: bool) -> tuple[Optional[float], Optional[float]]:
+        """(bytes/s, IOPS) of the host disk all the profile's /tmp images share (hostdisk.go)."""
+        what = "write" if write else "read"
+        return (self.platform(profile, f"host_tmp_{what}_bps"), self.platform(profile, f"host_tmp_{what}_iops"))
+
+    def front_end(self, profile: Optional[str]) -> float:
+        """The profile's modelled front end on every invocation's reply, seconds (frontend.go)."""
+        return self.platform(profile, "front_end_delay") or 0.0
 
     def shared_limits(self, profile: Optional[str], write: bool) -> tuple[Optional[float], Optional[float]]:
         what = "write" if write else "read"
