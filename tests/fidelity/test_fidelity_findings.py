@@ -122,7 +122,10 @@ def test_missing_samples_carry_the_campaigns_note():
     image = next(r for r in res if r.finding.id == "stellar_image_size")
     assert not image.reproduced and "body too large" in image.why
     doc = render.as_json(_empty_eval(), {}, res, [], {"cold": np.ones(5)})
-    assert doc["summary"]["findings"] == {"reproduced": 0, "total": len(F.FINDINGS)}
+    n_pred = sum(f.prediction for f in F.FINDINGS)
+    assert doc["summary"]["findings"] == {"reproduced": 0, "total": len(F.FINDINGS),
+                                          "predictions_reproduced": 0, "predictions": n_pred}
+    assert all(isinstance(f["prediction"], bool) and "fitted_by" in f for f in doc["findings"])
     f0 = doc["findings"][0]
     assert {"study", "finding", "citation", "reproduced", "why", "parts"} <= set(f0)
     assert {"estimate", "ci", "band", "n_a", "n_b", "rule", "statistic"} <= set(f0["parts"][0])
@@ -174,7 +177,31 @@ def test_report_section_names_each_finding_its_rule_and_citation():
     console = Console(record=True, width=200)
     render.render_table(_empty_eval(), {}, console, found, [])
     text = console.export_text()
-    assert f"(1/{len(F.FINDINGS)} reproduced)" in text
+    assert f"(1/{len(F.FINDINGS)} reproduced; of the " in text and "prediction" in text
     assert "Rule: reproduced = every part's 95 % bootstrap interval" in text
     for f in F.FINDINGS:
         assert f.citation[:40] in " ".join(text.split())
+
+
+def test_findings_the_calibration_was_set_to_are_told_from_predictions():
+    """A finding whose figures a calibration entry was fitted or set to reproduce is "fit", not a
+    prediction (as fit and held-out metrics): its entries exist, and every finding whose band is
+    centred on an anchor a platform table was fitted to names an entry."""
+    from faascope import calibration
+    for f in F.FINDINGS:
+        for ref in f.fitted_by:
+            table, _, key = ref.partition(":")
+            assert key in calibration.load_table(table).entries, ref
+    anchors = calibration.load_table("published-anchors")
+    fitted_anchors = {k for keys in anchors.fitted_by.values() for k in keys}
+    assert "stellar_cold_median_aws" in fitted_anchors
+    for f in F.FINDINGS:
+        for p in f.parts:
+            used = set(p.published_ratio[1:] if p.published_ratio else ()) | (
+                {p.published[1]} if p.published else set())
+            if used & fitted_anchors:
+                assert not f.prediction, f.id
+    by = {f.id: f for f in F.FINDINGS}
+    assert not by["stellar_cold_10x_warm"].prediction and not by["stellar_image_size"].prediction
+    assert by["roy_sharedfs_grows_object_flat"].prediction
+    assert by["thesis_more_memory_predictable"].prediction

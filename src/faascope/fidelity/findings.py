@@ -86,6 +86,14 @@ class Finding:
     citation: str
     finding: str
     parts: tuple[Part, ...]
+    #: the calibration entries ("table:key") that were fitted or set so that this finding's
+    #: figures come out as published: reproducing it then shows the machinery delivers what it
+    #: was set to, not a prediction (as fit and held-out metrics are told apart)
+    fitted_by: tuple[str, ...] = ()
+
+    @property
+    def prediction(self) -> bool:
+        return not self.fitted_by
 
 
 def _p(*a, **k) -> Part:
@@ -99,17 +107,20 @@ FINDINGS: tuple[Finding, ...] = (
             (_p("read_512", "GCF / Lambda time per direct 512 B read, 2048 MB", "lower",
                 "gcf/read/m2048/io512", "lambda/read/m2048/io512"),
              _p("read_128k", "GCF / Lambda time per direct 128 KiB read, 2048 MB", "lower",
-                "gcf/read/m2048/io131072", "lambda/read/m2048/io131072"))),
+                "gcf/read/m2048/io131072", "lambda/read/m2048/io131072")),
+            fitted_by=('platform-lambda:tmp_read_iops', 'platform-lambda:tmp_read_bps')),
     Finding("thesis_lambda_large_writes_faster", "thesis 2024", THESIS,
             "Lambda's large /tmp writes are faster than GCF's (2-19 %)",
             (_p("write_512", "Lambda / GCF time per 512 B write (urandom), 2048 MB", "lower",
                 "lambda/write/m2048/io512", "gcf/write/m2048/io512"),
              _p("write_128k", "Lambda / GCF time per 128 KiB write (urandom), 2048 MB", "lower",
-                "lambda/write/m2048/io131072", "gcf/write/m2048/io131072"))),
+                "lambda/write/m2048/io131072", "gcf/write/m2048/io131072")),
+            fitted_by=('platform-gcf:cpu_speed',)),
     Finding("thesis_more_memory_faster", "thesis 2024", THESIS,
             "More memory is faster: Lambda's direct reads at 2048 MB against 128 MB",
             (_p("read_512", "2048 MB / 128 MB time per direct 512 B read (Lambda)", "lower",
-                "lambda/read/m2048/io512", "lambda/read/m128/io512"),)),
+                "lambda/read/m2048/io512", "lambda/read/m128/io512"),),
+            fitted_by=('platform-lambda:tmp_limits_memory_exponent',)),
     Finding("thesis_more_memory_predictable", "thesis 2024", THESIS,
             "More memory is more predictable: a lower CV at 2048 MB than at 128 MB",
             (_p("read_512_cv", "CV at 2048 MB vs at 128 MB, time to read 10 KB directly (Lambda)",
@@ -119,7 +130,8 @@ FINDINGS: tuple[Finding, ...] = (
             (_p("lambda", "128 KiB / 512 B time to read the file directly, Lambda 2048 MB",
                 "lower", "lambda/read_file/m2048/io131072", "lambda/read_file/m2048/io512"),
              _p("gcf", "128 KiB / 512 B time to read the file directly, GCF 2048 MB", "lower",
-                "gcf/read_file/m2048/io131072", "gcf/read_file/m2048/io512"))),
+                "gcf/read_file/m2048/io131072", "gcf/read_file/m2048/io512")),
+            fitted_by=('platform-lambda:tmp_read_iops', 'platform-lambda:tmp_read_bps')),
     Finding("roy_sharedfs_grows_object_flat", "Roy et al.", ROY,
             "Shared-FS (EFS) write time grows with concurrency while object storage (S3) stays "
             "flat",
@@ -137,35 +149,42 @@ FINDINGS: tuple[Finding, ...] = (
                 "cold", "warm", published_ratio=("published-anchors", "stellar_cold_median_aws",
                                                   "stellar_warm_median")),
              _p("spread", "cold / warm standard deviation", "higher", "cold", "warm",
-                statistic="sd"))),
+                statistic="sd")),
+            fitted_by=('platform-lambda:cold_start_fixed', 'platform-lambda:front_end_delay')),
     Finding("stellar_image_size", "STeLLAR", STELLAR,
             "A 100 MB image cold-starts ~x3.5 slower than a 10 MB one",
             (_p("ratio", "cold latency, large / small image (median)", "band", "image/large",
-                "image/small", published=("published-findings", "stellar_image_100mb_over_10mb")),)),
+                "image/small", published=("published-findings", "stellar_image_100mb_over_10mb")),),
+            fitted_by=('platform-lambda:cold_start_fetch_rate',)),
     Finding("kimlee_disk_grows_with_memory", "Kim & Lee", KIM_LEE,
             "Disk bandwidth grows with memory up to ~2 GB",
             (_p("up_to_2gb", "/tmp read bandwidth, 2048 MB / 128 MB", "higher",
                 "memory/m2048", "memory/m128"),
              _p("above_2gb", "/tmp read bandwidth, 3008 MB / 2048 MB", "flat",
-                "memory/m3008", "memory/m2048"))),
+                "memory/m3008", "memory/m2048")),
+            fitted_by=('platform-lambda:tmp_limits_memory', 'platform-lambda:tmp_limits_memory_exponent')),
     Finding("kimlee_colocation", "Kim & Lee", KIM_LEE,
             "Co-located functions: per-function disk bandwidth falls, the aggregate stays flat",
             (_p("per_function", "per-function write bandwidth, 4 co-located / 1", "lower",
                 "coloc/per_function/burst4", "coloc/per_function/burst1"),
              _p("aggregate", "aggregate write bandwidth, 4 co-located / 1", "flat",
-                "coloc/aggregate/burst4", "coloc/aggregate/burst1"))),
+                "coloc/aggregate/burst4", "coloc/aggregate/burst1")),
+            fitted_by=('platform-lambda:host_tmp_write_bps',)),
     Finding("skyrise_network_burst_baseline", "Skyrise", SKYRISE,
             "The network delivers a burst, then a ~75 MiB/s baseline",
             (_p("burst", "burst rate / baseline rate (per invocation, fitted token bucket)",
                 "higher", "network/burst_rate", "network/baseline_rate"),
              _p("baseline", "baseline rate after the burst", "band", "network/baseline_rate",
-                unit="B/s", published=("published-anchors", "skyrise_net_baseline_rate")))),
+                unit="B/s", published=("published-anchors", "skyrise_net_baseline_rate"))),
+            fitted_by=('platform-lambda:net_bucket_size', 'platform-lambda:net_refill_rate', 'platform-lambda:net_peak_rate')),
     Finding("skyrise_dynamodb_faster_than_s3", "Skyrise", SKYRISE,
             "DynamoDB is faster than S3 per request (1 KiB)",
             (_p("write", "DynamoDB / S3 median request latency, 1 KiB write", "lower",
                 "kv/put", "object/put"),
              _p("read", "DynamoDB / S3 median request latency, 1 KiB read", "lower",
-                "kv/get", "object/get"))),
+                "kv/get", "object/get")),
+            fitted_by=("standins-aws:dynamodb_write_median", "standins-aws:dynamodb_read_median",
+                       "standins-aws:s3_standard_write_median", "standins-aws:s3_standard_read_median")),
 )
 
 
@@ -363,4 +382,5 @@ def as_json(r: FindingResult, evidence: Optional[dict[str, np.ndarray]] = None) 
                     d[f"median_{side}"] = float(np.median(v)) if len(v) else None
         parts.append(d)
     return {"id": f.id, "study": f.study, "finding": f.finding, "citation": f.citation,
-            "reproduced": r.reproduced, "why": r.why, "parts": parts, "note": r.note}
+            "reproduced": r.reproduced, "why": r.why, "parts": parts, "note": r.note,
+            "prediction": f.prediction, "fitted_by": list(f.fitted_by)}

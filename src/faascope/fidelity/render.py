@@ -80,8 +80,11 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
     if found is not None:
         out["findings_rule"] = FINDINGS_RULE
         out["findings"] = [findings.as_json(r, evidence) for r in found]
+        pred = [r for r in found if r.finding.prediction]
         out["summary"]["findings"] = {"reproduced": sum(r.reproduced for r in found),
-                                      "total": len(found)}
+                                      "total": len(found),
+                                      "predictions_reproduced": sum(r.reproduced for r in pred),
+                                      "predictions": len(pred)}
     if dists is not None:
         out["distributions"] = [distributions.as_json(d) for d in dists]
     return out
@@ -115,13 +118,19 @@ def _part_text(p) -> str:
 
 def findings_table(found: list) -> Table:
     k = sum(r.reproduced for r in found)
-    t = Table(title=f"The studies' findings ({k}/{len(found)} reproduced)", title_justify="left")
-    for col in ("study", "finding", "local evidence (ratio [95 % CI])", "reproduced", "why not"):
+    pred = [r for r in found if r.finding.prediction]
+    t = Table(title=f"The studies' findings ({k}/{len(found)} reproduced; of the "
+                    f"{len(pred)} the calibration was not set to, {sum(r.reproduced for r in pred)})",
+              title_justify="left")
+    for col in ("study", "finding", "local evidence (ratio [95 % CI])", "reproduced", "fit or prediction",
+                "why not"):
         t.add_column(col, overflow="fold")
     for r in found:
         t.add_row(r.finding.study, r.finding.finding,
                   "\n".join(_part_text(p) for p in r.parts),
-                  "yes" if r.reproduced else "no", r.why)
+                  "yes" if r.reproduced else "no",
+                  "prediction" if r.finding.prediction else "fit: " + ", ".join(r.finding.fitted_by),
+                  r.why)
     return t
 
 
