@@ -294,7 +294,7 @@ def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
             value = _median(per_call) if len(per_call) else None
             out[f"{profile}/tmp/{c.op}/m{c.memory_mb}/f{c.file_size}/io{c.io_size}"] = Local(
                 value=value, n=len(per_call), note=note if value is not None else
-                (note or "no successful invocation"), facts=facts)
+                (note or "no successful invocation"), facts=facts, samples=tuple(per_call))
     return out
 
 

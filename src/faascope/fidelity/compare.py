@@ -7,13 +7,24 @@
   stand-in, no visible burst…);
 - decisions: per thesis cell, which platform wins (lower time per I/O call) in the thesis
   (Lambda vs GCF) and locally (the lambda profile vs the gcf profile), and whether they agree.
+  A side wins only where the 95 % interval of the ratio of medians (:mod:`faascope.fidelity.ratio`)
+  excludes 1: the thesis's intervals come from its own rows (table ``thesis-decisions``), the
+  local ones from the per-call samples; a cell the thesis's data do not decide ("none": two of
+  its 10 KB write cells) is reported, not counted.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 from typing import Optional
 
+from faascope import calibration
 from faascope.fidelity.metrics import CLOUD, Metric, Published, ThesisCell
+from faascope.fidelity.ratio import ratio_interval
+
+#: the table of the thesis's per-cell intervals of Lambda's over GCF's median latency
+DECISIONS_TABLE = "thesis-decisions"
 
 #: the issue's bar: within ×1.5 of the published figure, either way
 WITHIN = 1.5
@@ -27,6 +38,8 @@ class Local:
     n: int = 0
     note: str = ""
     facts: dict = field(default_factory=dict)
+    #: the per-invocation values behind ``value`` where a decision needs their interval
+    samples: tuple = ()
 
 
 @dataclass
@@ -42,11 +55,18 @@ class Comparison:
 @dataclass
 class Decision:
     cell: ThesisCell
-    published_winner: str           # lambda, gcf or tie
-    local_winner: Optional[str]     # None when a local figure is missing
+    published_winner: str           # lambda, gcf or none (the thesis's data do not separate them)
+    local_winner: Optional[str]     # lambda, gcf, none; None when a local figure is missing
     published_ratio: float          # Lambda / GCF time per I/O call
     local_ratio: Optional[float]    # lambda / gcf profile
-    agree: Optional[bool]
+    agree: Optional[bool]           # None: not decided by the thesis, or not measured locally
+    published_ci: Optional[tuple[float, float]] = None
+    local_ci: Optional[tuple[float, float]] = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the cell counts among the study's decisions (the thesis decided it)."""
+        return self.published_winner != "none"
 
 
 def ratio(local: Optional[float], published: float) -> Optional[float]:
@@ -81,24 +101,45 @@ def load_note(machine: dict) -> str:
     return ""
 
 
-def winner(lambda_value: float, gcf_value: float) -> str:
+def winner(lambda_value: float, gcf_value: float,
+           ci: Optional[tuple[float, float]] = None) -> str:
+    """The faster side by Lambda / GCF time; with the ratio's interval, "none" unless it
+    excludes 1."""
+    if ci is not None:
+        return "lambda" if ci[1] < 1 else "gcf" if ci[0] > 1 else "none"
     if lambda_value < gcf_value:
         return "lambda"
     if gcf_value < lambda_value:
         return "gcf"
-    return "tie"
+    return "none"
+
+
+def published_interval(cell: ThesisCell) -> Optional[tuple[float, float]]:
+    """The thesis's interval of Lambda's over GCF's median latency in ``cell`` (None: not in
+    the table)."""
+    t = calibration.load_table(DECISIONS_TABLE)
+    key = f"thesis_{cell.op}_m{cell.memory_mb}_f{cell.file_size}_io{cell.io_size}_lambda_over_gcf"
+    if f"{key}_low" not in t.entries:
+        return None
+    return t.value(f"{key}_low"), t.value(f"{key}_high")
 
 
 def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
-           local_lambda: Optional[float], local_gcf: Optional[float]) -> Decision:
+           local_lambda: Optional[float], local_gcf: Optional[float],
+           local_samples: tuple = (), published_ci: Optional[tuple[float, float]] = None) -> Decision:
     """The study's decision for one cell (which platform's /tmp is faster there) and the local
-    one, from times per I/O call."""
-    pw = winner(published_lambda, published_gcf)
+    one, from times per I/O call; ``local_samples``: (lambda's, gcf's) per-invocation values,
+    whose ratio-of-medians interval decides the local side (else the point ratio does)."""
+    pw = winner(published_lambda, published_gcf, published_ci)
+    pr = published_lambda / published_gcf
     if local_lambda is None or local_gcf is None:
-        return Decision(cell, pw, None, published_lambda / published_gcf, None, None)
-    lw = winner(local_lambda, local_gcf)
+        return Decision(cell, pw, None, pr, None, None, published_ci)
+    lci = None
+    if local_samples and all(len(s) for s in local_samples):
+        _, lci = ratio_interval(np.asarray(local_samples[0], float), np.asarray(local_samples[1], float))
+    lw = winner(local_lambda, local_gcf, lci)
     lr = local_lambda / local_gcf if local_gcf > 0 else None
-    return Decision(cell, pw, lw, published_lambda / published_gcf, lr, lw == pw)
+    return Decision(cell, pw, lw, pr, lr, (lw == pw) if pw != "none" else None, published_ci, lci)
 
 
 def direction(unit: str, r: float) -> str:
@@ -224,9 +265,10 @@ def evaluate(metrics: list[Metric], local: dict[str, Local],
     decisions = []
     for (cell,), pair in by_cell.items():
         if set(pair) >= {"lambda", "gcf"}:
+            lam, gcf = pair["lambda"].local, pair["gcf"].local
             decisions.append(decide(cell, pair["lambda"].published.value,
-                                    pair["gcf"].published.value, pair["lambda"].local.value,
-                                    pair["gcf"].local.value))
+                                    pair["gcf"].published.value, lam.value, gcf.value,
+                                    (lam.samples, gcf.samples), published_interval(cell)))
     if profiles is not None:
         comps = [c for c in comps if c.metric.profile in profiles]
     return Evaluation(comps, decisions)

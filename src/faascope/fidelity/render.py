@@ -57,7 +57,9 @@ def decision_json(d: Decision) -> dict[str, Any]:
                      "file_size": d.cell.file_size, "io_size": d.cell.io_size},
             "label": d.cell.label(), "published_winner": d.published_winner,
             "local_winner": d.local_winner, "published_ratio_lambda_to_gcf": d.published_ratio,
-            "local_ratio_lambda_to_gcf": d.local_ratio, "agree": d.agree}
+            "local_ratio_lambda_to_gcf": d.local_ratio, "agree": d.agree,
+            "published_ci": list(d.published_ci) if d.published_ci else None,
+            "local_ci": list(d.local_ci) if d.local_ci else None, "counted": d.counted}
 
 
 def _count(cs: list[Comparison]) -> dict[str, int]:
@@ -75,7 +77,8 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
         "decisions": [decision_json(d) for d in ev.decisions],
         "summary": {"fit": _count(ev.fit), "held_out": _count(ev.held_out),
                     "decisions": {"agree": sum(bool(d.agree) for d in ev.decisions),
-                                  "total": len(ev.decisions)}},
+                                  "total": sum(d.counted for d in ev.decisions),
+                                  "not_decided_by_the_study": sum(not d.counted for d in ev.decisions)}},
     }
     if found is not None:
         out["findings_rule"] = FINDINGS_RULE
@@ -195,16 +198,29 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
         console.print(_table(f"Held out of the fit ({_count(held)['within']}/{len(held)} "
                              "within)", held))
     if ev.decisions:
+        undecided = sum(not d.counted for d in ev.decisions)
         t = Table(title=f"The 2024 study's decisions: which /tmp is faster "
-                        f"({sum(bool(d.agree) for d in ev.decisions)}/{len(ev.decisions)} agree)",
+                        f"({sum(bool(d.agree) for d in ev.decisions)}/"
+                        f"{sum(d.counted for d in ev.decisions)} agree"
+                        + (f"; {undecided} cell{'s' if undecided > 1 else ''} the study's own data "
+                           "do not decide" if undecided else "") + ")",
                   title_justify="left")
-        for col in ("cell", "thesis: Lambda/GCF", "winner", "local: lambda/gcf", "winner", "same"):
+        for col in ("cell", "thesis: Lambda/GCF [95 % CI]", "winner", "local: lambda/gcf [95 % CI]",
+                    "winner", "same"):
             t.add_column(col)
+
+        def ratio_text(r, ci):
+            if r is None:
+                return "–"
+            return f"{r:.3g}" + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
         for d in ev.decisions:
-            lr = "–" if d.local_ratio is None else f"{d.local_ratio:.3g}"
-            t.add_row(d.cell.label(), f"{d.published_ratio:.3g}", d.published_winner, lr,
-                      d.local_winner or "–", {True: "yes", False: "no", None: "–"}[d.agree])
+            t.add_row(d.cell.label(), ratio_text(d.published_ratio, d.published_ci),
+                      d.published_winner, ratio_text(d.local_ratio, d.local_ci),
+                      d.local_winner or "–",
+                      {True: "yes", False: "no", None: "–" if d.counted else "not counted"}[d.agree])
         console.print(t)
+        console.print("A side wins where the interval of the ratio of medians excludes 1 "
+                      "(thesis: its own rows; local: the per-call samples); 'none': it does not.")
     if found:
         console.print(findings_table(found))
         console.print(f"Rule: {FINDINGS_RULE}.")
