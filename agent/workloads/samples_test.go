@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The raw samples are the requests runRequests timed: a systematic sample by request index
@@ -102,8 +105,8 @@ func TestLatencySamplesBoundIsTheSchemas(t *testing.T) {
 	}
 }
 
-// A kv result (Redis) carries the samples of its requests, bounded, and validates (the schema
-// test of TestKVResultMatchesSchema is in the external package).
+// A kv result (Redis) carries the samples of its requests, bounded, and validates against the
+// response schema.
 func TestKVResultCarriesSamples(t *testing.T) {
 	url := startRedis(t)
 	put := &KV{Op: "put", Endpoint: url, ItemSize: 100, CountIn: ptr(int64(1500)), ParallelismIn: ptr(4), Index: 3}
@@ -118,6 +121,20 @@ func TestKVResultCarriesSamples(t *testing.T) {
 	s := r.LatencySamples
 	if s == nil || s.Stride != 2 || len(s.ValuesS) != 750 || r.Latency.Count != 1500 {
 		t.Fatalf("%+v %+v", s, r.Latency)
+	}
+	doc, _ := json.Marshal(map[string]any{"ok": true, "cold": false,
+		"instance": map[string]any{"id": "x", "started_at": "t", "sandbox": "", "boot_id": "", "cpu_quota": nil,
+			"memory_limit_bytes": nil, "hostname": "h", "arch": "amd64", "num_cpu": 1,
+			"env": map[string]any{"function_name": nil, "memory_mb": nil, "log_stream": nil}},
+		"timings":  map[string]any{"received_ns": 1, "workload_start_ns": 2, "workload_end_ns": 3},
+		"workload": r, "error": nil})
+	sch, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "src", "faascope", "schemas", "agent-response.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("kv result with samples: %v", err)
 	}
 	sort.Float64s(s.ValuesS)
 	if s.ValuesS[0] < r.Latency.MinS || s.ValuesS[len(s.ValuesS)-1] > r.Latency.MaxS {
