@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
 from importlib import resources
 
 import numpy as np
@@ -106,3 +108,16 @@ def test_storage_rows_carry_a_ks_distance_from_real_local_samples(tmp_path, plat
         print(set_name, f"D={doc['ks_statistic']:.3f} p={doc['ks_pvalue']:.3g}",
               {k: v for k, v in doc["local_quantiles_s"].items()},
               {k: v for k, v in doc["published_quantiles_s"].items()})
+    # a results file written before the agent kept raw latencies (the field removed from its
+    # responses) falls back to quantiles, without a distance, and says why
+    old = tmp_path / "old-object.db"
+    shutil.copy(results["object"], old)
+    with sqlite3.connect(old) as c:
+        c.execute("UPDATE invocations SET response_json = "
+                  "json_remove(response_json, '$.workload.latency_samples')")
+    rows = read_distributions({"object": str(old)})
+    assert len(rows) == 2
+    for d in rows:
+        assert d.ks_d is None and d.local_n == 2 and "no raw request latencies" in d.note
+        assert d.local["p50"] == pytest.approx(dists[d.reference.split(":")[1]].local["p50"],
+                                               rel=0.5)
