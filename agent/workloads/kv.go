@@ -55,27 +55,29 @@ type KV struct {
 // KVResult is the "workload" object of a kv response.
 type KVResult struct {
 	Common
-	Backend           string          `json:"backend"`
-	Op                string          `json:"op"`
-	ItemSize          int64           `json:"item_size"`
-	Count             int64           `json:"count"`
-	Parallelism       int             `json:"parallelism"`
-	Endpoint          string          `json:"endpoint"`
-	Table             *string         `json:"table"`
-	FirstKey          string          `json:"first_key"`
-	LastKey           string          `json:"last_key"`
-	ConsistentRead    bool            `json:"consistent_read"`
-	CredentialsSource *string         `json:"credentials_source"`
-	Retry             RetrySettings   `json:"retry"`
-	Requests          RequestCounts   `json:"requests"`
-	ClientReused      bool            `json:"client_reused"`
-	Prepared          bool            `json:"prepared"`
-	Dropped           bool            `json:"dropped"`
-	Throughput        float64         `json:"throughput_bytes_per_s"`
-	IOPS              float64         `json:"iops"`
-	Latency           *Latency        `json:"latency"`
-	LatencySamples    *LatencySamples `json:"latency_samples"`
-	ErrorSample       *string         `json:"error_sample"`
+	Backend           string        `json:"backend"`
+	Op                string        `json:"op"`
+	ItemSize          int64         `json:"item_size"`
+	Count             int64         `json:"count"`
+	Parallelism       int           `json:"parallelism"`
+	Endpoint          string        `json:"endpoint"`
+	Table             *string       `json:"table"`
+	FirstKey          string        `json:"first_key"`
+	LastKey           string        `json:"last_key"`
+	ConsistentRead    bool          `json:"consistent_read"`
+	CredentialsSource *string       `json:"credentials_source"`
+	Retry             RetrySettings `json:"retry"`
+	Requests          RequestCounts `json:"requests"`
+	ClientReused      bool          `json:"client_reused"`
+	Prepared          bool          `json:"prepared"`
+	Dropped           bool          `json:"dropped"`
+	Throughput        float64       `json:"throughput_bytes_per_s"`
+	IOPS              float64       `json:"iops"`
+	Latency           *Latency      `json:"latency"`
+	ErrorSample       *string       `json:"error_sample"`
+
+	// raw latencies of a systematic sample of the requests (latency.go, LatencySamples)
+	LatencySamples *LatencySamples `json:"latency_samples"`
 }
 
 // kvTarget is a validated key-value store configuration, shared by kv, transfer and app.

@@ -71,30 +71,32 @@ type s3Target struct {
 // ObjectResult is the "workload" object of an object response.
 type ObjectResult struct {
 	Common
-	API               string          `json:"api"`
-	Op                string          `json:"op"`
-	ObjectSize        int64           `json:"object_size"`
-	Count             int64           `json:"count"`
-	Parallelism       int             `json:"parallelism"`
-	Bucket            string          `json:"bucket"`
-	Endpoint          string          `json:"endpoint"`
-	Region            string          `json:"region"`
-	PathStyle         bool            `json:"path_style"`
-	FirstKey          string          `json:"first_key"`
-	LastKey           string          `json:"last_key"`
-	Checksum          string          `json:"checksum"`
-	CredentialsSource string          `json:"credentials_source"`
-	Retry             RetrySettings   `json:"retry"`
-	Requests          RequestCounts   `json:"requests"`
-	ClientReused      bool            `json:"client_reused"`
-	Prepared          bool            `json:"prepared"`
-	Dropped           bool            `json:"dropped"`
-	Throughput        float64         `json:"throughput_bytes_per_s"`
-	IOPS              float64         `json:"iops"`
-	Latency           *Latency        `json:"latency"`
-	LatencySamples    *LatencySamples `json:"latency_samples"`
-	TTFB              *Latency        `json:"ttfb,omitempty"`
-	ErrorSample       *string         `json:"error_sample"`
+	API               string        `json:"api"`
+	Op                string        `json:"op"`
+	ObjectSize        int64         `json:"object_size"`
+	Count             int64         `json:"count"`
+	Parallelism       int           `json:"parallelism"`
+	Bucket            string        `json:"bucket"`
+	Endpoint          string        `json:"endpoint"`
+	Region            string        `json:"region"`
+	PathStyle         bool          `json:"path_style"`
+	FirstKey          string        `json:"first_key"`
+	LastKey           string        `json:"last_key"`
+	Checksum          string        `json:"checksum"`
+	CredentialsSource string        `json:"credentials_source"`
+	Retry             RetrySettings `json:"retry"`
+	Requests          RequestCounts `json:"requests"`
+	ClientReused      bool          `json:"client_reused"`
+	Prepared          bool          `json:"prepared"`
+	Dropped           bool          `json:"dropped"`
+	Throughput        float64       `json:"throughput_bytes_per_s"`
+	IOPS              float64       `json:"iops"`
+	Latency           *Latency      `json:"latency"`
+	TTFB              *Latency      `json:"ttfb,omitempty"`
+	ErrorSample       *string       `json:"error_sample"`
+
+	// raw latencies of a systematic sample of the requests (latency.go, LatencySamples)
+	LatencySamples *LatencySamples `json:"latency_samples"`
 }
 
 // RequestCounts sums up the requests of the timed region. Attempts and throttles come from
