@@ -133,7 +133,9 @@ OBJECT = {"kind": "object", "elapsed_s": 0.1, "bytes": 10240, "ops": 10, "api": 
           "region": "us-east-1", "path_style": True, "first_key": "faascope/0/0", "last_key": "faascope/0/9",
           "checksum": "when_required", "credentials_source": "environment", "retry": RETRY, "requests": REQUESTS,
           "client_reused": False, "prepared": True, "dropped": True, "throughput_bytes_per_s": 102400.0,
-          "iops": 100.0, "latency": LATENCY, "ttfb": LATENCY, "error_sample": None}
+          "iops": 100.0, "latency": LATENCY, "ttfb": LATENCY,
+          "latency_samples": {"method": "systematic", "stride": 1, "values_s": [0.0001] * 9 + [0.0002]},
+          "error_sample": None}
 SERIES = {"bytes": 300, "elapsed_s": 0.05, "throughput_bytes_per_s": 6000.0, "sampled_at": "agent",
           "samples": [100, 200]}
 NETWORK = {"kind": "network", "elapsed_s": 0.1, "bytes": 300, "ops": 1, "direction": "in",
@@ -172,6 +174,10 @@ VALID_RESPONSES = [
 ]
 
 INVALID_RESPONSES = [
+    # the raw latencies are bounded (the schema's maxItems is the agent's MaxLatencySamples)
+    _ok({**OBJECT, "latency_samples": {"method": "systematic", "stride": 1, "values_s": [0.1] * 1001}}),
+    _ok({**OBJECT, "latency_samples": {"method": "first", "stride": 1, "values_s": [0.1]}}),
+    _ok({k: v for k, v in OBJECT.items() if k != "latency_samples"}),
     {**VALID_RESPONSES[0], "ok": False},  # ok=false needs an error and no workload
     {**VALID_RESPONSES[0], "error": {"type": "IOError", "message": "x"}},
     {**VALID_RESPONSES[0], "extra": 1},

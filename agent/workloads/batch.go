@@ -100,11 +100,12 @@ func runTimed(ctx context.Context, count int64, parallelism int, onError string,
 }
 
 // report fills in the result fields object and kv share from the timed region.
-func (r *batchRun) report(c *Common, requests *RequestCounts, latency **Latency, errorSample **string, throughput, iops *float64) {
+func (r *batchRun) report(c *Common, requests *RequestCounts, latency **Latency, samples **LatencySamples, errorSample **string, throughput, iops *float64) {
 	c.ElapsedS = r.st.elapsed.Seconds()
 	c.Bytes, c.Ops = r.moved, r.st.done
 	*requests = r.requests
 	*latency = r.st.latency.summary()
+	*samples = r.st.samples.result()
 	if r.st.sample != "" {
 		*errorSample = &r.st.sample
 	}

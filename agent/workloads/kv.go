@@ -75,6 +75,9 @@ type KVResult struct {
 	IOPS              float64       `json:"iops"`
 	Latency           *Latency      `json:"latency"`
 	ErrorSample       *string       `json:"error_sample"`
+
+	// raw latencies of a systematic sample of the requests (latency.go, LatencySamples)
+	LatencySamples *LatencySamples `json:"latency_samples"`
 }
 
 // kvTarget is a validated key-value store configuration, shared by kv, transfer and app.
@@ -349,7 +352,7 @@ func (k *KV) Run(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.report(&res.Common, &res.Requests, &res.Latency, &res.ErrorSample, &res.Throughput, &res.IOPS)
+	b.report(&res.Common, &res.Requests, &res.Latency, &res.LatencySamples, &res.ErrorSample, &res.Throughput, &res.IOPS)
 	if *k.Drop {
 		if err := runUntimed(ctx, k.Count, k.Parallelism, "drop: ", func(ctx context.Context, i int64) (int64, time.Duration, error) {
 			return 0, 0, t.del(ctx, c, t.key(k.Index, i))

@@ -94,6 +94,9 @@ type ObjectResult struct {
 	Latency           *Latency      `json:"latency"`
 	TTFB              *Latency      `json:"ttfb,omitempty"`
 	ErrorSample       *string       `json:"error_sample"`
+
+	// raw latencies of a systematic sample of the requests (latency.go, LatencySamples)
+	LatencySamples *LatencySamples `json:"latency_samples"`
 }
 
 // RequestCounts sums up the requests of the timed region. Attempts and throttles come from
@@ -352,7 +355,7 @@ func (o *Object) Run(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.report(&res.Common, &res.Requests, &res.Latency, &res.ErrorSample, &res.Throughput, &res.IOPS)
+	b.report(&res.Common, &res.Requests, &res.Latency, &res.LatencySamples, &res.ErrorSample, &res.Throughput, &res.IOPS)
 	if o.Op == "get" {
 		res.TTFB = b.st.ttfb.summary()
 	}

@@ -12,6 +12,7 @@ import (
 type requestStats struct {
 	latency  *histogram
 	ttfb     *histogram // time to first byte (object GET only)
+	samples  *sampler   // raw latencies of a systematic sample of the requests
 	elapsed  time.Duration
 	done     int64 // requests that succeeded
 	failed   int64
@@ -41,6 +42,7 @@ func runRequests(ctx context.Context, count int64, parallelism int, stopOnError 
 	var firstErr error
 	hists := make([]*histogram, parallelism)
 	ttfbs := make([]*histogram, parallelism)
+	samples := newSampler(count)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := 0; w < parallelism; w++ {
@@ -75,6 +77,7 @@ func runRequests(ctx context.Context, count int64, parallelism int, stopOnError 
 				done.Add(1)
 				moved.Add(n)
 				h.record(d)
+				samples.record(i, d)
 				if ttfb > 0 {
 					tf.record(ttfb)
 				}
@@ -83,7 +86,7 @@ func runRequests(ctx context.Context, count int64, parallelism int, stopOnError 
 	}
 	wg.Wait()
 	st := requestStats{elapsed: time.Since(start), done: done.Load(), failed: failed.Load(), firstErr: firstErr,
-		latency: newHistogram(), ttfb: newHistogram()}
+		latency: newHistogram(), ttfb: newHistogram(), samples: samples}
 	for w := range hists {
 		st.latency.merge(hists[w])
 		st.ttfb.merge(ttfbs[w])

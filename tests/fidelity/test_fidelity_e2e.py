@@ -53,5 +53,9 @@ def test_quick_battery_json(tmp_path):
     assert "lambda-perf-init:go_provided_al2023_128" in refs
     init = next(d for d in doc["distributions"] if d["reference"].startswith("lambda-perf"))
     assert init["ks_statistic"] is not None and init["local_n"] >= 5
+    # the storage stand-ins' rows have a distance too: from the agent's raw request latencies
+    storage = [d for d in doc["distributions"] if d["reference"].startswith("skyrise")]
+    assert len(storage) == 4 and all(d["ks_statistic"] is not None and d["local_n"] >= 100
+                                     and d["local_invocations"] >= 5 for d in storage), storage
     # the battery's platform is gone
     assert not (Path(doc["workdir"]) / "platform" / "platform.json").exists()

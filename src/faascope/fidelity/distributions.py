@@ -10,9 +10,10 @@ p50 and no spread): the quantiles say where, D says how far the shapes are apart
 into it: with hundreds of values a KS test rejects differences far too small to matter, so the
 distance is the figure to read, the p-value says only whether the two could be one distribution.
 
-Where the local measurement keeps no raw values (the agent reports each invocation's request
-percentiles, not every request), :func:`compare_quantiles` compares the quantiles alone and
-says why there is no D.
+The storage stand-ins' local values are raw per-request latencies: the agent keeps a bounded
+systematic sample of each object/kv invocation's requests (``latency_samples``), pooled over
+invocations. Where a results file keeps no raw values (written before the agent kept them),
+:func:`compare_quantiles` compares the quantiles alone and says why there is no D.
 """
 from __future__ import annotations
 
@@ -92,5 +93,6 @@ def as_json(c: DistributionComparison) -> dict:
     return {"reference": c.reference, "label": c.label, "local_n": c.local_n,
             "published_n": c.published_n, "local_quantiles_s": c.local,
             "published_quantiles_s": c.published, "ratios": c.ratios, "within": c.within,
+            "local_invocations": c.extra.get("invocations"),
             "ks_statistic": c.ks_d, "ks_pvalue": c.ks_p, "note": c.note, "source": c.source,
             "license": c.license}

@@ -342,6 +342,21 @@ class ResultsFile:
         return self._frame(" UNION ALL ".join(parts) + " ORDER BY invocation_id, direction, "
                            "sample")
 
+    def request_samples(self) -> pd.DataFrame:
+        """One row per raw request latency an object or kv invocation kept (the agent's
+        ``latency_samples``: a systematic sample by request index, at most the response
+        schema's ``values_s.maxItems`` an invocation): ``invocation_id`` (joins the flat view),
+        ``sample`` (index), ``stride`` (every stride-th request was kept) and ``latency_s``.
+        Empty for invocations of files written before the agent kept them (schema version 7
+        files of earlier faascope versions too: the field is inside response_json)."""
+        return self._frame(
+            "SELECT i.id AS invocation_id, CAST(s.key AS INTEGER) AS sample, "
+            "json_extract(i.response_json, '$.workload.latency_samples.stride') AS stride, "
+            "s.value AS latency_s FROM invocations i, "
+            "json_each(i.response_json, '$.workload.latency_samples.values_s') s "
+            "WHERE json_extract(i.response_json, '$.workload.kind') IN ('object', 'kv') "
+            "ORDER BY i.id, sample")
+
     # -------------------------------------------------------------- bursts
     def is_burst_campaign(self) -> bool:
         return BURST_VIEW in self.names

@@ -93,7 +93,11 @@ HISTORY = [
                       "delivers per stand-in and device, at the start) and host_bound (the cells "
                       "whose aggregate demand reached the probed capacity, at the end). invocations_flat "
                       "also gains platform_front_end_ms (the local platform's modelled front end, "
-                      "part of client_latency_seconds; null in older files)."),
+                      "part of client_latency_seconds; null in older files). Object and kv responses "
+                      "(response_json) carry latency_samples: the raw latencies of a systematic "
+                      "sample of the requests (bounded by the response schema; "
+                      "ResultsFile.request_samples); files written before have none, and the "
+                      "fidelity comparison falls back to quantiles without a KS distance."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
