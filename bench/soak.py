@@ -46,14 +46,17 @@ def platform_resources(pid: int, data_dir: Path, cgroup_parent: str | None) -> d
     cgroups = [c for c in every if not Path(c).name.startswith("spare.")]
     spares = [c for c in every if Path(c).name.startswith("spare.")]
     procs = sum(len(Path(c, "cgroup.procs").read_text().split()) for c in cgroups)
-    loops = [b for b in glob.glob("/sys/block/loop*/loop/backing_file")
-             if str(data_dir) in Path(b).read_text()]
+    backing = [Path(b).read_text().strip() for b in glob.glob("/sys/block/loop*/loop/backing_file")]
+    # the platform's host disk (one device holding every lambda sandbox's /tmp image, made at
+    # start: agent/platform/hostdisk.go) is a standing device like the spares, counted apart
+    host_disks = [b for b in backing if str(data_dir) in b and b.endswith("host-disk.ext4")]
+    loops = [b for b in backing if str(data_dir) in b and b not in host_disks]
     du = sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file())
     return {"rss_kib": rss_kib, "fds": len(os.listdir(f"/proc/{pid}/fd")),
             "threads": int(next(l for l in status.splitlines() if l.startswith("Threads:")).split()[1]),
             "sandbox_cgroups": len(cgroups), "sandbox_processes": procs,
             "host_mounts": len(Path("/proc/self/mountinfo").read_text().splitlines()),
-            "loop_devices": len(loops),
+            "loop_devices": len(loops), "host_disk_devices": len(host_disks),
             # the platform's own entries are not sandboxes: its spares and the /etc files all
             # sandboxes share (".etc-shared", written once per platform)
             "sandbox_dirs": len([d for d in (data_dir / "platform" / "sandboxes").glob("*")

@@ -26,4 +26,5 @@ def test_short_soak_leaves_nothing_behind(tmp_path):
     assert result["counts"].get("timeout", 0) > 0 and result["counts"].get("oom", 0) > 0
     after = result["after"]
     assert after["sandbox_processes"] == 0 and after["loop_devices"] == 0 and after["sandbox_dirs"] == 0
+    assert after["host_disk_devices"] <= 1  # the platform's one host disk (hostdisk.go)
     assert after["spare_sandboxes"] <= 2  # the platform's standing spares (--spare-sandboxes), no more
