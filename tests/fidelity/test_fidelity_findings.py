@@ -147,6 +147,10 @@ def test_findings_campaigns_are_valid_specs(quick):
         assert plan.runs, name
         assert spec["design"]["replications"] >= minimum(F.MIN_METHOD)
     # the thesis cells each finding reads: 2048 MB for all, 128 MB only for Lambda/GCF 512 B reads
+    # the image campaign leaves the battery's platform for one that reads code from S3
+    image = FB.specs(quick, {"kind": "local", "settings": {"endpoint_url": "http://127.0.0.1:1",
+                                                           "data_dir": "/w"}})["findings-image"]
+    assert image["provider"]["settings"] == {"data_dir": "/w/platform"}
     tmp = build_plan(parse_spec(FB.specs(quick, provider)["findings-tmp"], "t"), seed=1)
     cells = {(c.levels["profile"], c.payload["workload"]["op"], c.function.memory_mb,
               c.payload["workload"]["io_size"]) for c in tmp.cells}

@@ -117,7 +117,8 @@ def specs(quick: bool, provider: dict) -> dict[str, dict]:
             # (the battery's platform dir as data_dir: it finds that platform running without
             # S3 and starts a dedicated one, which it stops with the campaign)
             "provider": {"kind": provider["kind"],
-                         "settings": {"data_dir": str(Path(provider["settings"]["data_dir"]) / "platform")}},
+                         "settings": {k: str(Path(v) / "platform") for k, v in
+                                      provider.get("settings", {}).items() if k == "data_dir"}},
             "function": {"memory_mb": 128, "profile": "lambda"},
             "workload": {"kind": "noop"},
             "factors": {"image_size": list(IMAGE_SIZES)},
