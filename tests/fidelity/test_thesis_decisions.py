@@ -65,3 +65,11 @@ def test_an_undecided_cell_is_reported_not_counted():
     cell = next(c for c in THESIS_CELLS if c.op == "urandom_write" and c.memory_mb == 128)
     d = compare.decide(cell, 0.978, 1.0, 3.0, 1.0, (), compare.published_interval(cell))
     assert d.published_winner == "none" and d.agree is None and not d.counted
+
+
+def test_a_quick_cell_with_too_few_values_decides_by_its_point_ratio():
+    """A --quick battery's cell has a value or two a side (the crash the CI run found: scipy's
+    bootstrap needs two): no interval, the point ratio decides, nothing raises."""
+    cell = next(c for c in THESIS_CELLS if c.op == "direct_read" and c.memory_mb == 128)
+    d = compare.decide(cell, 97.0, 1.0, 2e-5, 1e-6, ((2e-5,), (1e-6,)), compare.published_interval(cell))
+    assert d.local_ci is None and d.local_winner == "gcf" and d.agree is True

@@ -21,7 +21,12 @@ from typing import Optional
 
 from faascope import calibration
 from faascope.fidelity.metrics import CLOUD, Metric, Published, ThesisCell
+from faascope.compare.minimums import minimum
 from faascope.fidelity.ratio import ratio_interval
+
+#: the ratio interval's minimum values a side, from the coverage simulation of `faascope
+#: compare` (compare/minimums.py), for the decisions and the findings
+MIN_METHOD = "median"
 
 #: the table of the thesis's per-cell intervals of Lambda's over GCF's median latency
 DECISIONS_TABLE = "thesis-decisions"
@@ -135,7 +140,9 @@ def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
     if local_lambda is None or local_gcf is None:
         return Decision(cell, pw, None, pr, None, None, published_ci)
     lci = None
-    if local_samples and all(len(s) for s in local_samples):
+    # the interval needs the findings' minimum a side (compare.minimums "median"); with fewer
+    # (a --quick battery's cell) the point ratio decides and no interval is shown
+    if local_samples and all(len(s) >= minimum(MIN_METHOD) for s in local_samples):
         _, lci = ratio_interval(np.asarray(local_samples[0], float), np.asarray(local_samples[1], float))
     lw = winner(local_lambda, local_gcf, lci)
     lr = local_lambda / local_gcf if local_gcf > 0 else None

@@ -38,9 +38,9 @@ from faascope.fidelity.compare import WITHIN
 # the ratio's interval is shared with the study's decisions (compare.decide)
 from faascope.fidelity.ratio import ALPHA, N_BOOT, SEED, STATISTICS, ratio_interval
 
-#: the bootstrap interval's minimum (values per side), from the coverage simulation of
-#: ``faascope compare`` (compare/minimums.py)
-MIN_METHOD = "median"
+# the bootstrap interval's minimum (values per side), from the coverage simulation of
+# ``faascope compare`` (compare/minimums.py): one name for the findings and the decisions
+from faascope.fidelity.compare import MIN_METHOD  # noqa: E402
 
 THESIS = ("Master's thesis on serverless local file-system I/O on AWS Lambda and Google Cloud "
           "Functions (2024), reproducibility package gpr-indevelopment/dissert-serverless-local-io")

@@ -46,8 +46,12 @@ def _drive(op: Callable[[int, int], int], workers: int = WORKERS, seconds: float
     done = [0] * workers
     counts = [0] * workers
     errors: list[str] = []
-    start = threading.Barrier(workers + 1)
     stop_at = [0.0]
+    # the end time is set by the barrier's action, before any thread is released: set after
+    # wait() returned in this thread, a worker could see 0.0 and stop at once (0 requests,
+    # seen under load)
+    start = threading.Barrier(workers + 1,
+                              action=lambda: stop_at.__setitem__(0, time.perf_counter() + seconds))
 
     def run(w: int) -> None:
         try:
@@ -70,8 +74,7 @@ def _drive(op: Callable[[int, int], int], workers: int = WORKERS, seconds: float
         t.start()
     try:
         start.wait(timeout=30)
-        t0 = time.perf_counter()
-        stop_at[0] = t0 + seconds
+        t0 = stop_at[0] - seconds
     except threading.BrokenBarrierError:
         t0 = time.perf_counter()
     for t in threads:
