@@ -182,3 +182,8 @@ def test_gcf_cpu_speed_is_the_thesis_cells_ratio():
     lam, gcf = (anchors.value(k) for k in sorted(CPU_SPEED_CELLS, key=lambda k: "gcf" in k))
     assert calibration.load_table("platform-gcf").value("cpu_speed") == pytest.approx(lam / gcf, abs=5e-5)
     assert "cpu_speed" not in calibration.load_table("platform-lambda").entries
+
+
+def test_every_unit_has_its_si_factor():
+    # the duration model and the fidelity battery compute with entries through this one table
+    assert set(calibration.TO_SI) == set(calibration.UNITS)

@@ -30,9 +30,8 @@ CALIBRATED_PROFILES = ("lambda", "gcf")
 STANDINS_TABLE = "standins-aws"
 #: the profile whose table describes AWS Lambda itself (the cloud estimate's network)
 LAMBDA_PROFILE = "lambda"
-#: an entry's unit -> the factor to seconds, bytes or a rate per second
-#: ("MB" is a memory size as a function's memory_mb states it, kept in that unit)
-TO_SI = {"ms": 1e-3, "s": 1.0, "B": 1.0, "B/s": 1.0, "IOPS": 1.0, "req/s": 1.0, "1": 1.0, "MB": 1.0}
+#: an entry's unit -> the factor to seconds, bytes or a rate per second (the tables' own)
+TO_SI = calibration.TO_SI
 #: the standard normal's 99th percentile: a lognormal's p99 = median · exp(Z99 · σ)
 Z99 = 2.3263478740408408
 

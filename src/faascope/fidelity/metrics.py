@@ -29,7 +29,7 @@ PROFILES = ("lambda", "gcf")
 #: the thesis's name for each profile's cloud
 CLOUD = {"lambda": "Lambda", "gcf": "GCF"}
 #: seconds per unit of a table entry (the battery works in s, B and B/s)
-TO_SI = {"s": 1.0, "ms": 1e-3, "B": 1.0, "B/s": 1.0}
+TO_SI = {u: calibration.TO_SI[u] for u in ("s", "ms", "B", "B/s")}
 
 
 @dataclass(frozen=True)
