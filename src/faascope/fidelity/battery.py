@@ -7,8 +7,12 @@ Campaigns (``quick`` runs fewer invocations and smaller files; minutes either wa
 
 - ``tmp``: the thesis's design with ``engine: dd`` as the thesis ran it (direct reads, writes
   from /dev/urandom), on both profiles (the study's decisions compare them). The 1 GB cells run on
-  a smaller file (8 MiB quick, 32 MiB otherwise) and compare the time per dd I/O call, which
-  a 1 GB file would only repeat (2,000,000 calls of 512 B take ~4.4 min at Lambda's rate);
+  a smaller file and compare the time per dd I/O call, which a 1 GB file would only repeat
+  (2,000,000 calls of 512 B take ~4.4 min at Lambda's rate): reads on 8 MiB quick, 32 MiB
+  otherwise; writes on 128 MiB or 256 MiB, since their time is mostly CPU and a CPU quota acts
+  per 100 ms period, so a write must last many periods for the profile's CPU speed to show in
+  it as it did in the thesis's 4 s writes (on 32 MiB, ~115 ms, gcf/lambda came out x0.92 where
+  its quota gives x1.125);
 - ``network`` (lambda): the network workload against the sink, 400 or 600 MiB in, on a fresh
   sandbox each time with the ``lambda`` token bucket; the bucket is fitted to each invocation's
   20 ms samples (:func:`faascope.analysis.bandwidth.fit_token_bucket`);
@@ -43,8 +47,11 @@ from faascope.providers import local_platform
 from faascope.store.reader import ResultsFile, measured_only
 from faascope.units import MIB, format_size
 
-#: the file the 1 GB thesis cells run on locally (quick, full)
-SCALED_FILE = {True: 8 * MIB, False: 32 * MIB}
+#: the file the 1 GB thesis cells run on locally, per workload op (quick, full): reads are paced
+#: by the /tmp device (32 MiB of 512 B direct reads: 65,536 calls, ~9 s at Lambda's rate);
+#: writes are CPU under a quota per 100 ms period (cfsPeriodUs, agent/platform/cgroup.go), so
+#: they need ~0.5 s or more (256 MiB of 128 KiB urandom writes: ~0.9 s here)
+SCALED_FILE = {"read": (8 * MIB, 32 * MIB), "write": (128 * MIB, 256 * MIB)}
 #: invocations per cell (quick, full)
 #: (network, object, kv and cold have 5 quick: the findings' bootstrap interval needs 5 a side,
 #: compare.minimums "median")
@@ -82,9 +89,13 @@ class BatteryConfig:
     def reps(self, name: str) -> int:
         return REPLICATIONS[name][0 if self.quick else 1]
 
+    def scaled_file(self, op: str) -> int:
+        """The file a 1 GB thesis cell of workload op ``read`` or ``write`` runs on."""
+        return SCALED_FILE[op][0 if self.quick else 1]
+
     @property
-    def scaled_file(self) -> int:
-        return SCALED_FILE[self.quick]
+    def scaled_files(self) -> dict[str, int]:
+        return {op: self.scaled_file(op) for op in SCALED_FILE}
 
 
 @dataclass
@@ -94,7 +105,8 @@ class BatteryRun:
     local: dict[str, Local]
     results: dict[str, str]
     platform: dict[str, Any] = field(default_factory=dict)
-    scaled_file: int = 0
+    #: workload op -> the file its 1 GB cells ran on
+    scaled_files: dict[str, int] = field(default_factory=dict)
     #: CPUs and the 1-minute load average before and after: timings on a loaded machine
     #: include waiting for a CPU, which the report says
     machine: dict[str, Any] = field(default_factory=dict)
@@ -103,30 +115,34 @@ class BatteryRun:
 
 
 def local_file_size(cell: ThesisCell, cfg: BatteryConfig) -> int:
-    return cfg.scaled_file if cell.large else cell.file_size
+    return cfg.scaled_file(cell.workload_op) if cell.large else cell.file_size
 
 
 def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
     """The battery's specs, as ``faascope run`` takes them."""
     provider = {"kind": "local", "settings": {"endpoint_url": endpoint,
                                               "data_dir": str(cfg.workdir)}}
-    big = format_size(cfg.scaled_file)
+    big_read, big_write = (format_size(cfg.scaled_file(op)) for op in ("read", "write"))
     out: dict[str, dict] = {
         "tmp": {
             "name": "fidelity-tmp",
             "description": "The 2024 thesis's /tmp cells with dd, as it ran them (the 1 GB file "
-                           f"scaled to {big}: the time per I/O call is compared)",
+                           f"scaled to {big_read} for reads and {big_write} for writes: the time "
+                           "per I/O call is compared)",
             "provider": provider,
             "function": {"memory_mb": 128, "ephemeral_mb": 512, "timeout_s": 900},
             "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential"},
             # both profiles always: the study's decisions compare them
             "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
-                        "file_size": ["10KB", big], "io_size": ["512B", "128KiB"],
+                        "file_size": ["10KB", big_read, big_write],
+                        "io_size": ["512B", "128KiB"],
                         "op": ["read", "write"]},
             "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
                           {"when": "op == 'write'", "set": {"source": "urandom"}}],
             "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
-                       "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB"]},
+                       "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB",
+                                 f"file_size != {big_read} or op == 'read'",
+                                 f"file_size != {big_write} or op == 'write'"]},
         },
     }
     if "lambda" in cfg.profiles:
@@ -215,7 +231,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                "load_1min_after": round(os.getloadavg()[0], 2)}
     return BatteryRun(local=local, results=results, platform=platform,
-                      scaled_file=cfg.scaled_file, machine=machine, after=extra)
+                      scaled_files=cfg.scaled_files, machine=machine, after=extra)
 
 
 # ------------------------------------------------------------------------------ reading

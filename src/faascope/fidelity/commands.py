@@ -63,7 +63,8 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
     ev = evaluate(metrics, run.local, published_of, profiles, loaded=load_note(run.machine))
     meta = {"profiles": list(profiles), "quick": quick, "workdir": str(workdir),
             "results": run.results, "platform": run.platform, "machine": run.machine,
-            "scaled_file_bytes": run.scaled_file, "scaled_file": format_size(run.scaled_file),
+            "scaled_file_bytes": run.scaled_files,
+            "scaled_file": {op: format_size(b) for op, b in run.scaled_files.items()},
             "tables": {name: f"{t.name}@{t.version}" for name, t in tables.items()}}
     found = evidence = None
     if findings:

@@ -189,8 +189,9 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
     if loaded:
         console.print(f"[yellow]warning[/yellow]: {loaded}.")
     if meta.get("scaled_file_bytes"):
-        console.print(f"The thesis's 1,024,000,000 B cells ran on a file of {meta['scaled_file']}: "
-                      "the time per dd I/O call is compared.")
+        files = meta["scaled_file"]
+        console.print(f"The thesis's 1,024,000,000 B cells ran on a file of {files['read']} (reads) "
+                      f"and {files['write']} (writes): the time per dd I/O call is compared.")
     if fit:
         console.print(_table(f"Fit: the platform was calibrated on these figures "
                              f"({_count(fit)['within']}/{len(fit)} within)", fit))
