@@ -57,6 +57,28 @@ def test_a_cell_demanding_more_than_the_probe_is_flagged_one_well_below_is_not()
     assert out["cells"] == {} and out["cells_host_bound"] == []
 
 
+def test_cpu_quotas_beyond_the_host_are_said_not_judged_host_bound():
+    """Issue #29's case: instances whose quotas add up to more than the host's CPUs at one
+    instant are marked oversubscribed (peak vCPU against host CPUs); one after the other, or
+    fewer at once, are not; it is a warning, never the host-bound verdict (no CPU use is
+    recorded)."""
+    def cpu(key, n, quota, start=0, seconds=0.5, stagger=0):
+        rows = _cell(key, n, 0, seconds, start)
+        for i, r in enumerate(rows):
+            r.update(instance_cpu_quota=quota, instance_num_cpu=2)
+            r["agent_workload_start_ns"] += i * stagger
+            r["agent_workload_end_ns"] += i * stagger
+        return rows
+    df = pd.DataFrame(cpu("big", 1, 5.8) + cpu("four", 4, 0.5789, start=10 * S)
+                      + cpu("three", 3, 0.5789, start=20 * S)
+                      + cpu("serial", 4, 0.5789, start=30 * S, stagger=S))
+    out = host_bound_cells(df, {k: [] for k in ("big", "four", "three", "serial")}, {})
+    assert out["cells_cpu_oversubscribed"] == ["big", "four"]
+    assert out["cells"]["four"]["cpu"]["peak_vcpu"] == pytest.approx(4 * 0.5789)
+    assert out["cells"]["four"]["cpu"]["host_cpus"] == 2
+    assert out["cells_host_bound"] == [] and "three" not in out["cells"] and "serial" not in out["cells"]
+
+
 def test_half_the_capacity_is_where_queueing_alone_reaches_the_fidelity_tolerance():
     """M/D/1 (fixed-size requests arriving at random), simulated: the mean response at
     utilisation 0.5 is x1.5 the service time (Pollaczek-Khinchine), the fidelity tolerance;

@@ -80,7 +80,7 @@ def test_legacy_results_file_exports_the_same_rows(tmp_path, name, monkeypatch):
     assert list(now.columns[:len(then.columns)]) == list(then.columns)
     pd.testing.assert_frame_equal(now[then.columns], then)
     assert list(now.columns[len(then.columns):]) == [m.name for m in MEASURES] + [
-        "deployment", "provider_kind", "region", "price_platform", "platform_front_end_ms"] + BUCKET_COLUMNS
+        "deployment", "provider_kind", "region", "price_platform", "platform_front_end_ms"] + BUCKET_COLUMNS + ["instance_cpu_quota", "instance_num_cpu"]
     # a file from before the platform reported its buckets has none
     assert (now[BUCKET_COLUMNS] == "").all().all()
     # a file from before deployments ran on its campaign's provider

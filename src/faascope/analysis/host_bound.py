@@ -17,6 +17,15 @@ queueing alone makes it x1.5 the service time, the tolerance at which `platform 
 counts a local figure as the published one (WITHIN). From there on the host's contention can
 account for a whole "miss" or "match", so the cell's contrast is confounded.
 ``tests/analysis/test_host_bound.py`` checks the x1.5 at rho = 0.5 on a simulated queue.
+
+**CPU.** The probe measures the stand-ins, not the CPUs that run the functions. A profile gives
+each instance a CPU quota (the provider's vCPU for its memory, ``instance_cpu_quota``, as the
+agent read it from its cgroup); when the quotas of a cell's instances in their workloads at one
+instant add up to more than the CPUs the host has (``instance_num_cpu``), the kernel cannot give
+every instance what the modelled cloud promises it: the cell's ``cpu`` says so
+(``oversubscribed``, the peak vCPU promised against the host's CPUs). It is not a verdict of
+host-bound: an instance waiting on I/O uses little of its quota, and the agent does not report
+the CPU it used, so only a cell whose functions are CPU-bound measures the host there.
 """
 from __future__ import annotations
 
@@ -54,6 +63,40 @@ def max_overlap(starts_ns, ends_ns) -> int:
     return best
 
 
+def peak_weighted_overlap(starts_ns, ends_ns, weights) -> float:
+    """The largest sum of ``weights`` of intervals [start, end) in progress at one instant."""
+    marks = sorted([(int(s), 1, float(w)) for s, w in zip(starts_ns, weights)]
+                   + [(int(e), -1, float(w)) for e, w in zip(ends_ns, weights)],
+                   key=lambda m: (m[0], m[1]))   # an end before a start at the same instant
+    now = best = 0.0
+    for _, sign, w in marks:
+        now += sign * w
+        best = max(best, now)
+    return best
+
+
+def cpu_demand(df: pd.DataFrame) -> dict[str, dict]:
+    """Per cell: the most vCPU its instances' quotas promised at once while in their workloads
+    (``peak_vcpu``) and the host's CPUs (``host_cpus``); cells without both are left out."""
+    need = ["cell_key", "agent_workload_start_ns", "agent_workload_end_ns",
+            "instance_cpu_quota", "instance_num_cpu"]
+    if not set(need) <= set(df.columns):
+        return {}
+    d = df[need].copy()
+    if "ok" in df.columns:
+        d = d[(df["ok"] == 1).to_numpy()]
+    for c in need[1:]:
+        d[c] = pd.to_numeric(d[c], errors="coerce")
+    d = d.dropna()
+    out = {}
+    for key, g in d.groupby("cell_key", sort=False):
+        out[key] = {"peak_vcpu": peak_weighted_overlap(g["agent_workload_start_ns"],
+                                                       g["agent_workload_end_ns"],
+                                                       g["instance_cpu_quota"]),
+                    "host_cpus": int(g["instance_num_cpu"].max())}
+    return out
+
+
 def aggregate_demand(df: pd.DataFrame) -> pd.DataFrame:
     """Per cell (``cell_key``): ``bytes`` moved by its measured, successful invocations,
     ``busy_s`` (union of their workload intervals), ``demand_bytes_per_s`` (bytes / busy_s) and
@@ -82,13 +125,21 @@ def host_bound_cells(df: pd.DataFrame, uses: dict[str, list[str]], capacity: dic
     """The ``host_bound`` event's detail: per cell, per stand-in it uses (``uses``: cell key ->
     stand-in kinds) that the probe measured (``capacity``: the ``host_capacity`` event's
     detail), the demand, the capacity, their ratio and ``host_bound``; ``cells_host_bound``
-    lists the flagged cells."""
+    lists the flagged cells; ``cpu`` per cell (:func:`cpu_demand`, with ``oversubscribed``) and
+    ``cells_cpu_oversubscribed`` the cells whose instances were promised more vCPU at once than
+    the host has."""
     probed = {k: v.get("bytes_per_s") for k, v in (capacity.get("standins") or {}).items()
               if v.get("bytes_per_s")}
     demand = aggregate_demand(df).set_index("cell_key")
+    cpus = cpu_demand(df)
     cells: dict[str, dict] = {}
     for key, kinds in uses.items():
+        cpu = cpus.get(key)
+        if cpu is not None:
+            cpu = dict(cpu, oversubscribed=bool(cpu["peak_vcpu"] > cpu["host_cpus"]))
         if key not in demand.index:
+            if cpu is not None and cpu["oversubscribed"]:
+                cells[key] = {"standins": {}, "cpu": cpu, "host_bound": False}
             continue
         dem = float(demand.loc[key, "demand_bytes_per_s"])
         concurrent = int(demand.loc[key, "concurrency"]) >= 2
@@ -100,9 +151,14 @@ def host_bound_cells(df: pd.DataFrame, uses: dict[str, list[str]], capacity: dic
             entry[k] = {"demand_bytes_per_s": dem, "capacity_bytes_per_s": cap,
                         "fraction": dem / cap,
                         "host_bound": bool(concurrent and dem >= HOST_BOUND_FRACTION * cap)}
-        if entry:
-            cells[key] = {"standins": entry, "host_bound": any(e["host_bound"] for e in entry.values()),
+        if entry or (cpu is not None and cpu["oversubscribed"]):
+            cells[key] = {"standins": entry,
+                          "host_bound": any(e["host_bound"] for e in entry.values()),
                           "invocations": int(demand.loc[key, "invocations"]),
                           "concurrency": int(demand.loc[key, "concurrency"])}
+            if cpu is not None:
+                cells[key]["cpu"] = cpu
     return {"fraction": HOST_BOUND_FRACTION, "cells": cells,
-            "cells_host_bound": sorted(k for k, v in cells.items() if v["host_bound"])}
+            "cells_host_bound": sorted(k for k, v in cells.items() if v["host_bound"]),
+            "cells_cpu_oversubscribed": sorted(k for k, v in cells.items()
+                                               if (v.get("cpu") or {}).get("oversubscribed"))}

@@ -546,16 +546,18 @@ class Campaign:
             return self._conclude(failure, interrupted)
 
     def record_host_bound(self) -> None:
-        """A ``host_bound`` event (a local campaign whose host capacity was probed): per cell
-        and stand-in it uses, the aggregate demand against the probed capacity, and which cells
-        the host rather than the modelled cloud bounded (faascope.analysis.host_bound)."""
+        """A ``host_bound`` event (a local campaign): per cell and stand-in it uses, the
+        aggregate demand against the capacity probed at the start (if the campaign used
+        stand-ins), which cells the host rather than the modelled cloud bounded, and where the
+        CPU quotas of the cell's running instances promised more than the host's CPUs
+        (faascope.analysis.host_bound)."""
+        if self.loaded.provider_kind != "local":
+            return   # on a cloud, instances run on machines of their own
         with ResultsFile(self.results) as rf:
             events = rf.campaign_meta()["events"]
             probes = [e for e in events if e["kind"] == HOST_CAPACITY_EVENT]
-            if not probes:
-                return
             df = rf.flat(include_warmups=False)
-        capacity = json.loads(probes[-1]["detail_json"] or "{}")
+        capacity = json.loads(probes[-1]["detail_json"] or "{}") if probes else {}
         uses = {c.key: sorted(needs_of([c.payload]).kinds) for c in self.plan.cells}
         try:
             detail = host_bound_cells(df, uses, capacity)

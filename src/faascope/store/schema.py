@@ -50,7 +50,7 @@ from faascope.store.measures import MEASURES
 from faascope.store.bucket_state import BUCKET_COLUMNS, bucket_view_sql
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -98,6 +98,12 @@ HISTORY = [
                       "sample of the requests (bounded by the response schema; "
                       "ResultsFile.request_samples); files written before have none, and the "
                       "fidelity comparison falls back to quantiles without a KS distance."),
+    (8, "2026-11-27", "invocations_flat gains instance_cpu_quota (the vCPU the instance's CPU "
+                      "quota gives, as the agent read it from its cgroup) and instance_num_cpu "
+                      "(the CPUs the instance could see: the host's), read from response_json; "
+                      "null where the agent did not report them. The host_bound event's cells "
+                      "gain cpu: the most vCPU promised at once to the cell's running instances "
+                      "against the host's CPUs. No table changed."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
@@ -227,7 +233,8 @@ FLAT_FIXED = [
     "billed_duration_ms", "init_duration_ms", "max_memory_used_mb", "config_memory_mb",
     "config_ephemeral_mb", "config_arch", "config_profile",
 ] + [m.name for m in MEASURES] + ["deployment", "provider_kind", "region", "price_platform",
-                                  "platform_front_end_ms"] + BUCKET_COLUMNS
+                                  "platform_front_end_ms"] + BUCKET_COLUMNS + [
+    "instance_cpu_quota", "instance_num_cpu"]
 #: the factor whose column is the fixed ``deployment`` column (the same value)
 DEPLOYMENT_FACTOR_FIELD = "deployment.deployment"
 
@@ -412,6 +419,9 @@ SELECT
     {deployment_sql},
     -- the local platform's modelled front end, part of client_latency_seconds (docs/platform.md)
     CAST(json_extract(i.platform_json, '$.front_end_ms') AS REAL) AS platform_front_end_ms,
-    {bucket_view_sql()}
+    {bucket_view_sql()},
+    -- what the instance's CPU quota promised and the CPUs it could see (analysis/host_bound.py)
+    CAST(json_extract({r}, '$.instance.cpu_quota') AS REAL) AS instance_cpu_quota,
+    json_extract({r}, '$.instance.num_cpu') AS instance_num_cpu
 FROM invocations i JOIN campaign c ON c.id = i.campaign_id{deployment_join}
 ORDER BY i.order_index"""

@@ -28,15 +28,36 @@ def _rate(v) -> str:
     return "–" if not v else f"{v / MiB:.4g} MiB/s"
 
 
+def _cpu(b: Block, bound: dict) -> None:
+    """The cells whose running instances' CPU quotas added up to more than the host's CPUs."""
+    over = bound.get("cells_cpu_oversubscribed") or []
+    if not over:
+        return
+    cells = bound.get("cells") or {}
+    rows = [[k, cells[k].get("concurrency", "–"), f"{cells[k]['cpu']['peak_vcpu']:.3g}",
+             cells[k]["cpu"]["host_cpus"]] for k in over if "cpu" in cells.get(k, {})]
+    b.items.append(table("CPU promised beyond this host", ["cell", "concurrency",
+                         "vCPU promised at once", "host CPUs"], rows,
+                         ["The sum of the CPU quotas (the provider's vCPU for the memory size) of the "
+                          "cell's instances in their workloads at one instant (faascope.analysis.host_bound)."]))
+    b.items.append(Text(f"{len(over)} cell(s) ran more instances at once than this host's CPUs can give "
+                        "their modelled vCPU: where those functions are CPU-bound, the host, not the "
+                        "modelled cloud, set their times (the agent does not report the CPU it used, so "
+                        "this is a warning, not a verdict).", "warn"))
+
+
 def host_capacity_section(ctx: Ctx) -> Block | None:
     src = ctx.data.source
     if src.kind != "store":
         return None
     probe = _latest(src.events, HOST_CAPACITY_EVENT)
-    if not probe:
-        return None
     bound = _latest(src.events, HOST_BOUND_EVENT) or {}
+    if not probe and not bound.get("cells_cpu_oversubscribed"):
+        return None
     b = Block("host_capacity", "Host capacity: where this machine, not the modelled cloud, was the bottleneck")
+    _cpu(b, bound)
+    if not probe:
+        return b
     rows = [[k, v.get("op", "–"), _rate(v.get("bytes_per_s")) if "error" not in v else f"probe failed: {v['error']}",
              v.get("device", "–")] for k, v in sorted((probe.get("standins") or {}).items())]
     rows += [[f"device {dev} ({d.get('fs') or '?'})", d.get("op", "–"), _rate(d.get("bytes_per_s")), dev]
