@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 )
@@ -108,5 +109,51 @@ func TestSyscallPadCostsTime(t *testing.T) {
 	t.Logf("probe %+v; %d instructions for 2 µs: %.0f → %.0f ns a system call", syscallProbeDone(), n, base, padded)
 	if rise := padded - base; rise < 1000 || rise >= 6000 {
 		t.Errorf("2 µs of padding (%d instructions) added %.0f ns a system call (%.0f → %.0f)", n, rise, base, padded)
+	}
+}
+
+// End to end through a real gcf sandbox: the same 512 B reads of a /tmp file take longer a
+// read under the packaged table's syscall_cost than without it, by at least half the cost (the
+// agent's read loop makes at least one system call a read) and by less than 5 µs (generous:
+// the machine is shared).
+func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
+	needSandboxes(t)
+	cal, tables := packagedCalibration(t)
+	cost := tables[ProfileGCF].Entries[keySyscallCost].Value
+	gcf := tables[ProfileGCF]
+	entries := map[string]CalibrationEntry{}
+	for k, e := range gcf.Entries {
+		if k != keySyscallCost {
+			entries[k] = e
+		}
+	}
+	gcf.Entries = entries
+	b, _ := json.Marshal(calibrationFile{Profiles: map[string]CalibrationTable{ProfileGCF: gcf}})
+	without, err := parseCalibration(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRead := func(c *Calibration) float64 {
+		tp := startPlatform(t, Config{Calibration: c, DefaultProfile: ProfileGCF, SpareSandboxes: -1})
+		tp.create("g", map[string]any{"MemorySize": 2048, "Timeout": 300})
+		best := 0.0
+		for i := 0; i < 3; i++ {
+			_, r, body := tp.invoke("g", `{"workload":{"kind":"fileio","op":"read","file_size":16777216,"io_size":512}}`)
+			if !r.OK {
+				t.Fatalf("read: %s", body)
+			}
+			if v := workloadFloat(t, r, body, "elapsed_s") / workloadFloat(t, r, body, "ops"); i == 0 || v < best {
+				best = v
+			}
+		}
+		if c == cal && tp.Status().Calibration[ProfileGCF].SyscallPadInsns <= 0 {
+			t.Errorf("status: %+v", tp.Status().Calibration[ProfileGCF])
+		}
+		return best * 1e6
+	}
+	base, padded := perRead(without), perRead(cal)
+	t.Logf("512 B reads from a gcf sandbox's /tmp: %.2f µs a read without, %.2f µs with syscall_cost %.2f µs", base, padded, cost)
+	if rise := padded - base; rise < cost/2 || rise >= 5 {
+		t.Errorf("syscall_cost %.2f µs added %.2f µs a read (%.2f → %.2f)", cost, rise, base, padded)
 	}
 }
