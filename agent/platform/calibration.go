@@ -63,6 +63,7 @@ type profileCalibration struct {
 	net       *Shaping       // the profile's network token bucket; nil = none calibrated
 	frontEnd  time.Duration  // the modelled front end on every invocation's reply (frontend.go)
 	cpuSpeed  float64        // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
+	syscallUs float64        // the extra cost of every system call (syscallcost.go); 0 = none
 }
 
 // Calibration is the platform's calibrated profiles; nil means none.
@@ -162,6 +163,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 	pc.fetchBps = get(keyColdFetchRate, "B/s")
 	pc.frontEnd = time.Duration(get(keyFrontEnd, "ms") * float64(time.Millisecond))
 	pc.cpuSpeed = get(keyCPUSpeed, "1")
+	pc.syscallUs = get(keySyscallCost, "us")
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
 	burst, peak := round(get(keyNetOneTimeBurst, "B")), round(get(keyNetPeakRate, "B/s"))
 	if err != nil {
@@ -199,6 +201,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 	}
 	lim.ModelledColdStart = pc.coldFixed
 	lim.CPUSpeed = pc.cpuSpeed
+	lim.SyscallCostUs = pc.syscallUs
 	if pc.fetchBps > 0 && packageBytes > 0 {
 		lim.ModelledColdStart += time.Duration(float64(packageBytes) / pc.fetchBps * float64(time.Second))
 	}
@@ -228,6 +231,11 @@ type CalibrationInfo struct {
 	Overridden map[string]string `json:"overridden,omitempty"`
 	// FrontEndMs is the modelled front end added to every invocation's client latency (0 = none).
 	FrontEndMs float64 `json:"front_end_ms"`
+	// SyscallCostUs is the extra cost of every system call in the profile's sandboxes (0 =
+	// none); SyscallPadInsns the padding filter's instructions that give it on this machine,
+	// once the probe has run (syscallcost.go).
+	SyscallCostUs   float64 `json:"syscall_cost_us,omitempty"`
+	SyscallPadInsns int     `json:"syscall_pad_insns,omitempty"`
 }
 
 // Info lists the tables in force per profile (empty without a calibration).
@@ -243,10 +251,27 @@ func (c *Calibration) Info() map[string]CalibrationInfo {
 	sort.Strings(names)
 	for _, n := range names {
 		t := c.profiles[n].table
-		out[n] = CalibrationInfo{Table: t.Table, Version: t.Version, Overridden: t.Overridden,
-			FrontEndMs: float64(c.profiles[n].frontEnd) / 1e6}
+		info := CalibrationInfo{Table: t.Table, Version: t.Version, Overridden: t.Overridden,
+			FrontEndMs: float64(c.profiles[n].frontEnd) / 1e6, SyscallCostUs: c.profiles[n].syscallUs}
+		if info.SyscallCostUs > 0 && syscallProbeDone() != nil {
+			info.SyscallPadInsns, _ = syscallPadInsns(info.SyscallCostUs)
+		}
+		out[n] = info
 	}
 	return out
+}
+
+// hasSyscallCost reports whether any profile sets a system-call cost (the probe then runs at start).
+func (c *Calibration) hasSyscallCost() bool {
+	if c == nil {
+		return false
+	}
+	for _, pc := range c.profiles {
+		if pc.syscallUs > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Calibration) path() string {

@@ -145,6 +145,13 @@ func New(cfg Config) (*Platform, error) {
 	if p.layers, err = p.layerStore().loadAll(); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
+	if cfg.Isolation == "namespaces" && cfg.Calibration.hasSyscallCost() {
+		// Before the spares, whose set-up would load the machine the probe times.
+		if _, err := probeSyscallCost(); err != nil {
+			p.tmpPool.close()
+			return nil, fmt.Errorf("syscall_cost: %w", err)
+		}
+	}
 	if cfg.Isolation == "namespaces" {
 		if err := p.setupBlockIO(); err != nil {
 			p.tmpPool.close()
@@ -301,6 +308,9 @@ type Status struct {
 	// loop devices of ext4 /tmp read and write with direct I/O (loopdio.go).
 	BlockIOLimits bool `json:"block_io_limits"`
 	TmpDirectIO   bool `json:"tmp_direct_io"`
+	// SyscallProbe is this machine's time per system call under padding filters, from which a
+	// profile's syscall_cost becomes instructions (syscallcost.go); nil = not measured.
+	SyscallProbe *SyscallProbe `json:"syscall_probe,omitempty"`
 }
 
 // Status reports how the platform runs and how busy it is.
@@ -315,7 +325,8 @@ func (p *Platform) Status() Status {
 		HostNetwork: p.cfg.HostNetwork || p.cfg.Isolation != "namespaces", Expose: p.cfg.Expose,
 		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir, S3Endpoint: p.cfg.S3.Endpoint,
 		Calibration: p.cfg.Calibration.Info(), CalibrationFile: p.cfg.Calibration.path(),
-		SharedBudget: p.sharedBudget(), HostTmpBudget: p.hostTmpBudgetInForce(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO}
+		SharedBudget: p.sharedBudget(), HostTmpBudget: p.hostTmpBudgetInForce(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO,
+		SyscallProbe: syscallProbeDone()}
 }
 
 // hostArch is the Lambda name of the architecture the platform runs functions for.

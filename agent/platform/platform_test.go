@@ -31,6 +31,13 @@ func TestMain(m *testing.M) {
 	if runningAsTestRuntime() { // this binary as a function's bootstrap (testruntime_test.go)
 		os.Exit(testRuntime())
 	}
+	if len(os.Args) > 1 && os.Args[1] == SyscallProbeArg { // as main does (syscallcost.go)
+		if err := RunSyscallProbe(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "system-call cost probe:", err)
+			os.Exit(127)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "faascope-platform-test")
 	if err != nil {
 		panic(err)

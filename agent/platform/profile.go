@@ -24,14 +24,17 @@ const (
 
 // Limits are the resources one sandbox gets.
 type Limits struct {
-	Profile     string  `json:"profile"`
-	VCPU        float64 `json:"vcpu"`         // 0 = no CPU quota
+	Profile string  `json:"profile"`
+	VCPU    float64 `json:"vcpu"` // 0 = no CPU quota
 	// CPUSpeed is the provider's vCPU speed relative to the lambda profile's, from the profile's
 	// calibration (cpuspeed.go): the CPU quota is VCPU × CPUSpeed; 0 = 1 (uncalibrated).
 	CPUSpeed float64 `json:"cpu_speed,omitempty"`
-	MemoryBytes int64   `json:"memory_bytes"` // 0 = no memory limit
-	TmpKind     TmpKind `json:"tmp_kind"`
-	TmpBytes    int64   `json:"tmp_bytes"` // 0 = no size limit
+	// SyscallCostUs is the extra time of every system call in the sandbox, from the profile's
+	// calibration (syscallcost.go); 0 = none.
+	SyscallCostUs float64 `json:"syscall_cost_us,omitempty"`
+	MemoryBytes   int64   `json:"memory_bytes"` // 0 = no memory limit
+	TmpKind       TmpKind `json:"tmp_kind"`
+	TmpBytes      int64   `json:"tmp_bytes"` // 0 = no size limit
 	// TmpIO throttles the /tmp device (an ext4 /tmp's loop device), from the profile's
 	// calibration (calibration.go); zero = unthrottled.
 	TmpIO BlockIO `json:"tmp_io"`

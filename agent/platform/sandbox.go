@@ -39,6 +39,9 @@ type SandboxSpec struct {
 	// Blkio is where the /tmp device's throttle is written (blkio.go); TmpIO the limits.
 	Blkio blkioTarget `json:"blkio"`
 	TmpIO BlockIO     `json:"tmp_io"`
+	// SyscallPadInsns is the padding filter installed after the policy, the profile's
+	// per-system-call cost on this machine (syscallcost.go); 0 = none.
+	SyscallPadInsns int `json:"syscall_pad_insns"`
 }
 
 // SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
@@ -224,6 +227,9 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		SharedIDMap: sp.sharedIDMap, ReportFD: sp.reportFD,
 		CgroupDirs: sb.Cgroup.Dirs(), CgroupV2: sb.Cgroup.V2(),
 		Blkio: sb.Cgroup.blkioTarget(), TmpIO: o.Limits.TmpIO,
+	}
+	if spec.SyscallPadInsns, err = syscallPadInsns(o.Limits.SyscallCostUs); err != nil {
+		return sb, err
 	}
 	st.mark("claim")
 	switch o.Limits.TmpKind {

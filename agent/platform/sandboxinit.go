@@ -77,6 +77,10 @@ func RunSandboxInit(specJSON string) error {
 	if err := installSeccomp(); err != nil {
 		return err
 	}
+	// The profile's per-system-call cost (syscallcost.go): from here on every call pays it.
+	if err := installSyscallPad(s.SyscallPadInsns); err != nil {
+		return err
+	}
 	st.mark("seccomp")
 	if s.ReportFD > 0 {
 		// The report's pipe closes with the exec; a host that stopped reading costs nothing.

@@ -108,6 +108,8 @@ CPU_SPEED_CELLS = {
     "thesis_lambda_urandom_write_m2048_f1024000000_io131072_median",
     "thesis_gcf_urandom_write_m2048_f1024000000_io131072_median",
 }
+#: and this one, to which the gcf profile's per-system-call cost is fitted (syscall_cost)
+SYSCALL_COST_CELLS = {"thesis_gcf_direct_read_m2048_f1024000000_io512_median"}
 
 
 def _thesis_cells():
@@ -142,15 +144,16 @@ def test_thesis_anchors_are_the_medians_of_the_thesis_data():
 def test_anchors_say_which_entries_were_fitted():
     t = calibration.load_table("published-anchors")
     fitted = t.fit_keys()
-    assert {k for k in fitted if k.startswith("thesis_")} == FIT_CELLS | CPU_SPEED_CELLS
+    assert {k for k in fitted if k.startswith("thesis_")} == FIT_CELLS | CPU_SPEED_CELLS | SYSCALL_COST_CELLS
     assert all(fitted[k] == ["platform-lambda@2026-11-23"] for k in FIT_CELLS)
     # the thesis cells and Skyrise's network fit the lambda profile, STeLLAR's cold medians each
     # profile's modelled cold start, STeLLAR's warm median both profiles' modelled front end, the
-    # two large urandom-write cells gcf's CPU speed; nothing else (the runtime's init is held out)
+    # two large urandom-write cells gcf's CPU speed, gcf's large 512 B read cell its system-call
+    # cost; nothing else (the runtime's init is held out)
     assert {k for k, tables in fitted.items() if tables == ["platform-gcf@2026-11-23"]} == \
-        {"stellar_cold_median_google"} | CPU_SPEED_CELLS
+        {"stellar_cold_median_google"} | CPU_SPEED_CELLS | SYSCALL_COST_CELLS
     assert sorted(fitted["stellar_warm_median"]) == ["platform-gcf@2026-11-23", "platform-lambda@2026-11-23"]
-    assert set(fitted) - FIT_CELLS - CPU_SPEED_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
+    assert set(fitted) - FIT_CELLS - CPU_SPEED_CELLS - SYSCALL_COST_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
                                        "skyrise_net_baseline_rate", "stellar_cold_median_aws",
                                        "stellar_cold_median_google", "stellar_warm_median"}
     # request latencies are not repeated here: standins-aws holds them

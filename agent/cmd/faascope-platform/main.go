@@ -27,6 +27,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == platform.SyscallProbeArg {
+		if err := platform.RunSyscallProbe(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "system-call cost probe:", err)
+			os.Exit(127)
+		}
+		return
+	}
 	os.Exit(run())
 }
 

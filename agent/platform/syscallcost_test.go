@@ -1,0 +1,159 @@
+package platform
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// The arithmetic from the probe's points to a padding: linear between the points around the
+// target, the last slope beyond, noise flattened, capped.
+func TestPadInsnsFor(t *testing.T) {
+	pts := []probePoint{{0, 100}, {1024, 400}, {4000, 1200}}
+	for _, c := range []struct {
+		name    string
+		points  []probePoint
+		costNs  float64
+		want    int
+		capped  bool
+		wantErr bool
+	}{
+		{"no cost", pts, 0, 0, false, false},
+		{"inside the first segment", pts, 150, 512, false, false},
+		{"at the first point", pts, 300, 1024, false, false},
+		{"inside the second segment", pts, 700, 1024 + 1488, false, false},
+		{"beyond the last point: its slope", pts, 1500, 4000 + 1488, false, false},
+		{"tiny: at least a load and a return", pts, 0.1, 2, false, false},
+		{"beyond the cap", pts, 1e6, maxPadInsns, true, false},
+		{"unsorted points", []probePoint{{4000, 1200}, {0, 100}, {1024, 400}}, 150, 512, false, false},
+		// a noisy last point below the one before: flattened, so the whole range's slope serves
+		{"noisy last point", []probePoint{{0, 100}, {1024, 400}, {4000, 350}}, 600, 8000, false, false},
+		{"no slope at all", []probePoint{{0, 100}, {1024, 90}}, 50, 0, false, true},
+		{"no zero point", []probePoint{{1024, 400}, {4000, 1200}}, 50, 0, false, true},
+		{"one point", []probePoint{{0, 100}}, 50, 0, false, true},
+	} {
+		n, capped, err := padInsnsFor(c.points, c.costNs)
+		if (err != nil) != c.wantErr || n != c.want || capped != c.capped {
+			t.Errorf("%s: got %d capped=%v err=%v, want %d capped=%v err=%v", c.name, n, capped, err, c.want, c.capped, c.wantErr)
+		}
+	}
+}
+
+// Padding is split into filters the kernel accepts: each 2..4096 instructions, adding up.
+func TestPadFilterSizes(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 4095, 4096, 4097, 12000, maxPadInsns} {
+		sum := 0
+		for _, k := range padFilterSizes(n) {
+			if k < padLoadArgInsns || k > maxFilterInsns {
+				t.Errorf("n=%d: a filter of %d instructions", n, k)
+			}
+			if p := padProgram(k); len(p) != k || p[0].K != seccompDataArg0 || p[k-1].K != retAllow {
+				t.Errorf("n=%d: program of %d instructions, first %+v, last %+v", n, len(p), p[0], p[len(p)-1])
+			}
+			sum += k
+		}
+		if sum < n || sum > n+1 {
+			t.Errorf("n=%d: filters add up to %d", n, sum)
+		}
+	}
+}
+
+// The packaged gcf table sets a system-call cost that reaches the gcf profile's limits; lambda
+// and unlimited have none.
+func TestSyscallCostFromTheTable(t *testing.T) {
+	cal, tables := packagedCalibration(t)
+	cost := tables[ProfileGCF].Entries[keySyscallCost].Value
+	if cost <= 0 {
+		t.Fatalf("gcf syscall_cost %v", cost)
+	}
+	gcf, _ := cal.LimitsFor(ProfileGCF, 2048, 512, 0)
+	lam, _ := cal.LimitsFor(ProfileLambda, 2048, 512, 0)
+	unl, _ := cal.LimitsFor(ProfileUnlimited, 2048, 512, 0)
+	if gcf.SyscallCostUs != cost || lam.SyscallCostUs != 0 || unl.SyscallCostUs != 0 {
+		t.Errorf("syscall cost: gcf %v (want %v), lambda %v, unlimited %v", gcf.SyscallCostUs, cost, lam.SyscallCostUs, unl.SyscallCostUs)
+	}
+	if info := cal.Info()[ProfileGCF]; info.SyscallCostUs != cost {
+		t.Errorf("status: %+v", info)
+	}
+}
+
+// End to end on this machine: the probe's padding for 2 µs makes a system call, under the
+// sandbox's policy, at least 1 µs and less than 6 µs slower (generous: the machine is shared),
+// and the policy still refuses what it refuses.
+func TestSyscallPadCostsTime(t *testing.T) {
+	n, err := syscallPadInsns(2)
+	if err != nil {
+		t.Skipf("no seccomp here? %v", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	measure := func(insns int) float64 {
+		best := 0.0
+		for i := 0; i < probeRuns; i++ {
+			r, err := runProbeChild(self, insns, probeSyscalls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.PolicyRefuses {
+				t.Errorf("%d instructions of padding: unshare was not refused", insns)
+			}
+			if i == 0 || r.NsPerSyscall < best {
+				best = r.NsPerSyscall
+			}
+		}
+		return best
+	}
+	base, padded := measure(0), measure(n)
+	t.Logf("probe %+v; %d instructions for 2 µs: %.0f → %.0f ns a system call", syscallProbeDone(), n, base, padded)
+	if rise := padded - base; rise < 1000 || rise >= 6000 {
+		t.Errorf("2 µs of padding (%d instructions) added %.0f ns a system call (%.0f → %.0f)", n, rise, base, padded)
+	}
+}
+
+// End to end through a real gcf sandbox: the same 512 B reads of a /tmp file take longer a
+// read under the packaged table's syscall_cost than without it, by at least half the cost (the
+// agent's read loop makes at least one system call a read) and by less than 5 µs (generous:
+// the machine is shared).
+func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
+	needSandboxes(t)
+	cal, tables := packagedCalibration(t)
+	cost := tables[ProfileGCF].Entries[keySyscallCost].Value
+	gcf := tables[ProfileGCF]
+	entries := map[string]CalibrationEntry{}
+	for k, e := range gcf.Entries {
+		if k != keySyscallCost {
+			entries[k] = e
+		}
+	}
+	gcf.Entries = entries
+	b, _ := json.Marshal(calibrationFile{Profiles: map[string]CalibrationTable{ProfileGCF: gcf}})
+	without, err := parseCalibration(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRead := func(c *Calibration) float64 {
+		tp := startPlatform(t, Config{Calibration: c, DefaultProfile: ProfileGCF, SpareSandboxes: -1})
+		tp.create("g", map[string]any{"MemorySize": 2048, "Timeout": 300})
+		best := 0.0
+		for i := 0; i < 3; i++ {
+			_, r, body := tp.invoke("g", `{"workload":{"kind":"fileio","op":"read","file_size":16777216,"io_size":512}}`)
+			if !r.OK {
+				t.Fatalf("read: %s", body)
+			}
+			if v := workloadFloat(t, r, body, "elapsed_s") / workloadFloat(t, r, body, "ops"); i == 0 || v < best {
+				best = v
+			}
+		}
+		if c == cal && tp.Status().Calibration[ProfileGCF].SyscallPadInsns <= 0 {
+			t.Errorf("status: %+v", tp.Status().Calibration[ProfileGCF])
+		}
+		return best * 1e6
+	}
+	base, padded := perRead(without), perRead(cal)
+	t.Logf("512 B reads from a gcf sandbox's /tmp: %.2f µs a read without, %.2f µs with syscall_cost %.2f µs", base, padded, cost)
+	if rise := padded - base; rise < cost/2 || rise >= 5 {
+		t.Errorf("syscall_cost %.2f µs added %.2f µs a read (%.2f → %.2f)", cost, rise, base, padded)
+	}
+}
