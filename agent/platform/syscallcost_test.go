@@ -113,9 +113,10 @@ func TestSyscallPadCostsTime(t *testing.T) {
 }
 
 // End to end through a real gcf sandbox: the same 512 B reads of a /tmp file take longer a
-// read under the packaged table's syscall_cost than without it, by at least half the cost (the
-// agent's read loop makes at least one system call a read) and by less than 5 µs (generous:
-// the machine is shared).
+// read under the packaged table's syscall_cost than without it, by at least a third of the cost
+// (the agent's read loop makes at least one system call a read; measured +0.35 to +0.87 µs for
+// 0.55 on a loaded 2-core machine, so a third leaves room for load and still fails when no
+// padding applies) and by less than 5 µs (generous: the machine is shared). Best of 6 each, measured in turn.
 func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
 	needSandboxes(t)
 	cal, tables := packagedCalibration(t)
@@ -133,27 +134,35 @@ func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perRead := func(c *Calibration) float64 {
+	// Both platforms run at once and are measured in turn, so a burst of load on this shared
+	// machine lands on both sides; each side keeps its best read time.
+	type side struct {
+		tp   *testPlatform
+		best float64
+	}
+	open := func(c *Calibration) *side {
 		tp := startPlatform(t, Config{Calibration: c, DefaultProfile: ProfileGCF, SpareSandboxes: -1})
 		tp.create("g", map[string]any{"MemorySize": 2048, "Timeout": 300})
-		best := 0.0
-		for i := 0; i < 3; i++ {
-			_, r, body := tp.invoke("g", `{"workload":{"kind":"fileio","op":"read","file_size":16777216,"io_size":512}}`)
+		return &side{tp: tp}
+	}
+	plain, costly := open(without), open(cal)
+	if costly.tp.Status().Calibration[ProfileGCF].SyscallPadInsns <= 0 {
+		t.Errorf("status: %+v", costly.tp.Status().Calibration[ProfileGCF])
+	}
+	for i := 0; i < 6; i++ {
+		for _, sd := range []*side{plain, costly} {
+			_, r, body := sd.tp.invoke("g", `{"workload":{"kind":"fileio","op":"read","file_size":16777216,"io_size":512}}`)
 			if !r.OK {
 				t.Fatalf("read: %s", body)
 			}
-			if v := workloadFloat(t, r, body, "elapsed_s") / workloadFloat(t, r, body, "ops"); i == 0 || v < best {
-				best = v
+			if v := workloadFloat(t, r, body, "elapsed_s") / workloadFloat(t, r, body, "ops") * 1e6; i == 0 || v < sd.best {
+				sd.best = v
 			}
 		}
-		if c == cal && tp.Status().Calibration[ProfileGCF].SyscallPadInsns <= 0 {
-			t.Errorf("status: %+v", tp.Status().Calibration[ProfileGCF])
-		}
-		return best * 1e6
 	}
-	base, padded := perRead(without), perRead(cal)
+	base, padded := plain.best, costly.best
 	t.Logf("512 B reads from a gcf sandbox's /tmp: %.2f µs a read without, %.2f µs with syscall_cost %.2f µs", base, padded, cost)
-	if rise := padded - base; rise < cost/2 || rise >= 5 {
+	if rise := padded - base; rise < cost/3 || rise >= 5 {
 		t.Errorf("syscall_cost %.2f µs added %.2f µs a read (%.2f → %.2f)", cost, rise, base, padded)
 	}
 }
