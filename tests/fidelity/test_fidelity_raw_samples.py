@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from scipy import special, stats
@@ -139,3 +140,19 @@ def test_storage_rows_carry_a_ks_distance_from_real_local_samples(tmp_path, plat
         assert d.ks_d is None and d.local_n == 2 and "no raw request latencies" in d.note
         assert d.local["p50"] == pytest.approx(dists[d.reference.split(":")[1]].local["p50"],
                                                rel=0.5)
+
+
+def test_a_battery_without_the_lambda_profile_has_no_init_distribution(monkeypatch):
+    """`platform fidelity --profile gcf` crashed here with a KeyError (an empty frame indexed with
+    an empty list loses its columns): the lambda profile's init distribution is left out, and
+    the lambda cold samples are empty."""
+    from faascope.fidelity import findings_battery
+    gcf_only = pd.DataFrame({"profile": ["gcf", "gcf"], "cold": [1, 1],
+                             "platform_init_ms": [30.0, 31.0], "client_latency_seconds": [0.9, 0.95]})
+    monkeypatch.setattr(findings_battery, "_flat", lambda db: gcf_only)
+    assert read_distributions({"cold": "cold.db"}) == []
+    assert len(findings_battery.read_battery({"cold": "cold.db"})["cold"]) == 0
+    both = pd.concat([gcf_only, gcf_only.assign(profile="lambda")], ignore_index=True)
+    monkeypatch.setattr(findings_battery, "_flat", lambda db: both)
+    (d,) = read_distributions({"cold": "cold.db"})
+    assert d.local_n == 2

@@ -251,11 +251,11 @@ def read_battery(results: dict[str, str]) -> dict[str, np.ndarray]:
     if "cold" in results:
         df = _flat(Path(results["cold"]))
         df = df[(df["profile"] == "lambda")] if "profile" in df else df
-        cold = df[[bool(_is_true(v)) for v in df["cold"]]]
+        cold = df[np.array([bool(_is_true(v)) for v in df["cold"]], dtype=bool)]
         out["cold"] = _num(cold["client_latency_seconds"]).dropna().to_numpy()
     if "warm" in results:
         df = _flat(Path(results["warm"]))
-        warm = df[[not bool(_is_true(v)) for v in df["cold"]]]
+        warm = df[np.array([not bool(_is_true(v)) for v in df["cold"]], dtype=bool)]
         out["warm"] = _num(warm["client_latency_seconds"]).dropna().to_numpy()
     for name in ("object", "kv"):
         if name in results:
@@ -370,11 +370,14 @@ def read_distributions(results: dict[str, str]) -> list:
     if "cold" in results:
         df = _flat(Path(results["cold"]))
         df = df[df["profile"] == "lambda"] if "profile" in df else df
-        cold = df[[bool(_is_true(v)) for v in df["cold"]]]
-        init = _num(cold["platform_init_ms"]).dropna().to_numpy() / 1e3
-        out.append(compare_sample(init, reference("lambda-perf-init", "go_provided_al2023_128"),
-                                  "lambda profile: runtime init per cold start (Init Duration), "
-                                  "128 MB Go custom runtime"))
+        # only the lambda profile's init has a published distribution: a battery without it
+        # (--profile gcf) has nothing to compare
+        if len(df):
+            cold = df[np.array([bool(_is_true(v)) for v in df["cold"]], dtype=bool)]
+            init = _num(cold["platform_init_ms"]).dropna().to_numpy() / 1e3
+            out.append(compare_sample(init, reference("lambda-perf-init", "go_provided_al2023_128"),
+                                      "lambda profile: runtime init per cold start (Init Duration), "
+                                      "128 MB Go custom runtime"))
     for name, op, set_name in STORAGE_SETS:
         if name not in results:
             continue
