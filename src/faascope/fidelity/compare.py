@@ -174,8 +174,9 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
     if k == "tmp_memory":
         return (f"{d} than GCF: the gcf profile's /tmp is in memory as GCF's is (O_DIRECT "
                 f"{'refused, served buffered' if f.get('direct_effective') is False else 'on'}), "
-                "so the time is system calls and memory copies on this machine's CPU under the "
-                "profile's CPU quota, not a device")
+                "so the time is system calls (each with the profile's modelled sandbox cost, "
+                "syscall_cost, fitted on the 1 GB 512 B cell) and memory copies on this machine's "
+                "CPU under the profile's CPU quota, not a device")
     if k == "small_file":
         if f.get("memory_mb") == 128:
             return (f"{d} than Lambda: the profile's /tmp limits scale with memory (984 reads/s at "
