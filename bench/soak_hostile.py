@@ -6,14 +6,14 @@ client thread, in blocks ordered A B A C, A B A C, …:
 
   A  alone: no neighbour invoked; the neighbours' instances were retired after the previous
      block (counted through /faascope/instances at each A block's start: must be 0);
-  B  beside two hostile functions (a tiny static Go Lambda runtime built here with
-     CGO_ENABLED=0 and deployed through boto3 like any function), invoked back to back by a
-     second thread. Every hostile invocation adds keys to its user and session keyrings and
-     looks for the key its twin tried to add (keyctl search and /proc/keys), takes every
-     inotify instance it can (and keeps them), tries unshare(user/mount), clone(CLONE_NEWUSER),
-     mount, umount, keyctl, ptrace and `unshare -Urm`, floods the Runtime API with connections
-     each asking for /next, and leaves one more background CPU spinner behind after its
-     response (up to --hostile-spinners per sandbox);
+  B  beside two hostile functions (a tiny static Go Lambda runtime, the isolation tests'
+     agent/platform/testdata/hostile, built here with CGO_ENABLED=0 and deployed through boto3 like
+     any function), invoked back to back by a second thread. Every hostile invocation adds keys to
+     its user and session keyrings and looks for the key its twin tried to add (keyctl search and
+     /proc/keys), takes every inotify instance it can (and keeps them), tries unshare(user/mount),
+     clone(CLONE_NEWUSER), mount, umount, keyctl, ptrace and `unshare -Urm`, floods the Runtime API
+     with connections each asking for /next, and leaves one more background CPU spinner behind
+     after its response (up to --hostile-spinners per sandbox);
   C  the control: beside two benign functions of the same size kept as busy (the agent
      spinning back to back), so B/C separates what hostility adds from ordinary CPU sharing
      with a busy neighbour on a machine with few cores.
@@ -60,245 +60,16 @@ HOSTILE = ("hostile-a", "hostile-b")
 CONTROL = ("busy-a", "busy-b")
 CONTROL_WORKLOAD = {"kind": "spin", "iterations": 60_000_000}
 
-# The hostile runtime: the standard library only (no module download), so the bench builds it
-# anywhere Go is installed. It mirrors agent/platform/testdata/hostile (which the platform's
-# isolation tests build) and adds a Runtime API connection flood from inside the sandbox.
-HOSTILE_GO = r'''
-package main
+# The hostile runtime is the one the platform's isolation tests deploy (its operation "attack" is
+# this soak's): one source, built from the agent's module here as isolation_test.go builds it.
+HOSTILE_SRC = Path(__file__).resolve().parents[1] / "agent" / "platform" / "testdata" / "hostile"
 
-import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
-	"unsafe"
-)
 
-type request struct {
-	Op          string `json:"op"`
-	AddDesc     string `json:"add_desc"`
-	FindDesc    string `json:"find_desc"`
-	Flood       int    `json:"flood"`
-	MaxSpinners int    `json:"max_spinners"`
-}
-
-var (
-	hoard    []int
-	spinners []*exec.Cmd
-	api      string
-)
-
-func main() {
-	if os.Getenv("HOSTILE_SPIN") == "1" {
-		x := uint64(1)
-		for {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	api = os.Getenv("AWS_LAMBDA_RUNTIME_API")
-	base := "http://" + api + "/2018-06-01/runtime/invocation/"
-	for {
-		resp, err := http.Get(base + "next")
-		if err != nil {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		id := resp.Header.Get("Lambda-Runtime-Aws-Request-Id")
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var req request
-		json.Unmarshal(body, &req)
-		out, _ := json.Marshal(handle(req))
-		if r, err := http.Post(base+id+"/response", "application/json", bytes.NewReader(out)); err == nil {
-			r.Body.Close()
-		}
-		// after the response: one more spinner left behind (they run whenever the sandbox does)
-		if len(spinners) < req.MaxSpinners {
-			cmd := exec.Command("/proc/self/exe")
-			cmd.Env = []string{"HOSTILE_SPIN=1"}
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if cmd.Start() == nil {
-				spinners = append(spinners, cmd)
-			}
-		}
-	}
-}
-
-var names = map[syscall.Errno]string{syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.EMFILE: "EMFILE",
-	syscall.ENFILE: "ENFILE", syscall.ENOSYS: "ENOSYS", syscall.EINVAL: "EINVAL", syscall.ENOENT: "ENOENT",
-	syscall.ENOKEY: "ENOKEY", syscall.EDQUOT: "EDQUOT", syscall.EAGAIN: "EAGAIN", syscall.ENOMEM: "ENOMEM",
-	syscall.ECONNREFUSED: "ECONNREFUSED", syscall.ECONNRESET: "ECONNRESET", syscall.EBUSY: "EBUSY"}
-
-func errText(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	if e, ok := err.(syscall.Errno); ok {
-		if n, ok := names[e]; ok {
-			return n
-		}
-		return e.Error()
-	}
-	return err.Error()
-}
-
-func errno(e syscall.Errno) string {
-	if e == 0 {
-		return "ok"
-	}
-	return errText(e)
-}
-
-func cstr(s string) uintptr { p, _ := syscall.BytePtrFromString(s); return uintptr(unsafe.Pointer(p)) }
-
-const (
-	keySpecSession = ^uintptr(2) // -3
-	keySpecUser    = ^uintptr(3) // -4
-	keySpecUserSes = ^uintptr(4) // -5
-)
-
-func addKey(desc string, ring uintptr) string {
-	payload := []byte("secret")
-	_, _, e := syscall.Syscall6(syscall.SYS_ADD_KEY, cstr("user"), cstr(desc), uintptr(unsafe.Pointer(&payload[0])),
-		uintptr(len(payload)), ring, 0)
-	return errno(e)
-}
-
-func handle(req request) map[string]any {
-	res := map[string]any{"uid": os.Getuid()}
-	if req.Op != "attack" {
-		return res
-	}
-	// keyrings: add a key where a neighbour could find it; look for the twin's key
-	res["add_key_user"] = addKey(req.AddDesc, keySpecUser)
-	res["add_key_session"] = addKey(req.AddDesc, keySpecSession)
-	found := false
-	for _, ring := range []uintptr{keySpecUser, keySpecSession, keySpecUserSes} {
-		r, _, e := syscall.Syscall6(syscall.SYS_KEYCTL, 10 /* KEYCTL_SEARCH */, ring, cstr("user"), cstr(req.FindDesc), 0, 0)
-		if e == 0 && int(r) > 0 {
-			found = true
-		}
-		res["keyctl_search"] = errno(e)
-	}
-	keys, err := os.ReadFile("/proc/keys")
-	res["proc_keys"] = errText(err)
-	res["proc_keys_lines"] = strings.Count(string(keys), "\n")
-	res["found_twin_key"] = found || strings.Contains(string(keys), req.FindDesc)
-	// inotify: take every instance this user may have, keep them
-	took := 0
-	for {
-		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
-		if err != nil {
-			res["inotify_stop"] = errText(err)
-			break
-		}
-		hoard = append(hoard, fd)
-		took++
-	}
-	res["inotify_took"], res["inotify_held"] = took, len(hoard)
-	// namespaces, mounts, tracing
-	res["unshare_user"] = errText(syscall.Unshare(syscall.CLONE_NEWUSER))
-	res["unshare_mount"] = errText(syscall.Unshare(syscall.CLONE_NEWNS))
-	os.MkdirAll("/tmp/hostile-mnt", 0o755)
-	res["mount"] = errText(syscall.Mount("tmpfs", "/tmp/hostile-mnt", "tmpfs", 0, ""))
-	res["umount"] = errText(syscall.Unmount("/tmp", syscall.MNT_DETACH))
-	_, _, e := syscall.Syscall(syscall.SYS_KEYCTL, 0 /* KEYCTL_GET_KEYRING_ID */, keySpecSession, 0)
-	res["keyctl"] = errno(e)
-	pid, _, e := syscall.RawSyscall(syscall.SYS_CLONE, uintptr(syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS|syscall.SIGCHLD), 0, 0)
-	if e == 0 && pid == 0 {
-		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
-	}
-	if e == 0 {
-		var ws syscall.WaitStatus
-		syscall.Wait4(int(pid), &ws, 0, nil)
-	}
-	res["clone_newuser"] = errno(e)
-	child := exec.Command("/proc/self/exe")
-	child.Env = []string{"HOSTILE_SPIN=1"}
-	if err := child.Start(); err == nil {
-		res["ptrace"] = errText(syscall.PtraceAttach(child.Process.Pid))
-		child.Process.Kill()
-		child.Wait()
-	} else {
-		res["ptrace"] = "start child: " + errText(err)
-	}
-	out, err := exec.Command("/usr/bin/unshare", "-Urm", "id", "-u").CombinedOutput()
-	cmdOut := strings.TrimSpace(string(out))
-	if i := strings.LastIndex(cmdOut, ": "); i >= 0 {
-		cmdOut = cmdOut[i+2:] // the reason, without the pid-dependent prefix
-	}
-	res["unshare_cmd"] = cmdOut + " / " + errText(err)
-	// the Runtime API: as many connections as it lets us open, each asking for /next
-	res["flood"] = flood(req.Flood)
-	res["spinners_alive"] = len(spinners)
-	return res
-}
-
-func flood(n int) map[string]int {
-	got := map[string]int{}
-	var conns []net.Conn
-	for i := 0; i < n; i++ {
-		c, err := net.DialTimeout("tcp", api, time.Second)
-		if err != nil {
-			got["dial:"+errText(unwrap(err))]++
-			continue
-		}
-		conns = append(conns, c)
-	}
-	for _, c := range conns {
-		c.SetWriteDeadline(time.Now().Add(time.Second))
-		if _, err := io.WriteString(c, "GET /2018-06-01/runtime/invocation/next HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-			got["write:"+errText(unwrap(err))]++
-		}
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Add(1)
-		go func(c net.Conn) {
-			defer wg.Done()
-			c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-			line, err := bufio.NewReader(c).ReadString('\n')
-			key := "other"
-			switch {
-			case strings.HasPrefix(line, "HTTP/1.1 "):
-				key = strings.Fields(line)[1]
-			case err != nil && strings.Contains(err.Error(), "timeout"):
-				key = "no answer in 0.5 s (a waiting /next)"
-			case err != nil:
-				key = "read:" + errText(unwrap(err))
-			}
-			c.Close()
-			mu.Lock()
-			got[key]++
-			mu.Unlock()
-		}(c)
-	}
-	wg.Wait()
-	return got
-}
-
-func unwrap(err error) error {
-	for {
-		switch e := err.(type) {
-		case *net.OpError:
-			err = e.Err
-		case *os.SyscallError:
-			err = e.Err
-		default:
-			return err
-		}
-	}
-}
-'''
+def attack_request(name: str, twin: str, i: int, flood: int, spinners: int) -> dict:
+    """The hostile runtime's "attack" request for invocation i of function name (its twin's key
+    is the one the twin added on invocation i - 1)."""
+    return {"op": "attack", "add_desc": f"soak-{name}-{i}", "find_desc": f"soak-{twin}-{i - 1}",
+            "flood": flood, "max_spinners": spinners}
 
 
 # --- statistics (pure; tested in tests/reliability/test_soak_hostile_stats.py) -----------------
@@ -403,13 +174,10 @@ def hostile_successes(tally: dict) -> dict:
 
 def build_hostile(workdir: Path) -> bytes:
     import zipfile
-    src = workdir / "hostile-src"
-    src.mkdir(parents=True, exist_ok=True)
-    (src / "go.mod").write_text("module hostilesoak\n\ngo 1.21\n")
-    (src / "main.go").write_text(HOSTILE_GO)
+    workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false")
-    subprocess.run(["go", "build", "-trimpath", "-o", str(workdir / "bootstrap"), "."], cwd=src, env=env,
-                   check=True, capture_output=True)
+    subprocess.run(["go", "build", "-trimpath", "-o", str(workdir.resolve() / "bootstrap"), "."], cwd=HOSTILE_SRC,
+                   env=env, check=True, capture_output=True)
     zpath = workdir / "hostile.zip"
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
         info = zipfile.ZipInfo("bootstrap")
@@ -544,8 +312,7 @@ def main() -> int:
                 continue
             if phase == "B":
                 name, twin = HOSTILE[i % 2], HOSTILE[(i + 1) % 2]
-                req = {"op": "attack", "add_desc": f"soak-{name}-{i}", "find_desc": f"soak-{twin}-{i - 1}",
-                       "flood": args.flood, "max_spinners": args.hostile_spinners}
+                req = attack_request(name, twin, i, args.flood, args.hostile_spinners)
             else:
                 name, req = CONTROL[i % 2], {"workload": CONTROL_WORKLOAD}
             t0 = time.perf_counter()

@@ -24,22 +24,15 @@ const (
 //
 // Paths are confined to the root exactly as fileio confines them to /tmp.
 type SharedFS struct {
-	Kind     string `json:"kind"`
-	Root     string `json:"root"`
-	Mode     string `json:"mode"`
-	Index    int64  `json:"index"`
-	Engine   string `json:"engine"`
-	Op       string `json:"op"`
-	Pattern  string `json:"pattern"`
-	FileSize int64  `json:"file_size"`
-	IOSize   int64  `json:"io_size"`
-	Direct   bool   `json:"direct"`
-	Fsync    string `json:"fsync"`
-	Source   string `json:"source"`
-	Path     string `json:"path"`
-	Prepare  *bool  `json:"prepare"`
-	Drop     *bool  `json:"drop"`
-	Seed     int64  `json:"seed"`
+	Kind  string `json:"kind"`
+	Root  string `json:"root"`
+	Mode  string `json:"mode"`
+	Index int64  `json:"index"`
+	// fileio's parameters, declared once: encoding/json (and the request decoder's field list,
+	// runtime.jsonFieldTypes) promote them to the top level, where the "kind" above wins over
+	// FileIO's, so the request is the same flat object. Only the exported parameters are read
+	// from it; Validate builds the FileIO that runs.
+	FileIO
 
 	f *FileIO
 }

@@ -132,12 +132,12 @@ func TestStorageValidationNamesTheField(t *testing.T) {
 		{&KV{Op: "get", Backend: "dynamodb"}, "workload.table"},
 		{&KV{Op: "get", Endpoint: "redis://x:1", ItemSize: MaxItemSize + 1}, "workload.item_size"},
 		{&KV{Op: "get", Endpoint: "redis://x:1", RetryParams: RetryParams{RetryMode: "adaptive", MaxAttemptsIn: ptr(2)}}, "workload.retry_mode"},
-		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Root: "/etc"}, "workload.root"},
-		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Mode: "shared", Drop: ptr(true)}, "workload.drop"},
-		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Mode: "shared", Engine: "dd"}, "workload.engine"},
-		{&SharedFS{Op: "write", FileSize: 1, IOSize: 1, Path: "../x"}, "workload.path"},
-		{&SharedFS{Op: "write", FileSize: 1000, IOSize: 1000, Direct: true}, "workload.io_size"},
-		{&SharedFS{Op: "write", FileSize: 1000, IOSize: 512, Direct: true, Mode: "shared", Index: 1}, "workload.file_size"},
+		{&SharedFS{Root: "/etc", FileIO: FileIO{Op: "write", FileSize: 1, IOSize: 1}}, "workload.root"},
+		{&SharedFS{Mode: "shared", FileIO: FileIO{Op: "write", FileSize: 1, IOSize: 1, Drop: ptr(true)}}, "workload.drop"},
+		{&SharedFS{Mode: "shared", FileIO: FileIO{Op: "write", FileSize: 1, IOSize: 1, Engine: "dd"}}, "workload.engine"},
+		{&SharedFS{FileIO: FileIO{Op: "write", FileSize: 1, IOSize: 1, Path: "../x"}}, "workload.path"},
+		{&SharedFS{FileIO: FileIO{Op: "write", FileSize: 1000, IOSize: 1000, Direct: true}}, "workload.io_size"},
+		{&SharedFS{Mode: "shared", Index: 1, FileIO: FileIO{Op: "write", FileSize: 1000, IOSize: 512, Direct: true}}, "workload.file_size"},
 		{&Network{}, "workload.sink"},
 		{&Network{Sink: "nohost"}, "workload.sink"},
 		{&Network{Sink: "h:1", IntervalMsIn: ptr(int64(1)), DurationMsIn: ptr(int64(900000))}, "workload.interval_ms"},
@@ -167,6 +167,36 @@ func TestStorageValidationNamesTheField(t *testing.T) {
 
 // --- sharedfs ----------------------------------------------------------------------------
 
+// SharedFS embeds FileIO's parameters instead of copying them: its request is still the one
+// flat object it was when the fields were copied (these bytes are what json.Marshal wrote for
+// the copied struct), "kind" is SharedFS's own, and every parameter decodes into the embedded
+// FileIO.
+func TestSharedFSRequestIsFileIOsParametersFlat(t *testing.T) {
+	const flat = `{"kind":"sharedfs","root":"/mnt/x","mode":"shared","index":3,"engine":"native","op":"write","pattern":"random","file_size":8192,"io_size":4096,"direct":true,"fsync":"end","source":"urandom","path":"p.dat","prepare":true,"drop":false,"seed":5}`
+	var s SharedFS
+	dec := json.NewDecoder(strings.NewReader(flat))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	want := FileIO{Engine: "native", Op: "write", Pattern: "random", FileSize: 8192, IOSize: 4096, Direct: true,
+		Fsync: "end", Source: "urandom", Path: "p.dat", Prepare: ptr(true), Drop: ptr(false), Seed: 5}
+	got := s.FileIO
+	if s.Kind != "sharedfs" || s.Root != "/mnt/x" || s.Mode != "shared" || s.Index != 3 || got.Kind != "" ||
+		got.Engine != want.Engine || got.Op != want.Op || got.Pattern != want.Pattern || got.FileSize != want.FileSize ||
+		got.IOSize != want.IOSize || got.Direct != want.Direct || got.Fsync != want.Fsync || got.Source != want.Source ||
+		got.Path != want.Path || got.Prepare == nil || !*got.Prepare || got.Drop == nil || *got.Drop || got.Seed != want.Seed {
+		t.Fatalf("decoded %+v (FileIO %+v)", s, got)
+	}
+	b, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != flat {
+		t.Errorf("marshalled\n%s\nwant\n%s", b, flat)
+	}
+}
+
 func TestSharedFSSharedFileRegionsAndPrivateFiles(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("FAASCOPE_SHARED_DIR", root)
@@ -176,7 +206,7 @@ func TestSharedFSSharedFileRegionsAndPrivateFiles(t *testing.T) {
 		wg.Add(1)
 		go func(i int64) {
 			defer wg.Done()
-			s := &SharedFS{Op: "write", FileSize: 8192, IOSize: 4096, Mode: "shared", Index: i, Source: "urandom"}
+			s := &SharedFS{Mode: "shared", Index: i, FileIO: FileIO{Op: "write", FileSize: 8192, IOSize: 4096, Source: "urandom"}}
 			if err := s.Validate(); err != nil {
 				errs <- err
 				return
@@ -200,7 +230,7 @@ func TestSharedFSSharedFileRegionsAndPrivateFiles(t *testing.T) {
 		t.Fatalf("shared file: %v %v", fi, err)
 	}
 	// A read of region 2 with prepare lays out only that region and never truncates.
-	s := &SharedFS{Op: "read", FileSize: 8192, IOSize: 4096, Mode: "shared", Index: 2}
+	s := &SharedFS{Mode: "shared", Index: 2, FileIO: FileIO{Op: "read", FileSize: 8192, IOSize: 4096}}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +241,7 @@ func TestSharedFSSharedFileRegionsAndPrivateFiles(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(root, DefaultSharedPath)); fi.Size() != 4*8192 {
 		t.Errorf("shared file changed size to %d", fi.Size())
 	}
-	p := &SharedFS{Op: "write", FileSize: 4096, IOSize: 4096, Index: 9}
+	p := &SharedFS{Index: 9, FileIO: FileIO{Op: "write", FileSize: 4096, IOSize: 4096}}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +255,7 @@ func TestSharedFSSharedFileRegionsAndPrivateFiles(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(root, "out")); err != nil {
 		t.Fatal(err)
 	}
-	bad := &SharedFS{Op: "write", FileSize: 1, IOSize: 1, Path: "out/x"}
+	bad := &SharedFS{FileIO: FileIO{Op: "write", FileSize: 1, IOSize: 1, Path: "out/x"}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "escapes the shared directory") {
 		t.Errorf("symlink escape: %v", err)
 	}

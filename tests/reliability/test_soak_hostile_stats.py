@@ -101,3 +101,51 @@ def test_tally_and_successes(sh):
     assert bad == {"found_twin_key": {"True": 1}, "ptrace": {"ok": 1}, "unshare_cmd": {"0 / ok": 1}}
     # an attempt that never came back at all is not a success
     assert sh.hostile_successes(sh.tally_hostile([])) == {}
+
+
+# --- the hostile runtime: one source for the soak and the platform's isolation tests ------------
+
+REPO = BENCH.parent
+HOSTILE = REPO / "agent" / "platform" / "testdata" / "hostile"
+
+
+def test_the_soak_deploys_the_isolation_tests_hostile_runtime(sh):
+    """The bench builds the runtime isolation_test.go builds, and embeds no second copy of it."""
+    assert sh.HOSTILE_SRC == HOSTILE
+    assert '"./testdata/hostile"' in (REPO / "agent" / "platform" / "isolation_test.go").read_text()
+    for py in BENCH.glob("*.py"):
+        assert "package main" not in py.read_text(), f"{py.name} embeds Go source"
+
+
+def test_the_soaks_attack_request_is_what_the_runtime_decodes(sh):
+    """Every key of the soak's request is a JSON field of the runtime's request, and "attack"
+    is one of its operations: a field renamed on one side fails here, not silently in a soak."""
+    import re
+
+    go = "\n".join(p.read_text() for p in sorted(HOSTILE.glob("*.go")))
+    struct = re.search(r"type request struct \{(.*?)\n\}", go, re.S).group(1)
+    fields = set(re.findall(r'`json:"([^",]+)', struct))
+    req = sh.attack_request("hostile-a", "hostile-b", 3, 300, 4)
+    assert set(req) <= fields, set(req) - fields
+    assert req["op"] == "attack" and 'req.Op == "attack"' in go and "func attack(req request)" in go
+    assert req["add_desc"] == "soak-hostile-a-3" and req["find_desc"] == "soak-hostile-b-2"
+
+
+def test_build_hostile_builds_a_static_bootstrap(sh, tmp_path, monkeypatch):
+    import os
+    import shutil
+    import zipfile
+
+    if shutil.which("go") is None:
+        if not Path("/usr/local/go/bin/go").exists():
+            pytest.skip("no Go toolchain")
+        monkeypatch.setenv("PATH", os.environ["PATH"] + ":/usr/local/go/bin")
+    data = sh.build_hostile(tmp_path / "build")
+    zpath = tmp_path / "h.zip"
+    zpath.write_bytes(data)
+    with zipfile.ZipFile(zpath) as z:
+        info = z.getinfo("bootstrap")
+        assert (info.external_attr >> 16) & 0o111
+        exe = z.read("bootstrap")
+    assert exe[:4] == b"\x7fELF"
+    assert b"/lib64/ld-linux" not in exe and b"/lib/ld-linux" not in exe  # CGO_ENABLED=0: static

@@ -1,7 +1,8 @@
 // Command hostile is a Lambda custom runtime that does what a hostile or careless function
 // would: it adds kernel keys, hoards inotify instances, tries to create namespaces, mount,
 // trace and load BPF, leaves CPU spinners behind, and reports what the sandbox let it do. The
-// platform's isolation tests (isolation_test.go) build it with CGO_ENABLED=0 and deploy it.
+// platform's isolation tests (isolation_test.go) and the hostile-neighbour soak
+// (bench/soak_hostile.py, operation "attack") build it with CGO_ENABLED=0 and deploy it.
 package main
 
 import (
@@ -28,6 +29,11 @@ type request struct {
 	Threads int      `json:"threads"`
 	Paths   []string `json:"paths"`
 	Path    string   `json:"path"`
+	// the "attack" operation (attack.go, bench/soak_hostile.py)
+	AddDesc     string `json:"add_desc"`
+	FindDesc    string `json:"find_desc"`
+	Flood       int    `json:"flood"`
+	MaxSpinners int    `json:"max_spinners"`
 }
 
 var hoard []int // inotify descriptors kept open for the life of the runtime
@@ -39,7 +45,8 @@ func main() {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
 	}
-	api := "http://" + os.Getenv("AWS_LAMBDA_RUNTIME_API") + "/2018-06-01/runtime/invocation/"
+	runtimeAPI = os.Getenv("AWS_LAMBDA_RUNTIME_API")
+	api := "http://" + runtimeAPI + "/2018-06-01/runtime/invocation/"
 	for {
 		resp, err := http.Get(api + "next")
 		if err != nil {
@@ -57,6 +64,8 @@ func main() {
 		if err == nil {
 			r.Body.Close()
 		}
+		// after the response: one more spinner left behind (the soak's max_spinners; none otherwise)
+		leaveSpinner(req.MaxSpinners)
 	}
 }
 
@@ -71,6 +80,9 @@ func errText(err error) string {
 }
 
 func handle(req request) map[string]any {
+	if req.Op == "attack" {
+		return attack(req)
+	}
 	res := map[string]any{"uid": os.Getuid(), "gid": os.Getgid()}
 	switch req.Op {
 	case "id":
