@@ -49,19 +49,9 @@ type Limits struct {
 	ModelledColdStart time.Duration `json:"modelled_cold_start_ns"`
 }
 
-// Lambda gives one vCPU per 1,769 MB of memory ("MB" here and on AWS means MiB): AWS Lambda
-// Developer Guide, "Configure Lambda function memory".
-const lambdaMBPerVCPU = 1769.0
-
-// gcfTiers is Cloud Functions 2nd gen's memory → vCPU table (Google Cloud, "Cloud Run
-// functions pricing", https://cloud.google.com/functions/pricing).
-var gcfTiers = []struct {
-	MemoryMB int
-	VCPU     float64
-}{
-	{128, 0.083}, {256, 0.167}, {512, 0.333}, {1024, 0.583}, {2048, 1},
-	{4096, 2}, {8192, 2}, {16384, 4}, {32768, 8},
-}
+// lambdaMBPerVCPU and gcfTiers are generated from the cpu-tiers table, the one source Python
+// reads too (src/faascope/calibration/tables/cpu-tiers@*.json; scripts/gen_cpu_tiers.py).
+//go:generate python3 ../../scripts/gen_cpu_tiers.py
 
 const mib = 1 << 20
 

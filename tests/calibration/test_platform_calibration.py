@@ -1,10 +1,12 @@
 """The local platform's calibration: the packaged platform tables, a user's override, the file
 faascope-platform reads, and the platform naming the tables in force."""
 import json
+import re
 
 import pytest
 
 from faascope import calibration
+from faascope.calibration import fits
 from faascope.errors import BadInput
 from faascope.providers import local_platform
 
@@ -20,9 +22,12 @@ def test_every_calibrated_profile_has_its_newest_table_and_unlimited_none():
 
 def test_lambda_tmp_read_limits_are_fitted_on_the_fit_cells_only():
     t = calibration.load_table("platform-lambda")
-    # CALIBRATION: DIRECT_READ, 2048 MB, 1,024,000,000 B; 512 B in 265.3265 s, 131,072 B in 30.7398 s
-    assert t.value("tmp_read_iops") == round(2_000_000 / 265.3265)
-    assert t.value("tmp_read_bps") == int(1_024_000_000 / 30.7398)
+    # CALIBRATION: DIRECT_READ, 2048 MB, 1,024,000,000 B; the 512 B and 131,072 B cells' medians,
+    # read from the published anchors (the one place they are written: faascope.calibration.fits)
+    anchors = calibration.load_table("published-anchors")
+    big = fits.FIT_CELLS["tmp_read_iops"]
+    assert t.value("tmp_read_iops") == round(anchors.value(f"{big}_ops") / anchors.value(f"{big}_median"))
+    assert t.value("tmp_read_bps") == int(1_024_000_000 / anchors.value(f"{fits.FIT_CELLS['tmp_read_bps']}_median"))
     for key in ("tmp_read_iops", "tmp_read_bps"):
         assert t[key].role == "fit" and "held out" in t[key].note
     # Skyrise's bucket: 150 MiB refilling at 75 MiB/s, 150 MiB one-off, ~1.2 GiB/s peak
@@ -87,3 +92,50 @@ def test_running_platform_names_the_tables_in_force(tmp_path):
         assert h["calibration_file"] == str(data / calibration.PLATFORM_CALIBRATION_FILE)
     finally:
         local_platform.stop(data)
+
+
+def test_lambdas_fitted_tmp_entries_are_derived_from_the_anchors():
+    """The table's fitted /tmp figures are what faascope.calibration.fits derives from the
+    published anchors, at the anchors' memory sizes; a hand-edited figure, or an anchor changed
+    without refitting, fails here."""
+    t = calibration.load_table("platform-lambda")
+    derived = fits.lambda_tmp_fits()
+    assert set(derived) == set(fits.FIT_CELLS)
+    for key, value in derived.items():
+        assert t.value(key) == value, key
+        assert t[key].role == "fit"
+    assert t.value("tmp_limits_memory") == fits.cell_shape(fits.FIT_CELLS["tmp_read_iops"])[0] == 2048
+    # the anchors say these cells were fitted, so the fidelity report keeps them out of its check
+    anchors = calibration.load_table("published-anchors")
+    for cell in fits.FIT_CELLS.values():
+        assert f"platform-lambda@{t.version}" in anchors.fit_keys()[f"{cell}_median"]
+
+
+def test_the_fit_notes_quote_the_anchors_and_the_fitted_values():
+    """The notes of the fitted entries cite the medians; every median they cite is an anchor's
+    (a copy that drifts from published-anchors fails), and each names its own fitted value."""
+    t = calibration.load_table("platform-lambda")
+    anchors = calibration.load_table("published-anchors")
+    medians = {anchors.value(f"{c}_median") for c in fits.FIT_CELLS.values()}
+    quoted = 0
+    for key, value in fits.lambda_tmp_fits().items():
+        note = t[key].note
+        for cited in re.findall(r"median ([0-9][0-9.]*) s\b", note):
+            assert float(cited) in medians, f"{key}: the note cites a median {cited} s no anchor has"
+            quoted += 1
+        shown = f"{value:g}" if key == "tmp_limits_memory_exponent" else f"{int(value):,}"
+        assert shown in note, f"{key}: the note does not name the fitted value {shown}"
+    assert quoted >= 5  # each read entry cites both 2048 MB cells, the exponent the 128 MB one
+
+
+def test_no_go_source_copies_the_fit_cells_medians():
+    """The Go platform's tests read the medians from the anchors table (publishedAnchor), never a
+    copy of the figure."""
+    from pathlib import Path
+
+    anchors = calibration.load_table("published-anchors")
+    figures = [f"{anchors.value(f'{c}_median')!r}" for c in fits.FIT_CELLS.values()]
+    agent = Path(__file__).resolve().parents[2] / "agent"
+    copies = [f"{p.relative_to(agent)}: {fig}" for p in agent.rglob("*.go") for fig in figures
+              if fig in p.read_text()]
+    assert not copies, copies

@@ -29,14 +29,12 @@ comparisons are circular (fit) and which are held out (:meth:`CalibrationTable.f
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from faascope.calibration.versioned import VersionedTables
 from faascope.errors import BadInput
 
 TABLES_PACKAGE = "faascope.calibration"
@@ -138,22 +136,13 @@ def _entry(raw: Any, where: str) -> Entry:
                  role=raw["role"], note=str(raw.get("note", "")))
 
 
-@lru_cache(maxsize=None)
-def _index() -> dict[str, dict[str, str]]:
-    """table name -> {version: file name}."""
-    out: dict[str, dict[str, str]] = {}
-    root = resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR)
-    for entry in root.iterdir():
-        n = entry.name
-        if n.endswith(".json") and "@" in n:
-            name, _, version = n[:-5].partition("@")
-            out.setdefault(name, {})[version] = n
-    return out
+#: the packaged tables (the loader the price tables share: faascope.calibration.versioned)
+TABLES = VersionedTables(TABLES_PACKAGE, TABLES_DIR)
 
 
 def available() -> dict[str, list[str]]:
     """Every table and its versions, oldest first."""
-    return {k: sorted(v) for k, v in sorted(_index().items())}
+    return TABLES.available()
 
 
 def parse_table(raw: Any, where: str) -> CalibrationTable:
@@ -190,26 +179,17 @@ def _fitted_by(raw: Any, entries: dict[str, Entry], where: str) -> dict[str, lis
     return out
 
 
-@lru_cache(maxsize=None)
-def _load_raw(name: str, version: str) -> dict:
-    fname = _index()[name][version]
-    return json.loads(resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR, fname).read_text())
-
-
 def load_table(name: str, version: Optional[str] = None, field_name: str = "calibration") -> CalibrationTable:
     """A packaged table, the newest version unless one is named (``name`` may be ``name@version``)."""
     if version is None and "@" in name:
         name, _, version = name.partition("@")
-    versions = _index().get(name)
-    if not versions:
-        raise BadInput(f"no calibration table {name!r}; tables: {', '.join(available()) or 'none'}",
-                       field=field_name)
-    if version is None:
-        version = max(versions)
-    if version not in versions:
-        raise BadInput(f"calibration table {name!r} has no version {version!r}; versions: "
-                       f"{', '.join(sorted(versions))}", field=field_name)
-    return parse_table(copy.deepcopy(_load_raw(name, version)), f"{name}@{version}")
+    version, raw = TABLES.load_raw(
+        name, version,
+        no_table=lambda: BadInput(f"no calibration table {name!r}; tables: "
+                                  f"{', '.join(available()) or 'none'}", field=field_name),
+        no_version=lambda v, versions: BadInput(f"calibration table {name!r} has no version {v!r}; "
+                                                f"versions: {', '.join(versions)}", field=field_name))
+    return parse_table(raw, f"{name}@{version}")
 
 
 def load_override(path: Union[str, Path]) -> CalibrationTable:

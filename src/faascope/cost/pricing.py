@@ -13,13 +13,10 @@ assumed.
 """
 from __future__ import annotations
 
-import copy
-import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any, Optional
 
+from faascope.calibration.versioned import VersionedTables
 from faascope.errors import BadInput
 
 TABLES_PACKAGE = "faascope.cost"
@@ -51,42 +48,22 @@ class PriceTable:
         return d
 
 
-@lru_cache(maxsize=None)
-def _index() -> dict[str, dict[str, str]]:
-    """table name -> {version: file name}."""
-    out: dict[str, dict[str, str]] = {}
-    root = resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR)
-    for entry in root.iterdir():
-        n = entry.name
-        if n.endswith(".json") and "@" in n:
-            name, _, version = n[:-5].partition("@")
-            out.setdefault(name, {})[version] = n
-    return out
+#: the packaged price tables, read by the loader the calibration tables share
+TABLES = VersionedTables(TABLES_PACKAGE, TABLES_DIR)
 
 
 def available() -> dict[str, list[str]]:
     """Every table and its versions, oldest first."""
-    return {k: sorted(v) for k, v in sorted(_index().items())}
-
-
-@lru_cache(maxsize=None)
-def _load_raw(name: str, version: str) -> dict:
-    fname = _index()[name][version]
-    text = resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR, fname).read_text()
-    return json.loads(text)
+    return TABLES.available()
 
 
 def load_table(name: str, version: Optional[str] = None) -> PriceTable:
-    versions = _index().get(name)
-    if not versions:
-        raise BadInput(f"no price table {name!r}; tables: {', '.join(available())}",
-                       field="pricing")
-    if version is None:
-        version = max(versions)
-    if version not in versions:
-        raise BadInput(f"table {name!r} has no version {version!r}; versions: "
-                       f"{', '.join(sorted(versions))}", field=f"pricing.versions.{name}")
-    raw = copy.deepcopy(_load_raw(name, version))
+    version, raw = TABLES.load_raw(
+        name, version,
+        no_table=lambda: BadInput(f"no price table {name!r}; tables: {', '.join(available())}",
+                                  field="pricing"),
+        no_version=lambda v, versions: BadInput(f"table {name!r} has no version {v!r}; versions: "
+                                                f"{', '.join(versions)}", field=f"pricing.versions.{name}"))
     return PriceTable(name=raw["table"], version=raw["version"], date=raw["date"],
                       source=raw["source"], currency=raw["currency"],
                       prices={k: float(v) for k, v in raw["prices"].items()},

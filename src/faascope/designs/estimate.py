@@ -58,12 +58,10 @@ from faascope.designs.model_inputs import (CALIBRATED_PROFILES, LAMBDA_PROFILE, 
                                            NetBucket)
 from faascope.designs.plan import Cell, Plan
 from faascope.designs.schedule import burst_schedule
+from faascope.tiers import GCF_TIERS, LAMBDA_MB_PER_VCPU
 from faascope.units import MIB
 
 GIB = 1024 * MIB
-
-GCF_TIERS = [(128, 0.083), (256, 0.167), (512, 0.333), (1024, 0.583), (2048, 1.0), (4096, 2.0),
-             (8192, 2.0), (16384, 4.0), (32768, 8.0)]
 
 OVERHEAD_S = {"local": 0.009, "cloud": 0.06}
 #: the driver's own start before the first invocation (imports, the results file, the provider,
@@ -135,11 +133,11 @@ APP_DEFAULT_LAYERS = 8
 
 def cpu_share(profile: str | None, memory_mb: int) -> float:
     if profile == "gcf":
-        share = next((c for m, c in GCF_TIERS if memory_mb <= m), 8.0)
+        share = next((c for m, c in GCF_TIERS.items() if memory_mb <= m), max(GCF_TIERS.values()))
     elif profile == "unlimited":
         share = 1.0
     else:  # lambda, and AWS itself
-        share = memory_mb / 1769
+        share = memory_mb / LAMBDA_MB_PER_VCPU
     return min(1.0, share)
 
 

@@ -97,7 +97,8 @@ class Inputs:
         None: no limit. Below the table's ``tmp_limits_memory`` the limits shrink as
         (memory / tmp_limits_memory) ** tmp_limits_memory_exponent, the platform's model
         (agent/platform/tmpmemory.go; docs/platform.md): the two sides are kept equal by
-        tests/designs/test_plan_calibration.py."""
+        tests/designs/test_plan_calibration.py and, on a grid of memory sizes against Go's own
+        values, tests/calibration/test_cpu_tiers.py."""
         what = "write" if write else "read"
         bps, iops = self.platform(profile, f"tmp_{what}_bps"), self.platform(profile, f"tmp_{what}_iops")
         f = self.tmp_memory_factor(profile, memory_mb)

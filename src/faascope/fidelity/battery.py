@@ -45,6 +45,7 @@ from faascope.fidelity.compare import Local
 from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
 from faascope.providers import local_platform
 from faascope.store.reader import ResultsFile, measured_only
+from faascope.tiers import LAMBDA_MB_PER_VCPU
 from faascope.units import MIB, format_size
 
 #: the file the 1 GB thesis cells run on locally, per workload op (quick, full): reads are paced
@@ -64,7 +65,7 @@ NETWORK_BYTES = (400 * MIB, 600 * MIB)
 #: Skyrise measured the network of a 7076 MB function
 NETWORK_MEMORY_MB = 7076
 #: memory of the storage functions: one full vCPU on Lambda
-STORAGE_MEMORY_MB = 1769
+STORAGE_MEMORY_MB = LAMBDA_MB_PER_VCPU
 #: STeLLAR and lambda-perf measured small functions; lambda-perf at 128 MB
 NOOP_MEMORY_MB = 128
 SEED = 16

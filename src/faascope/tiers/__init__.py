@@ -26,15 +26,23 @@ from dataclasses import asdict, dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional
 
+from faascope.calibration import load_table
 from faascope.errors import BadInput
 
+#: the published CPU-per-memory figures, one table for Python and Go (the Go platform compiles
+#: agent/platform/cputiers_gen.go, generated from it; tests/calibration/test_cpu_tiers.py)
+CPU_TIERS_TABLE = "cpu-tiers"
+_CPU_TIERS = load_table(CPU_TIERS_TABLE)
+_GCF_PREFIX = "gcf_vcpu_m"
+
 #: AWS: "at 1,769 MB, a function has the equivalent of one vCPU"
-LAMBDA_MB_PER_VCPU = 1769
+LAMBDA_MB_PER_VCPU = int(_CPU_TIERS.value("lambda_mb_per_vcpu"))
 LAMBDA_MIN_MB, LAMBDA_MAX_MB = 128, 10240
 
-#: GCF 2nd gen: memory tier (MB = MiB) -> default vCPU
-GCF_TIERS: dict[int, float] = {128: 0.083, 256: 0.167, 512: 0.333, 1024: 0.583, 2048: 1.0,
-                               4096: 2.0, 8192: 2.0, 16384: 4.0, 32768: 8.0}
+#: GCF 2nd gen: memory tier (MB = MiB) -> default vCPU, smallest tier first
+GCF_TIERS: dict[int, float] = dict(sorted(
+    (int(k[len(_GCF_PREFIX):]), float(e.value)) for k, e in _CPU_TIERS.entries.items()
+    if k.startswith(_GCF_PREFIX)))
 
 CLOUD_RUN_MIN_CPU = 0.08
 CLOUD_RUN_WHOLE_CPUS = (1, 2, 4, 6, 8)
