@@ -55,13 +55,17 @@ def test_units_become_seconds():
 def test_fit_and_held_out_follow_the_tables():
     fit = {i for i, p in PUB.items() if p.fit}
     # the three thesis cells the lambda profile's /tmp was fitted to (its limits at 2048 MB and
-    # their memory exponent), and the two large urandom-write cells the gcf profile's CPU speed is
-    # fitted to; nothing else of the thesis
+    # their memory exponent), the two large urandom-write cells the gcf profile's CPU speed is
+    # fitted to, and GCF's large 512 B read cell its per-system-call cost is fitted to; nothing
+    # else of the thesis
     big_writes = {f"{p}/tmp/urandom_write/m2048/f1024000000/io131072" for p in ("lambda", "gcf")}
+    gcf_read = "gcf/tmp/direct_read/m2048/f1024000000/io512"
     assert {i for i in fit if "/tmp/" in i} == {BIG_READ, "lambda/tmp/direct_read/m2048/f1024000000/io131072",
-                                                "lambda/tmp/direct_read/m128/f10000/io512"} | big_writes
+                                                "lambda/tmp/direct_read/m128/f10000/io512",
+                                                gcf_read} | big_writes
     # every other GCF /tmp cell is held out; of gcf, the cold start is fit (its modelled part)
-    assert {i for i in fit if i.startswith("gcf/")} == {"gcf/cold/latency", "gcf/tmp/urandom_write/m2048/f1024000000/io131072"}
+    assert {i for i in fit if i.startswith("gcf/")} == {
+        "gcf/cold/latency", "gcf/tmp/urandom_write/m2048/f1024000000/io131072", gcf_read}
     # the warm median is the modelled front end (front_end_delay): fit by construction
     assert PUB["lambda/warm/latency"].fit and not PUB["lambda/cold/init"].fit
     # the stand-ins' latencies come from standins-aws itself: fit by construction
