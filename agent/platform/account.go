@@ -61,8 +61,3 @@ func (p *Platform) checkCodeStorage(add, replaced int64) error {
 	}
 	return nil
 }
-
-func (p *Platform) getAccountSettings(w http.ResponseWriter, r *http.Request) {
-	limit, usage := p.AccountSettings()
-	writeJSON(w, http.StatusOK, map[string]any{"AccountLimit": limit, "AccountUsage": usage})
-}

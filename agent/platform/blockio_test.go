@@ -305,7 +305,7 @@ func TestSharedDirectoryKeepsWhatFunctionsWrote(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { p.Serve(ctx, ln); close(done) }()
+	go func() { p.Serve(ctx, ln, APIHandler(p)); close(done) }()
 	stop := func() { cancel(); <-done }
 	defer stop()
 	tp := &testPlatform{p, "http://" + ln.Addr().String(), t}

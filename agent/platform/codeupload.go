@@ -101,9 +101,9 @@ func (u *upload) discard() {
 
 // readCodeRequest reads a code request's body: the package at zipPath into a staging file
 // (nil when the body has no such string), the rest into v. op names the operation in AWS's
-// request-size message.
-func (p *Platform) readCodeRequest(w http.ResponseWriter, r *http.Request, op string, zipPath []string, v any) (*upload, error) {
-	body := newTimedBody(w, r, bodyStallTimeout, bodyTotalTimeout)
+// request-size message; rc is the response's controller, for the body's deadlines.
+func (p *Platform) readCodeRequest(rc *http.ResponseController, r *http.Request, op string, zipPath []string, v any) (*upload, error) {
+	body := newTimedBody(rc, r, bodyStallTimeout, bodyTotalTimeout)
 	defer body.done()
 	requestTooLarge := tooLarge("Request must be smaller than 70167211 bytes for the " + op + " operation")
 	if r.ContentLength > maxCodeRequestBytes {

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"net/http"
 )
 
 // Reserved concurrency (PutFunctionConcurrency, GetFunctionConcurrency,
@@ -116,62 +115,4 @@ func (p *Platform) DeleteFunctionConcurrency(key fnKey) error {
 		return nil
 	})
 	return err
-}
-
-// ---- handlers: translate requests into the calls above ----
-
-func (p *Platform) putFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		ReservedConcurrentExecutions *int `json:"ReservedConcurrentExecutions"`
-	}
-	if err := decodeBody(w, r, &req); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	if req.ReservedConcurrentExecutions == nil {
-		writeAPIError(w, errInvalid("ReservedConcurrentExecutions is required"))
-		return
-	}
-	key, err := latestRef(r)
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	n, err := p.PutFunctionConcurrency(key, *req.ReservedConcurrentExecutions)
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]int{"ReservedConcurrentExecutions": n})
-}
-
-func (p *Platform) getFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
-	key, err := latestRef(r)
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	n, err := p.GetFunctionConcurrency(key)
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	out := map[string]int{} // AWS answers {} for a function without a reservation
-	if n != nil {
-		out["ReservedConcurrentExecutions"] = *n
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-func (p *Platform) deleteFunctionConcurrency(w http.ResponseWriter, r *http.Request) {
-	key, err := latestRef(r)
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	if err := p.DeleteFunctionConcurrency(key); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }

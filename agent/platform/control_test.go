@@ -538,9 +538,7 @@ func TestInvokeChecksPayloadAndClientContext(t *testing.T) {
 	if resp, body := post(map[string]string{"X-Amz-Client-Context": cc}, `{"workload":{"kind":"noop"}}`); resp.StatusCode != 200 {
 		t.Fatalf("valid client context: %d %s", resp.StatusCode, body)
 	}
-	if got, err := decodeClientContext(cc); err != nil || got != `{"custom":{"k":"v"}}` {
-		t.Fatalf("decoded client context: %q %v", got, err)
-	}
+	// what the function was given: TestDecodeClientContext (lambdaapi)
 	// Event: 202 with the request id; the async limit is 1 MB.
 	resp, body = post(map[string]string{"X-Amz-Invocation-Type": "Event"}, `{"workload":{"kind":"noop"}}`)
 	if resp.StatusCode != 202 || len(resp.Header.Get("X-Amzn-RequestId")) != 36 {

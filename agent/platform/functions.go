@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// The platform's operations on functions. api.go translates HTTP requests into these calls and
-// their errors into AWS error responses; the core owns p.mu and holds it only to read or change
+// The platform's operations on functions. The Lambda API (package lambdaapi) translates HTTP
+// requests into these calls and their errors into AWS error responses; the core owns p.mu and holds it only to read or change
 // the in-memory tables, never across disk I/O, because every invoke takes it too.
 //
 // Changes to a function are committed in two steps, each under its own lock: the package and
@@ -24,7 +24,7 @@ import (
 // staging file). A published *Function is never modified: an update publishes a new one, so an
 // invocation may keep reading the one it started with.
 
-// Errors of the core; api.go maps each kind to its AWS error code.
+// Errors of the core; awsError (awserror.go) maps each kind to its AWS error code.
 type (
 	notFoundError         struct{ msg string }
 	conflictError         struct{ msg string }

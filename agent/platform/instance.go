@@ -225,7 +225,7 @@ func (in *Instance) take(id string) *invocation {
 // runtimeAPIBodyTimeout: a runtime that stalls in its body is cut instead of holding the
 // connection.
 func readRuntimeBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	tb := newTimedBody(w, r, runtimeAPIBodyTimeout, runtimeAPIBodyTimeout)
+	tb := newTimedBody(http.NewResponseController(w), r, runtimeAPIBodyTimeout, runtimeAPIBodyTimeout)
 	defer tb.done()
 	return io.ReadAll(io.LimitReader(tb, limit))
 }

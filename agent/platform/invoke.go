@@ -415,3 +415,12 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 		"FAASCOPE_PROFILE="+lim.Profile, "FAASCOPE_INSTANCE_ID="+in.ID,
 	))
 }
+
+// CheckInvoke is a DryRun: what Invoke would refuse (a missing function, version or alias, a
+// function that is not Active), without running anything.
+func (p *Platform) CheckInvoke(req InvokeRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, _, err := p.invocationTarget(req)
+	return err
+}

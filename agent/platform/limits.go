@@ -166,8 +166,10 @@ type timedBody struct {
 	failed error
 }
 
-func newTimedBody(w http.ResponseWriter, r *http.Request, stall, total time.Duration) *timedBody {
-	return &timedBody{r: r.Body, rc: http.NewResponseController(w), stall: stall, total: total, end: time.Now().Add(total)}
+// rc is the response's controller (what the API package hands its handlers instead of the
+// response itself).
+func newTimedBody(rc *http.ResponseController, r *http.Request, stall, total time.Duration) *timedBody {
+	return &timedBody{r: r.Body, rc: rc, stall: stall, total: total, end: time.Now().Add(total)}
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {

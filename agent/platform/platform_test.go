@@ -120,7 +120,7 @@ func startPlatform(t *testing.T, cfg Config) *testPlatform {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { p.Serve(ctx, ln); close(done) }()
+	go func() { p.Serve(ctx, ln, APIHandler(p)); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return &testPlatform{p, "http://" + ln.Addr().String(), t}
 }

@@ -10,11 +10,12 @@ import (
 
 func pid() int { return os.Getpid() }
 
-// Serve runs the Lambda API until ctx ends, then shuts down and destroys all instances.
-func (p *Platform) Serve(ctx context.Context, ln net.Listener) error {
+// Serve runs the Lambda API h (lambdaapi.Handler(p): the core does not import its API) until
+// ctx ends, then shuts down and destroys all instances.
+func (p *Platform) Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	// Bodies have their own deadlines (limits.go); no ReadTimeout, which would also cut a
 	// synchronous Invoke waiting for its function (up to 900 s).
-	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: controlAPIIdleTimeout}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: controlAPIIdleTimeout}
 	// HTTP/1.1 for boto3 and the AWS CLI, and HTTP/2 without TLS (h2c, prior knowledge: RFC 9113
 	// §3.3) on the same port for a client that multiplexes: a burst of thousands of concurrent
 	// invocations then needs a few connections, not one each (every connection is a descriptor

@@ -134,37 +134,3 @@ func (p *Platform) retag(key fnKey, change func(map[string]string)) error {
 	})
 	return err
 }
-
-// ---- handlers: translate requests into the calls above ----
-
-func (p *Platform) tagResource(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Tags map[string]string `json:"Tags"`
-	}
-	if err := decodeBody(w, r, &req); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	if err := p.TagResource(r.PathValue("arn"), req.Tags); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (p *Platform) untagResource(w http.ResponseWriter, r *http.Request) {
-	if err := p.UntagResource(r.PathValue("arn"), r.URL.Query()["tagKeys"]); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (p *Platform) listTags(w http.ResponseWriter, r *http.Request) {
-	tags, err := p.ListTags(r.PathValue("arn"))
-	if err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"Tags": tags})
-}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/faascope/faascope/agent/platform"
+	"github.com/faascope/faascope/agent/platform/lambdaapi"
 )
 
 func main() {
@@ -141,7 +142,7 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := p.Serve(ctx, ln); err != nil {
+	if err := p.Serve(ctx, ln, lambdaapi.Handler(p)); err != nil {
 		log.Printf("serve: %v", err)
 		return 1
 	}

@@ -1,4 +1,4 @@
-package platform
+package lambdaapi
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+
+	"github.com/faascope/faascope/agent/platform"
 )
 
 // FuzzLambdaAPI throws arbitrary bodies, names and tags at the control API: every answer must be
@@ -18,12 +20,12 @@ func FuzzLambdaAPI(f *testing.F) {
 	f.Add("fn", `{"EphemeralStorage":{"Size":1e99}}`, "PUT")
 	f.Add("fn", `[]`, "DELETE")
 	dir := f.TempDir()
-	p, err := New(Config{DataDir: dir, DefaultProfile: ProfileLambda, Isolation: "none"})
+	p, err := platform.New(platform.Config{DataDir: dir, DefaultProfile: platform.ProfileLambda, Isolation: "none"})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(p.Close)
-	h := p.Handler()
+	h := Handler(p)
 	f.Fuzz(func(t *testing.T, name, body, method string) {
 		if name == "" {
 			name = "x"

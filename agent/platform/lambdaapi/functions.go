@@ -1,0 +1,253 @@
+package lambdaapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/faascope/faascope/agent/platform"
+)
+
+// Handlers of the functions' operations (CreateFunction, GetFunction, ListFunctions,
+// UpdateFunctionConfiguration, UpdateFunctionCode, DeleteFunction) and the request parsing the
+// handlers share.
+
+// createRequest is CreateFunction's body (fields this platform uses; others are ignored
+// as AWS ignores what does not apply).
+type createRequest struct {
+	FunctionName     string                     `json:"FunctionName"`
+	Runtime          string                     `json:"Runtime"`
+	Role             string                     `json:"Role"`
+	Handler          string                     `json:"Handler"`
+	Description      string                     `json:"Description"`
+	Timeout          *int                       `json:"Timeout"`
+	MemorySize       *int                       `json:"MemorySize"`
+	Environment      *platform.Environment      `json:"Environment"`
+	EphemeralStorage *platform.EphemeralStorage `json:"EphemeralStorage"`
+	Architectures    []string                   `json:"Architectures"`
+	Tags             map[string]string          `json:"Tags"`
+	PackageType      string                     `json:"PackageType"`
+	Publish          bool                       `json:"Publish"`
+	Layers           []string                   `json:"Layers"`
+	// Code.ZipFile is streamed to a staging file while the body is read (ReadCodeRequest);
+	// its place here is left empty.
+	Code platform.CodeLocation `json:"Code"`
+}
+
+var supportedRuntimes = map[string]bool{"provided.al2023": true, "provided.al2": true, "provided": true}
+
+func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (response, error) {
+	var req createRequest
+	zip, err := a.p.ReadCodeRequest(rc, r, "CreateFunction", []string{"Code", "ZipFile"}, &req)
+	if err != nil {
+		return response{}, err
+	}
+	// Removes the staged package unless the core adopted it.
+	defer zip.Discard()
+	region := platform.RequestRegion(r)
+	name := req.FunctionName
+	if strings.Contains(name, ":") { // an ARN or a partial ARN names the function too
+		ref, err := platform.ParseFunctionRef(name, "", region)
+		if err == nil && ref.Qualifier != "" {
+			err = platform.ErrValidation(name, "functionName", "Member must satisfy regular expression pattern: "+platform.FunctionNamePattern())
+		}
+		if err != nil {
+			return response{}, err
+		}
+		name = ref.Name
+	}
+	if err := platform.CheckFunctionName(name); err != nil { // first: a request with several faults keeps getting the same error
+		return response{}, err
+	}
+	if req.PackageType == "Image" {
+		return response{}, platform.ErrInvalid("PackageType: this local platform runs .zip packages only")
+	}
+	if !supportedRuntimes[req.Runtime] {
+		return response{}, platform.ErrInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", req.Runtime)
+	}
+	code, err := a.p.CodeOf(r.Context(), zip, req.Code, "Code") // inline or from S3 (s3code.go)
+	if err != nil {
+		return response{}, err
+	}
+	arch := platform.HostArch()
+	if len(req.Architectures) > 0 {
+		arch = req.Architectures[0]
+		if len(req.Architectures) != 1 || (arch != "x86_64" && arch != "arm64") {
+			return response{}, platform.ErrInvalid("Architectures must be [\"x86_64\"] or [\"arm64\"]")
+		}
+		if arch != platform.HostArch() {
+			return response{}, platform.ErrInvalid("Architectures: this local platform runs %s functions only, not %s", platform.HostArch(), arch)
+		}
+	}
+	cfg, err := a.p.CreateFunction(platform.CreateFunctionInput{
+		Name: name, Region: region, Publish: req.Publish, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
+		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: code, Layers: req.Layers,
+		Settings: platform.Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
+			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
+	})
+	if err != nil {
+		return response{}, err
+	}
+	return jsonResponse(http.StatusCreated, cfg), nil
+}
+
+// decodeBody reads a small JSON body (every request but the code ones and Invoke) under the
+// body deadlines and MaxRequestFields.
+func decodeBody(rc *http.ResponseController, r *http.Request, v any) error {
+	tb := platform.NewTimedBody(rc, r)
+	defer tb.Done()
+	body, err := io.ReadAll(io.LimitReader(tb, platform.MaxRequestFields+1))
+	var te *platform.BodyTimeoutError
+	if errors.As(err, &te) {
+		return err
+	}
+	if err != nil {
+		return platform.ErrInvalid("could not read the request: %v", err)
+	}
+	if len(body) > platform.MaxRequestFields {
+		tb.Drain()
+		return platform.TooLarge(fmt.Sprintf("Request must be smaller than %d bytes for this operation (a limit of the local platform)", platform.MaxRequestFields))
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return platform.ErrInvalid("malformed JSON: %v", err)
+	}
+	return nil
+}
+
+// functionRef parses the request's FunctionName and Qualifier in its region (names.go).
+func functionRef(r *http.Request) (platform.FunctionRef, error) {
+	return platform.ParseFunctionRef(r.PathValue("name"), r.URL.Query().Get("Qualifier"), platform.RequestRegion(r))
+}
+
+// latestRef is functionRef for an operation on the function itself, which takes no version
+// or alias.
+func latestRef(r *http.Request) (platform.FunctionKey, error) {
+	ref, err := functionRef(r)
+	if err == nil {
+		err = platform.NotLatestOnly(ref)
+	}
+	return ref.Key(), err
+}
+
+// maxItems reads a MaxItems query parameter: Lambda's default page is 50; limit is the
+// operation's largest (10,000 for functions, versions and aliases; 50 for layers).
+func maxItems(r *http.Request, limit int) int {
+	if v, err := strconv.Atoi(r.URL.Query().Get("MaxItems")); err == nil && v > 0 && v <= limit {
+		return v
+	}
+	return 50
+}
+
+func (a *api) getFunction(_ *http.ResponseController, r *http.Request) (response, error) {
+	ref, err := functionRef(r)
+	if err != nil {
+		return response{}, err
+	}
+	fn, err := a.p.GetFunction(ref)
+	if err != nil {
+		return response{}, err
+	}
+	out := map[string]any{
+		"Configuration": fn.Config,
+		"Code":          map[string]string{"RepositoryType": "S3", "Location": "file://" + fn.CodePath},
+		"Tags":          fn.Tags,
+	}
+	if fn.ReservedConcurrency != nil {
+		out["Concurrency"] = map[string]int{"ReservedConcurrentExecutions": *fn.ReservedConcurrency}
+	}
+	return jsonResponse(http.StatusOK, out), nil
+}
+
+func (a *api) getConfiguration(_ *http.ResponseController, r *http.Request) (response, error) {
+	ref, err := functionRef(r)
+	if err != nil {
+		return response{}, err
+	}
+	fn, err := a.p.GetFunction(ref)
+	if err != nil {
+		return response{}, err
+	}
+	return jsonResponse(http.StatusOK, fn.Config), nil
+}
+
+func (a *api) listFunctions(_ *http.ResponseController, r *http.Request) (response, error) {
+	list, next := a.p.ListFunctions(platform.RequestRegion(r), r.URL.Query().Get("Marker"), maxItems(r, 10000))
+	return page("Functions", list, next), nil
+}
+
+type updateConfigRequest struct {
+	Timeout          *int                       `json:"Timeout"`
+	MemorySize       *int                       `json:"MemorySize"`
+	Environment      *platform.Environment      `json:"Environment"`
+	EphemeralStorage *platform.EphemeralStorage `json:"EphemeralStorage"`
+	Description      *string                    `json:"Description"`
+	Role             *string                    `json:"Role"`
+	Handler          *string                    `json:"Handler"`
+	Runtime          *string                    `json:"Runtime"`
+	Layers           *[]string                  `json:"Layers"`
+}
+
+func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) (response, error) {
+	var req updateConfigRequest
+	if err := decodeBody(rc, r, &req); err != nil {
+		return response{}, err
+	}
+	key, err := latestRef(r)
+	if err != nil {
+		return response{}, err
+	}
+	if req.Runtime != nil && !supportedRuntimes[*req.Runtime] {
+		return response{}, platform.ErrInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", *req.Runtime)
+	}
+	cfg, err := a.p.UpdateConfiguration(key, platform.ConfigurationUpdate{
+		Settings: platform.Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
+			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
+		Description: req.Description, Role: req.Role, Handler: req.Handler, Runtime: req.Runtime,
+		Layers: req.Layers,
+	})
+	if err != nil {
+		return response{}, err
+	}
+	return jsonResponse(http.StatusOK, cfg), nil
+}
+
+func (a *api) updateCode(rc *http.ResponseController, r *http.Request) (response, error) {
+	var req struct {
+		Architectures []string `json:"Architectures"`
+		platform.CodeLocation
+		Publish bool `json:"Publish"`
+	}
+	zip, err := a.p.ReadCodeRequest(rc, r, "UpdateFunctionCode", []string{"ZipFile"}, &req)
+	if err != nil {
+		return response{}, err
+	}
+	defer zip.Discard() // unless the core adopted it
+	key, err := latestRef(r)
+	if err != nil {
+		return response{}, err
+	}
+	code, err := a.p.CodeOf(r.Context(), zip, req.CodeLocation, "Code") // inline or from S3 (s3code.go)
+	if err != nil {
+		return response{}, err
+	}
+	cfg, err := a.p.UpdateCode(key, code, req.Publish)
+	if err != nil {
+		return response{}, err
+	}
+	return jsonResponse(http.StatusOK, cfg), nil
+}
+
+func (a *api) deleteFunction(_ *http.ResponseController, r *http.Request) (response, error) {
+	ref, err := functionRef(r)
+	if err != nil {
+		return response{}, err
+	}
+	if err := a.p.DeleteFunction(ref); err != nil {
+		return response{}, err
+	}
+	return noContent(), nil
+}
