@@ -21,6 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from faascope.specs.rules import Rule, RuleError
 from faascope.errors import BadInput
+from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.specs.model import (
     DEPLOYMENT_NAME,
     PROVIDER_SETTINGS,
@@ -247,7 +248,7 @@ class Deployment:
     @property
     def region(self) -> str | None:
         """The cloud region its functions run in (None on the local platform and HTTP)."""
-        if self.kind in ("aws", "gcp"):
+        if PROVIDER_KINDS[self.kind].has_region:
             return self.parsed_settings().region
         return None
 
@@ -315,8 +316,9 @@ class LoadedSpec:
             if f.section in ("load", "deployment"):
                 continue  # see resolve_load; the deployment is applied above
             (fn if f.section == "function" else wl)[f.field] = value
-        if self.cell_provider_kind(levels) == "local" and fn.get("profile") is None:
-            fn["profile"] = "lambda"
+        default_profile = PROVIDER_KINDS[self.cell_provider_kind(levels)].default_profile
+        if default_profile is not None and fn.get("profile") is None:
+            fn["profile"] = default_profile
         if self.overrides:
             env = self.env(fn, wl, deployment=dep.name if dep else None)
             for i, ov in enumerate(self.overrides):
@@ -514,7 +516,7 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
     if spec.deployments and spec.function.profile is not None:
         problems.append(("function.profile", "with deployments, a sandbox profile belongs to "
                          "each local deployment (deployments.NAME.function.profile)"))
-    elif spec.provider.kind != "local" and spec.function.profile is not None:
+    elif not PROVIDER_KINDS[spec.provider.kind].has_profiles and spec.function.profile is not None:
         problems.append(("function.profile", "only the local provider has sandbox profiles "
                          f"(provider.kind is {spec.provider.kind!r})"))
     deployments = _deployments(spec, problems)
@@ -579,7 +581,7 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
                 problems.append((f"factors.{name}", f"the deployment(s) {', '.join(fixed)} fix "
                                  f"function.{fname}; a factor cannot vary it too"))
                 continue
-            if fname == "profile" and spec.provider.kind != "local":
+            if fname == "profile" and not PROVIDER_KINDS[spec.provider.kind].has_profiles:
                 problems.append((f"factors.{name}", "only the local provider has sandbox profiles "
                                  f"(provider.kind is {spec.provider.kind!r})"))
                 continue
@@ -756,7 +758,7 @@ def _deployments(spec: Spec, problems: list[tuple[str, str]]) -> dict[str, Deplo
                 problems.append((f"{where}.function.{key}", "unknown function field; allowed: "
                                  f"{', '.join(FunctionSpec.model_fields)}"))
                 continue
-            if fname == "profile" and kind != "local":
+            if fname == "profile" and not PROVIDER_KINDS[kind].has_profiles:
                 problems.append((f"{where}.function.{key}", "only local deployments have sandbox "
                                  f"profiles (this one is {kind!r})"))
                 continue
