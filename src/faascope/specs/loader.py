@@ -15,7 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from faascope.errors import BadInput
-from faascope.specs.fields import format_errors, raise_errors, resolve_name  # noqa: F401 - resolve_name: callers import it here
+# resolve_name: callers import it from here
+from faascope.specs.fields import format_errors, raise_errors, resolve_name  # noqa: F401
 from faascope.specs.loaded import LoadedSpec
 from faascope.specs.model import Spec
 from faascope.specs.sections.design import check_rules, check_time_structure
