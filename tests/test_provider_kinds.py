@@ -104,3 +104,13 @@ def test_no_kind_comparison_outside_the_descriptors():
 ])
 def test_the_check_sees_comparisons(src, found):
     assert len(kind_comparisons(src)) == found
+
+
+@pytest.mark.parametrize("memory_mb", [128, 129, 256, 512, 1000, 1024, 1769, 2048, 3008, 4096, 10240])
+def test_the_cpu_rules_name_the_functions_the_estimate_agrees_with(memory_mb):
+    # the descriptor's CPU rule names a tiers function; the duration estimate's share of one CPU
+    # (faascope.designs.estimate.cpu_share) is that function's vCPU, capped at one CPU
+    from faascope.designs.estimate import cpu_share
+    for rule, vcpu in PROFILE_VCPU.items():
+        want = 1.0 if vcpu is None else min(1.0, vcpu(memory_mb))
+        assert cpu_share(rule, memory_mb) == pytest.approx(want, rel=1e-12), rule
