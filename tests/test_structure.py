@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"errors"},
     {"units", "binaries", "schemas", "calibration"},
     {"tiers", "store"},
-    {"cost"},
+    {"cost", "provider_kinds"},
     {"specs"},
     {"designs", "providers"},
     {"standins", "analysis"},

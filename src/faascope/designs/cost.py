@@ -34,6 +34,8 @@ from faascope.cost.model import (PLATFORM_TABLE, PLATFORM_TITLES, InvocationCost
                                  invocation_cost, storage_cost)
 from faascope.cost.pricing import Pricing, pricing_for
 from faascope.designs.estimate import app_sizes, hop_seconds, prepare_drop, transfer_hops
+from faascope.provider_kinds import PROVIDER_KINDS
+from faascope.provider_kinds import provider_kind as provider_kind_of
 from faascope.tiers import PLATFORMS, lambda_vcpu
 
 FUNCTION_OVERHEAD_S = 0.002  # the agent's own handling inside the billed duration
@@ -47,33 +49,18 @@ KV_DEFAULT_PREFIX = "faascope:"
 TRANSFER_KEY_BYTES = len("transfer/") + 16 + len("/") + 2
 #: the platform a cell is priced on -> whose storage it uses
 PLATFORM_CLOUD = {"aws_lambda": "aws", "gcf": "gcp", "cloudrun": "gcp"}
+#: an object store -> the storage row it is charged in and what its PUTs and GETs are called there
+OBJECT_CHARGE = {"s3": ("aws_s3", "put_requests", "get_requests"),
+                 "gcs": ("gcp_storage", "class_a_requests", "class_b_requests")}
 #: usage counters (per planned invocation) -> what they are called in the estimate
 USAGE_KEYS = ("object_puts", "object_gets", "dynamodb_write_units", "dynamodb_read_units",
               "sharedfs_bytes_read", "sharedfs_bytes_written", "redis_requests")
 
 
-def _settings_get(settings: Any, key: str, default=None):
-    if isinstance(settings, dict):
-        return settings.get(key, default)
-    return getattr(settings, key, default)
-
-
 def cell_platform(provider_kind: str, profile: Optional[str], settings: Any) -> tuple[Optional[str], Optional[float]]:
     """(platform key, vcpu override) that prices a cell; (None, None) when unknown."""
-    if provider_kind == "aws":
-        return "aws_lambda", None
-    if provider_kind == "local":
-        return ("gcf" if profile == "gcf" else "aws_lambda"), None
-    if provider_kind == "gcp":
-        service = _settings_get(settings, "service", "cloud_run") or "cloud_run"
-        cpu = _settings_get(settings, "cpu", "gcf")
-        if service == "cloud_functions" or cpu in (None, "gcf"):
-            return "gcf", None
-        return "cloudrun", (float(cpu) if cpu not in ("match_lambda",) else -1.0)
-    if provider_kind == "http":
-        as_ = _settings_get(settings, "price_as")
-        return (as_, None) if as_ else (None, None)
-    return None, None
+    d = provider_kind_of(provider_kind)
+    return d.price(profile, settings) if d is not None else (None, None)
 
 
 def deployment_rows(loaded: Any) -> list[dict]:
@@ -83,13 +70,14 @@ def deployment_rows(loaded: Any) -> list[dict]:
     named after its provider kind."""
     if not loaded.deployments:
         kind, settings = loaded.provider_kind, loaded.spec.provider.parsed_settings()
-        price = None if kind == "local" else cell_platform(kind, None, settings)[0]
+        # a local campaign's invocations are priced by their sandbox profile
+        price = None if PROVIDER_KINDS[kind].has_profiles else cell_platform(kind, None, settings)[0]
         return [{"name": kind, "kind": kind, "region": getattr(settings, "region", None),
                  "price_platform": price, "detail": {}}]
     rows = []
     for name, dep in loaded.deployments.items():
         settings = dep.parsed_settings()
-        profile = dep.function.get("profile") or ("lambda" if dep.kind == "local" else None)
+        profile = dep.function.get("profile") or PROVIDER_KINDS[dep.kind].default_profile
         rows.append({"name": name, "kind": dep.kind, "region": dep.region,
                      "price_platform": cell_platform(dep.kind, profile, settings)[0],
                      "detail": {"function": dep.function,
@@ -178,20 +166,20 @@ def storage_charges(usage: dict[str, float], cloud: Optional[str],
     charge. Object requests go to S3 on AWS and GCS on GCP; DynamoDB is billed wherever it is
     called from; EFS only on AWS (GCP's Filestore bills provisioned capacity, not use)."""
     out: dict[str, dict[str, float]] = {}
+    d = provider_kind_of(cloud)
     puts, gets = usage.get("object_puts", 0), usage.get("object_gets", 0)
-    if (puts or gets) and cloud == "aws":
-        out["aws_s3"] = {"put_requests": puts, "get_requests": gets,
-                         "total": storage_cost("s3", puts=puts, gets=gets, pricing=pricing)["total"]}
-    elif (puts or gets) and cloud == "gcp":
-        out["gcp_storage"] = {"class_a_requests": puts, "class_b_requests": gets,
-                              "total": storage_cost("gcs", puts=puts, gets=gets, pricing=pricing)["total"]}
+    store = d.object_storage if d is not None else None
+    if (puts or gets) and store in OBJECT_CHARGE:
+        table, put_name, get_name = OBJECT_CHARGE[store]
+        out[table] = {put_name: puts, get_name: gets,
+                      "total": storage_cost(store, puts=puts, gets=gets, pricing=pricing)["total"]}
     wru, rru = usage.get("dynamodb_write_units", 0), usage.get("dynamodb_read_units", 0)
     if (wru or rru) and cloud is not None:
         out["aws_dynamodb"] = {"write_request_units": wru, "read_request_units": rru,
                                "total": storage_cost("dynamodb", write_units=wru, read_units=rru,
                                                      pricing=pricing)["total"]}
     rd, wr = usage.get("sharedfs_bytes_read", 0), usage.get("sharedfs_bytes_written", 0)
-    if (rd or wr) and cloud == "aws":
+    if (rd or wr) and d is not None and d.shared_fs_storage == "efs":
         out["aws_efs"] = {"bytes_read": rd, "bytes_written": wr,
                           "total": storage_cost("efs", bytes_read=rd, bytes_written=wr,
                                                 pricing=pricing)["total"]}
@@ -303,7 +291,8 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
             per_deployment[dep.name] = (None if before is None or row["total"] is None
                                         else before + row["total"])
         cells.append(row)
-    if kind == "local":
+    spec_kind = provider_kind_of(kind)
+    if spec_kind is not None and spec_kind.local:
         notes.append("a local run costs nothing; these are the prices of the clouds the sandbox "
                      "profiles imitate (lambda, unlimited -> AWS Lambda; gcf -> GCF 2nd gen), "
                      "storage included (S3, DynamoDB, EFS; GCS)")
@@ -311,7 +300,7 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
         notes.append("deployments without a price: "
                      + ", ".join(n for n, v in per_deployment.items() if v is None)
                      + " (an http deployment needs settings.price_as)")
-    if kind == "http" and total is None and not deployments:
+    if spec_kind is not None and spec_kind.price_from_setting and total is None and not deployments:
         notes.append("the http provider's platform is unknown; set provider.settings.price_as "
                      "(aws_lambda, gcf or cloudrun) to price it")
     if "redis" in unpriced:

@@ -58,6 +58,7 @@ from faascope.designs.model_inputs import (CALIBRATED_PROFILES, LAMBDA_PROFILE, 
                                            NetBucket)
 from faascope.designs.plan import Cell, Plan
 from faascope.designs.schedule import burst_schedule
+from faascope.provider_kinds import PROVIDER_KINDS, provider_kind
 from faascope.tiers import GCF_TIERS, LAMBDA_MB_PER_VCPU
 from faascope.units import MIB
 
@@ -166,14 +167,20 @@ def cell_site(cell: Cell, provider: Optional[str] = None, inputs: Optional[Input
     inputs = inputs if inputs is not None else Inputs()
     if provider is None:
         provider = "local" if f.profile is not None else "aws"
-    if provider == "local":
-        profile = f.profile or LAMBDA_PROFILE
-        return Site("local", profile == "gcf", cpu_share(profile, f.memory_mb),
+    d = provider_kind(provider) or PROVIDER_KINDS["aws"]  # another platform: modelled as Lambda
+    if d.has_profiles:
+        profile = f.profile or d.default_profile
+        return Site(d.where, d.tmp_of(profile) == "memory", cpu_share(d.cpu_rule_of(profile), f.memory_mb),
                     profile if profile in CALIBRATED_PROFILES else None,
                     getattr(f, "net_shape", None) or "profile", inputs, f.memory_mb)
-    if provider == "gcp":
-        return Site("cloud", True, cpu_share("gcf", f.memory_mb), LAMBDA_PROFILE, "lambda", inputs)
-    return Site("cloud", False, cpu_share("lambda", f.memory_mb), LAMBDA_PROFILE, "lambda", inputs)
+    return Site(d.where, d.tmp == "memory", cpu_share(d.cpu_rule, f.memory_mb), LAMBDA_PROFILE,
+                "lambda", inputs)
+
+
+def where_of(provider: Optional[str]) -> str:
+    """"local" or "cloud": where a provider kind's functions run (another name: a cloud)."""
+    d = provider_kind(provider)
+    return d.where if d is not None else "cloud"
 
 
 def net_bucket(site: Site) -> Optional[NetBucket]:
@@ -494,7 +501,7 @@ def cold_seconds(cell: Cell, where: str, inputs: Inputs, provider: Optional[str]
 def estimate(plan: Plan) -> dict[str, Any]:
     inputs = Inputs()
     kinds = {c.key: plan.spec.cell_provider_kind(c.levels) for c in plan.cells}
-    sites = {k: "local" if v == "local" else "cloud" for k, v in kinds.items()}
+    sites = {k: where_of(v) for k, v in kinds.items()}
     # a local invocation's reply also waits out its profile's modelled front end
     front = {c.key: inputs.front_end(cell_site(c, kinds[c.key], inputs).profile)
              if sites[c.key] == "local" else 0.0 for c in plan.cells}

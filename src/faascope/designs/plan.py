@@ -38,6 +38,7 @@ from pydantic import BaseModel
 
 from faascope.specs.rules import RuleError
 from faascope.errors import BadInput
+from faascope.provider_kinds import provider_kind
 from faascope.specs.loader import LoadedSpec
 from faascope.designs.slots import SlotPlan, slot_plan
 from faascope.specs.model import FunctionSpec
@@ -234,14 +235,16 @@ def cell_limit(fn: dict, wl: dict, provider: str, by_profile: bool = False) -> t
         size, io = _bytes(wl.get("file_size")), _bytes(wl.get("io_size")) or 0
         if size is None:
             return None
-        if provider == "aws" or (provider == "local" and profile == "lambda"):
+        d = provider_kind(provider)
+        tmp = d.tmp_of(profile) if d is not None else None
+        if tmp == "ephemeral":
             eph = fn.get("ephemeral_mb") or 512
             if size > eph * MIB:
                 rule = "file_size <= ephemeral"
                 return (f"file_size {format_size(size)} ({size:,} B) does not fit the function's "
                         f"/tmp: ephemeral_mb {eph} = {eph * MIB:,} B",
                         f"profile != 'lambda' or {rule}" if by_profile else rule)
-        elif provider == "gcp" or (provider == "local" and profile == "gcf"):
+        elif tmp == "memory":
             mem = fn.get("memory_mb") or 128
             room = mem * MIB - TMPFS_RESERVE
             if size + io > room:

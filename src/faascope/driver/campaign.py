@@ -45,6 +45,7 @@ from faascope.designs.plan import Cell, Plan, build_plan
 from faascope.designs.slots import recorded_anchor
 from faascope.driver.provenance import provenance
 from faascope.errors import BadInput, Failure
+from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.providers.base import FunctionConfig, Provider
 from faascope.providers.deployments import DeploymentProviders
 from faascope.providers.invocation import NEVER_SENT, InvokeResult
@@ -551,7 +552,7 @@ class Campaign:
         stand-ins), which cells the host rather than the modelled cloud bounded, and where the
         CPU quotas of the cell's running instances promised more than the host's CPUs
         (faascope.analysis.host_bound)."""
-        if self.loaded.provider_kind != "local":
+        if not PROVIDER_KINDS[self.loaded.provider_kind].local:
             return   # on a cloud, instances run on machines of their own
         with ResultsFile(self.results) as rf:
             events = rf.campaign_meta()["events"]

@@ -12,12 +12,12 @@ from typing import Optional
 from rich.progress import ProgressColumn
 from rich.text import Text
 
-from faascope.designs.estimate import COLD_S, estimate, human_duration
+from faascope.designs.estimate import COLD_S, estimate, human_duration, where_of
 
 
 class WeightedETA:
     def __init__(self, plan, pending: list[dict]):
-        where = "local" if plan.spec.provider_kind == "local" else "cloud"
+        where = where_of(plan.spec.provider_kind)
         self.per_cell = estimate(plan)["per_invocation_seconds"]
         self.cold = COLD_S[where]
         self.remaining = sum(self.cost(r) for r in pending)

@@ -21,6 +21,7 @@ from typing import Any, Optional
 from faascope import __version__
 from faascope.binaries import BIN_DIR
 from faascope.cost.pricing import pricing_for
+from faascope.provider_kinds import provider_kind
 from faascope.providers.base import Provider
 from faascope.providers.local_platform import health
 from faascope.specs.loader import LoadedSpec
@@ -76,7 +77,8 @@ def _platform_status(described: dict) -> Optional[dict]:
     lambda sandboxes' /tmp share, block I/O limits and direct I/O of /tmp): the calibration a
     local campaign ran under."""
     endpoint = described.get("endpoint_url")
-    if not endpoint or described.get("kind") != "local":
+    kind = provider_kind(described.get("kind"))
+    if not endpoint or kind is None or not kind.local:
         return None
     h = health(str(endpoint), timeout=2.0)
     if h is None:

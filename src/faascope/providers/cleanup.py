@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import click
 
 from faascope.errors import BadInput, Failure
+from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.providers import local_platform
 from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG
 from faascope.providers.local import local_credentials
@@ -181,7 +182,8 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
     from botocore.config import Config
 
     note = None
-    if provider == "local":
+    kind = PROVIDER_KINDS[provider]
+    if kind.local:
         if endpoint_url is None:
             state = local_platform.running(Path(data_dir) if data_dir else None)
             if state is None:
@@ -194,7 +196,7 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
         storage = False
         note = ("--endpoint-url without --s3-endpoint-url: functions only (buckets and tables "
                 "are looked for only on AWS itself or at --s3-endpoint-url)")
-    session = _session(region, credentials_profile, provider == "local")
+    session = _session(region, credentials_profile, kind.local)
     cfg = Config(retries={"total_max_attempts": 8, "mode": "standard"}, connect_timeout=10, read_timeout=60)
     try:
         lam = session.client("lambda", endpoint_url=endpoint_url, config=cfg)
@@ -202,7 +204,7 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
         if storage:
             res += clean_buckets(session.client("s3", endpoint_url=s3_endpoint_url, config=cfg),
                                  campaign, dry_run, say)
-            if provider == "aws" and endpoint_url is None:
+            if kind.cleanup_tables and endpoint_url is None:
                 res += clean_tables(session.client("dynamodb", config=cfg), campaign, dry_run, say)
     except Exception as exc:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError

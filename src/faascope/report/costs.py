@@ -37,11 +37,10 @@ from faascope.cost.report import (
     DURATION_COLS, MEMORY_COLS, PLATFORM_COLS, invocation_costs, pareto_front, row_durations,
 )
 from faascope.errors import BadInput
+from faascope.provider_kinds import provider_kind
 from faascope.analysis.dataset import Dataset
 from faascope.report.scenarios import Scenario
 
-#: the platform a provider's invocations are priced as when the rows do not name one
-PROVIDER_PLATFORM = {"aws": "aws_lambda", "local": "aws_lambda", "gcp": "gcf"}
 #: what the local platform's sandbox profiles stand in for
 PROFILE_MEANS = {"lambda": "AWS Lambda", "gcf": "GCF 2nd gen", "unlimited": "AWS Lambda (no limits)"}
 #: billed / timed above this ratio: the report says what the billed time contains besides the timed part
@@ -135,14 +134,15 @@ def _platform_for(data: Dataset) -> tuple[str | None, str | None]:
         return None, None
     spec = data.source.spec or {}
     prov = spec.get("provider") or {}
-    kind = prov.get("kind")
-    if kind == "http":
-        price_as = (prov.get("settings") or {}).get("price_as")
+    # the platform a provider's invocations are priced as when the rows do not name one
+    kind = provider_kind(prov.get("kind"))
+    if kind is not None and kind.price_from_setting:
+        price_as = (prov.get("settings") or {}).get(kind.price_from_setting)
         if price_as:
             return price_as, None
         return "", "an HTTP endpoint has no price list; set provider.settings.price_as (aws_lambda, gcf, cloudrun)"
-    if kind in PROVIDER_PLATFORM:
-        return PROVIDER_PLATFORM[kind], None
+    if kind is not None and kind.default_price_platform:
+        return kind.default_price_platform, None
     if any(c in rows.columns for c in ("profile", "platform")):
         return None, None
     return "aws_lambda", None

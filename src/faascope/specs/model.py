@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from faascope.units import parse_duration, parse_memory_mb, parse_size
 from faascope.cost.pricing import Pricing
 from faascope.errors import BadInput
+from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.specs.lambda_quotas import UNZIPPED_MAX_BYTES
 from faascope.specs.workloads import WORKLOAD_MODELS, WorkloadModel
 
@@ -179,11 +180,11 @@ class HTTPProviderSettings(CommonProviderSettings):
     price_as: Optional[Literal["aws_lambda", "gcf", "cloudrun"]] = None
 
 
+#: each provider kind's settings model, as its descriptor names it (faascope.provider_kinds)
 PROVIDER_SETTINGS: dict[str, type[BaseModel] | None] = {
-    "local": LocalProviderSettings,
-    "aws": AWSProviderSettings,
-    "gcp": GCPProviderSettings,
-    "http": HTTPProviderSettings,
+    name: {m.__name__: m for m in (LocalProviderSettings, AWSProviderSettings, GCPProviderSettings,
+                                   HTTPProviderSettings)}[kind.settings_model]
+    for name, kind in PROVIDER_KINDS.items()
 }
 
 

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from faascope import standins
 from faascope.errors import Failure
+from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.providers import local_platform
 from faascope.providers.base import Provider, make_provider
 from faascope.providers.local import LocalProvider
@@ -110,7 +111,7 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
     default), for which stand-ins are shaped; ``image_sizes`` their packages' sizes: one that
     may be over Lambda's direct-upload limit brings the S3 stand-in, which the package is
     deployed through (:func:`faascope.providers.packaging.needs_s3_upload`)."""
-    if kind != "local":
+    if not PROVIDER_KINDS[kind].local:  # stand-ins serve the local platform only
         return make_provider(kind, settings)
     n = needs_of(payloads)
     if any(needs_s3_upload(s) for s in image_sizes):

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from faascope.errors import BadInput
+from faascope.provider_kinds import PROVIDER_KINDS
 
 
 #: without a budget, at most this many pilots' worth of invocations per size (the pilot, its cold
@@ -128,7 +129,7 @@ def tune_command(function, spec, arches, urls, provider, endpoint_url, region, d
         settings.memories = sorted(target.urls)
         label = "http"
     else:
-        if provider == "local":
+        if PROVIDER_KINDS[provider].local:
             client, endpoint = local_client(endpoint_url, data_dir)
         else:
             client, endpoint = lambda_client(endpoint_url, region), endpoint_url or f"AWS {region}"

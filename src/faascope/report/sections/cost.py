@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from faascope.cost.model import PLATFORM_TITLES
+from faascope.provider_kinds import provider_kind
 from faascope.report.costs import BILLED_RATIO_NOTE, DURATION_NAMES, ScenarioCost, table_of
 from faascope.analysis.levels import size_labels
 from faascope.report.figures import Fig, auto_log
@@ -76,7 +77,8 @@ def _break_even_table(cost: ScenarioCost, where: str | None):
 def _how(ctx: Ctx, basis) -> str:
     tables = sorted({(t.name, t.version, t.date, t.source) for t in (table_of(basis.pricing, p) for p in basis.platforms)})
     used = "; ".join(f"`{n}@{v}` ({d}, {s})" for n, v, _d, s in tables for d in [_d])
-    local = (ctx.data.source.spec or {}).get("provider", {}).get("kind") == "local"
+    kind = provider_kind((ctx.data.source.spec or {}).get("provider", {}).get("kind"))
+    local = kind is not None and kind.local
     src = ", ".join(DURATION_NAMES.get(s, s) for s in basis.sources) or "none"
     text = (("This campaign ran on faascope's local platform; it is priced as the cloud each sandbox profile "
              f"stands in for: {basis.as_what}. ") if local else f"Priced as {basis.as_what}. ")
