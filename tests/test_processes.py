@@ -8,7 +8,8 @@ import time
 
 from faascope.processes import pid_alive, stop_process
 
-IGNORES_TERM = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+IGNORES_TERM = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "print('ready', flush=True); time.sleep(60)")
 
 
 def _child(code: str) -> subprocess.Popen:

@@ -30,8 +30,8 @@ SCHEMA = resolve(response_schema(), response_schema())
 #: json_extract / json_each / json_type over a document: (function, document, path)
 CALL = re.compile(r"json_(extract|each|type)\(\s*([A-Za-z_][\w.]*)\s*,\s*'(\$[^']*)'\s*\)")
 #: a json_each over the response with its alias, if any (whose ``value`` is an element)
-EACH = re.compile(r"json_each\(\s*i\.response_json\s*,\s*'(\$[^']*)'\s*\)(?:\s+(?!FROM\b|WHERE\b|ORDER\b|UNION\b)(\w+))?",
-                  re.IGNORECASE)
+EACH = re.compile(r"json_each\(\s*i\.response_json\s*,\s*'(\$[^']*)'\s*\)"
+                  r"(?:\s+(?!FROM\b|WHERE\b|ORDER\b|UNION\b)(\w+))?", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------------------ the schema
