@@ -23,7 +23,7 @@ PKG = "faascope"
 #: from any folder of a lower layer, never from a higher one (docs/architecture.md)
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"units", "binaries", "schemas", "calibration"},
+    {"units", "binaries", "schemas", "calibration", "processes"},
     {"tiers", "store"},
     {"cost", "provider_kinds"},
     {"specs"},

@@ -178,13 +178,14 @@ def s3_server(tmp_path):
         yield (os.environ["FAASCOPE_TEST_S3_ENDPOINT"], os.environ.get("FAASCOPE_TEST_S3_ACCESS_KEY", "test"),
                os.environ.get("FAASCOPE_TEST_S3_SECRET_KEY", "test"))
         return
-    from faascope.standins import _terminate, start_s3
+    from faascope.processes import stop_process
+    from faascope.standins import STOP_WAIT_S, start_s3
 
     srv = start_s3(tmp_path / "s3work")
     try:
         yield srv.endpoint, srv.extra["access_key"], srv.extra["secret_key"]
     finally:
-        _terminate(srv.pid)
+        stop_process(srv.pid, STOP_WAIT_S)
 
 
 def test_aws_provider_creates_tags_and_cleans_a_bucket_on_a_local_s3_server(tmp_path, monkeypatch, s3_server,

@@ -19,7 +19,11 @@ is reported as such (burst fields None).
 Usage::
 
     from faascope.analysis.bandwidth import fit_token_bucket, series_frame
-    fit = fit_token_bucket(resp["workload"]["in"]["samples"], interval_s=0.02)
+    from faascope.store.reader import ResultsFile
+    with ResultsFile("results.db") as rf:  # faascope.store.reader: the series out of the responses
+        net = rf.network_samples()
+    s = net[(net.invocation_id == 7) & (net.direction == "in")]
+    fit = fit_token_bucket(s["bytes"].to_numpy(), interval_s=s["interval_s"].iloc[0])
     fit.budget_bytes, fit.refill_bytes_per_s, fit.burst_bytes_per_s
 """
 from __future__ import annotations

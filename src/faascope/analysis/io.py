@@ -15,7 +15,6 @@ import gzip
 import itertools
 import math
 import re
-import sqlite3
 import warnings
 from pathlib import Path
 
@@ -134,8 +133,8 @@ def load_table(path: str | Path, sep: str | None = None, decimal: str | None = N
         if is_results_path(p):
             return _load_store(p)
     except BadInput:
-        raise
-    except (ValueError, OSError, pd.errors.ParserError, sqlite3.DatabaseError) as exc:
+        raise  # the store's own errors too (ResultsFileUnreadable, DamagedResultsFile): they name the file
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise BadInput(f"cannot read {p}: {exc}", field="INPUT") from exc
     raise BadInput(
         f"unknown file type {p.suffix!r} for {p.name}; use .csv, .parquet or a results store "

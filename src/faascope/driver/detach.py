@@ -30,6 +30,7 @@ from typing import IO, Any, Optional
 
 from faascope.designs.slots import recorded_anchor, slot_plan
 from faascope.errors import BadInput, Failure
+from faascope.processes import stop_process
 from faascope.specs.model import ScheduleSpec
 from faascope.store.reader import NotAResultsFile, ResultsFile
 from faascope.store.timestamps import utc_now
@@ -162,18 +163,12 @@ def stop_runner(results: Path, timeout_s: float, abandon: bool = False) -> dict:
         return {"stopped": False, "reason": "no runner is running it"}
     st = _read_state(state_path(results))
     pid = int(st["pid"])
-    os.kill(pid, signal.SIGTERM)
     if abandon:
+        os.kill(pid, signal.SIGTERM)  # the first of two: the second abandons what is in flight
         time.sleep(0.2)
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not runner_alive(results):
-            return {"stopped": True, "pid": pid, **_read_state(state_path(results))}
-        time.sleep(0.1)
+    # the runner has ended when its lock goes; never killed: it records what is in flight
+    if stop_process(pid, timeout_s, alive=lambda: runner_alive(results), kill=False, poll_s=0.1):
+        return {"stopped": True, "pid": pid, **_read_state(state_path(results))}
     raise Failure(f"the runner (pid {pid}) is still finishing after {timeout_s:g} s (an "
                   f"invocation in flight); wait, or `faascope stop {results} --abandon`")
 

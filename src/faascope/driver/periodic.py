@@ -29,7 +29,7 @@ from typing import Optional
 
 from faascope.designs.slots import SlotPlan
 from faascope.driver.campaign import Campaign
-from faascope.providers.base import FunctionConfig
+from faascope.driver.one_run import measure_one_run
 from faascope.store.timestamps import iso_utc_from_ns
 
 #: how often a wait for a slot looks at the stop flag (seconds)
@@ -180,13 +180,5 @@ class PeriodicExecutor:
 
     @staticmethod
     def _invoke(campaign: Campaign, run: dict, names: dict[str, str]) -> None:
-        cell = campaign.plan.cells_by_key[run["cell_key"]]
-        name = names[run["cell_key"]]
-        cfg = FunctionConfig.from_dict(cell.config)
-        provider = campaign.open_provider()
-        campaign.configure(name, cfg)
-        if run["force_cold"]:
-            provider.force_cold(name)
-        before_ns = time.time_ns()
-        result = provider.invoke(name, cell.payload)
-        campaign.record(run, cell, name, cfg, result, before_ns)
+        measure_one_run(campaign, campaign.open_provider(), run,
+                        campaign.plan.cells_by_key[run["cell_key"]], names[run["cell_key"]])

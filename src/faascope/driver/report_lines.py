@@ -2,12 +2,12 @@
 (adaptive replication) and which cells never succeeded."""
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Optional
 
 from faascope.analysis.render import fmt_seconds
-from faascope.errors import BadInput
+from faascope.errors import BadInput, Failure
+from faascope.store.reader import ResultsFile
 from faascope.units import parse_duration as duration_seconds
 
 
@@ -70,21 +70,12 @@ def adaptive_table(adaptive) -> str:
 
 def cells_without_success(results: str | Path) -> list[tuple[str, int, str]]:
     """(cell, measured invocations, error types) of every cell with records none of which
-    succeeded."""
+    succeeded; [] when the file cannot be read (this is a closing remark, never an error)."""
     try:
-        conn = sqlite3.connect(f"file:{Path(results)}?mode=ro", uri=True)
-    except sqlite3.Error:
+        with ResultsFile(results) as rf:
+            return rf.cells_without_success()
+    except (BadInput, Failure):
         return []
-    try:
-        rows = conn.execute(
-            "SELECT cell_key, count(*), sum(status = 'ok'), "
-            "group_concat(DISTINCT COALESCE(error_type, status)) FROM invocations "
-            "WHERE kind = 'measure' GROUP BY cell_key").fetchall()
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
-    return [(k, n, errs or "") for k, n, ok, errs in rows if n and not ok]
 
 
 def failed_cells_message(results: str | Path) -> Optional[str]:

@@ -13,8 +13,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
 from rich.text import Text
 
 from faascope.driver.campaign import Campaign
+from faascope.driver.one_run import measure_one_run
 from faascope.driver.progress import ETAColumn, WeightedETA, short_cell
-from faascope.providers.base import FunctionConfig
 
 
 class _RateColumn(ProgressColumn):
@@ -59,14 +59,7 @@ class SequentialExecutor:
                         time.sleep(min(1.0, max(0.0, start_at - time.time())))
                 cell = cells[run["cell_key"]]
                 bar.update(task, description=f"{campaign.name} · {short_cell(run['cell_key'])}")
-                name = names[run["cell_key"]]
-                cfg = FunctionConfig.from_dict(cell.config)
-                campaign.configure(name, cfg)
-                if run["force_cold"]:
-                    provider.force_cold(name)
-                before_ns = time.time_ns()
-                result = provider.invoke(name, cell.payload)
-                campaign.record(run, cell, name, cfg, result, before_ns)
+                result = measure_one_run(campaign, provider, run, cell, names[run["cell_key"]])
                 if result.status != "ok":
                     errors += 1
                 eta.advance(run)

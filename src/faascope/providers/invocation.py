@@ -26,6 +26,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from faascope.schemas.response import parse_response
+
 
 #: error types of a call whose request never left this machine (connection refused, DNS,
 #: connect timeout; botocore's names, which every provider uses): no function can have run, so
@@ -101,11 +103,12 @@ def classify(body: bytes | None, function_error: str | None) -> dict[str, Any]:
         out["raw_payload"] = text
         return out
     out["response"] = parsed
-    if not parsed.get("ok"):
-        err = parsed.get("error") or {}
+    # the agent's fields are read through AgentResponse (one reading of the response schema)
+    agent = parse_response(parsed)
+    if not agent.ok:
         out["status"] = "agent_error"
-        out["error_type"] = str(err.get("type") or "AgentError")
-        out["error_message"] = err.get("message")
+        out["error_type"] = agent.error_type or "AgentError"
+        out["error_message"] = agent.error_message
     return out
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from faascope.binaries import platform_binary
 from faascope.calibration import write_platform_calibration
 from faascope.errors import BadInput, Failure
+from faascope.processes import stop_process
 
 PROFILES = ("lambda", "gcf", "unlimited")
 DEFAULT_PORT = 9001
@@ -165,26 +165,8 @@ def stop(data_dir: Path | None = None, wait_s: float = 15.0) -> bool:
     if state is None:
         _state_file(data_dir).unlink(missing_ok=True)
         return False
-    pid = state["pid"]
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.05)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
+    stop_process(state["pid"], wait_s)
     _state_file(data_dir).unlink(missing_ok=True)
     return True
 
 
-def _alive(pid: int) -> bool:
-    """Whether pid still runs; a zombie (exited, not yet reaped by its parent) does not."""
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False  # it was our child and has just been reaped
-    except ChildProcessError:
-        pass
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False

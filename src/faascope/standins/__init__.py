@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from pathlib import Path
 from faascope import __version__
 from faascope.binaries import shaper_binary
 from faascope.errors import BadInput, Failure
+from faascope.processes import stop_process
 from faascope.providers.local_platform import default_data_dir
 from faascope.standins import shaping
 
@@ -61,6 +61,8 @@ DEFAULT_REGION = "us-east-1"
 DEFAULT_TABLE = "faascope"
 #: the most a shaped S3 stand-in keeps in memory (a tmpfs's size is a bound, not an allocation)
 S3_MEMORY_BYTES = 4 * 1024 ** 3
+#: how long a stand-in's server has to exit after SIGTERM before it is killed (seconds)
+STOP_WAIT_S = 10.0
 
 
 def free_port() -> int:
@@ -223,7 +225,7 @@ class StandIns:
         pids = [s.pid for by in self.shaped.values() for s in by.values()]
         pids += [s.pid for s in self.servers.values()]
         for pid in dict.fromkeys(p for p in pids if p):
-            _terminate(pid)
+            stop_process(pid, STOP_WAIT_S)
         for m in self.mounts:
             _unmount(m)
         for d in self.owned_dirs:
@@ -238,35 +240,6 @@ class StandIns:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def _terminate(pid: int, wait_s: float = 10.0) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
-        except ChildProcessError:
-            pass
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
-        except OSError:
-            return
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _unmount(path: str) -> None:

@@ -156,6 +156,17 @@ class NotAResultsFile(BadInput):
         self.reason = reason
 
 
+class ResultsFileUnreadable(BadInput):
+    """SQLite could not open the file at all (no read permission, a broken path): exit 2
+    naming the argument and the file; ``detail`` is SQLite's own message. The store's error, so
+    that no layer above it needs to know SQLite's error types (only ``store/`` touches the
+    file)."""
+
+    def __init__(self, path: Path, detail: str, field: str):
+        super().__init__(f"cannot read {path}: {detail}", field=field)
+        self.detail = detail
+
+
 class ResultsFile:
     """A results file opened read-only. ``field`` names the command-line argument that gave the
     path, for the errors (exit status 2) that say what is wrong with it."""
@@ -167,7 +178,10 @@ class ResultsFile:
             raise BadInput(f"no such results file: {self.path}", field=field)
         if self.path.is_dir():
             raise BadInput(f"{self.path} is a directory; give a results file", field=field)
-        self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        try:
+            self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise ResultsFileUnreadable(self.path, str(exc), field) from exc
         self.conn.row_factory = sqlite3.Row
         try:
             self.names = {r[0] for r in self.conn.execute(
@@ -313,6 +327,15 @@ class ResultsFile:
                 "export RESULTS --format csv` and analyse the CSV", field=self.field)
         sql = f"SELECT * FROM {FLAT_VIEW}" + ("" if include_warmups else " WHERE warmup = 0")
         return self._frame(sql)
+
+    def cells_without_success(self) -> list[tuple[str, int, str]]:
+        """(cell, measured invocations, error types) of every cell with measured invocations
+        none of which succeeded."""
+        rows = self._sql(
+            "SELECT cell_key, count(*), sum(status = 'ok'), "
+            "group_concat(DISTINCT COALESCE(error_type, status)) FROM invocations "
+            "WHERE kind = 'measure' GROUP BY cell_key")
+        return [(k, n, errs or "") for k, n, ok, errs in rows if n and not ok]
 
     # -------------------------------------------------------------- series inside a response
     def hops(self) -> pd.DataFrame:
