@@ -40,6 +40,8 @@ PLATFORM_ALIASES = {
 PLATFORM_TITLES = {"aws_lambda": "AWS Lambda", "gcf": "GCF 2nd gen", "cloudrun": "Cloud Run"}
 #: which price table prices which platform
 PLATFORM_TABLE = {"aws_lambda": "aws_lambda", "gcf": "gcp_functions", "cloudrun": "gcp_functions"}
+#: the cloud whose storage prices apply to a platform's requests
+PLATFORM_CLOUD = {"aws_lambda": "aws", "gcf": "gcp", "cloudrun": "gcp"}
 
 
 def platform_key(name: str) -> str:

@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Optional
 
-from faascope.cost.model import (PLATFORM_TABLE, PLATFORM_TITLES, InvocationCost, dynamodb_units,
-                                 invocation_cost, storage_cost)
+from faascope.cost.model import (PLATFORM_CLOUD, PLATFORM_TABLE, PLATFORM_TITLES, InvocationCost,
+                                 dynamodb_units, invocation_cost, storage_cost)
 from faascope.cost.pricing import Pricing, pricing_for
 from faascope.designs.estimate import app_sizes, hop_seconds, prepare_drop, transfer_hops
 from faascope.provider_kinds import PROVIDER_KINDS
@@ -47,8 +47,6 @@ DYNAMODB_ATTRIBUTE_NAME_BYTES = len("pk") + len("v")
 KV_DEFAULT_PREFIX = "faascope:"
 #: transfer/<16 hex digits of session>/<hop>, below the prefix
 TRANSFER_KEY_BYTES = len("transfer/") + 16 + len("/") + 2
-#: the platform a cell is priced on -> whose storage it uses
-PLATFORM_CLOUD = {"aws_lambda": "aws", "gcf": "gcp", "cloudrun": "gcp"}
 #: an object store -> the storage row it is charged in and what its PUTs and GETs are called there
 OBJECT_CHARGE = {"s3": ("aws_s3", "put_requests", "get_requests"),
                  "gcs": ("gcp_storage", "class_a_requests", "class_b_requests")}

@@ -95,6 +95,9 @@ class ProviderKind:
     shared_fs_storage: Optional[str] = None
     #: cleanup also looks for its DynamoDB tables (on the cloud itself, not at a stand-in endpoint)
     cleanup_tables: bool = False
+    #: it deploys through the Lambda API (boto3's lambda client): what `faascope tune` and
+    #: `faascope cleanup` drive
+    lambda_api: bool = False
 
     @property
     def local(self) -> bool:
@@ -115,16 +118,21 @@ class ProviderKind:
 
 PROVIDER_KINDS: dict[str, ProviderKind] = {
     "local": ProviderKind("local", "local", "LocalProviderSettings", _price_local, "aws_lambda",
-                          default_profile="lambda"),
+                          default_profile="lambda", lambda_api=True),
     "aws": ProviderKind("aws", "cloud", "AWSProviderSettings", _price_lambda, "aws_lambda",
                         has_region=True, cpu_rule="lambda", tmp="ephemeral",
-                        object_storage="s3", shared_fs_storage="efs", cleanup_tables=True),
+                        object_storage="s3", shared_fs_storage="efs", cleanup_tables=True,
+                        lambda_api=True),
     "gcp": ProviderKind("gcp", "cloud", "GCPProviderSettings", _price_gcp, "gcf",
                         has_region=True, cpu_rule="gcf", tmp="memory", object_storage="gcs"),
     # an agent at a URL: its platform is unknown; the time estimate assumes Lambda's CPU rule
     "http": ProviderKind("http", "cloud", "HTTPProviderSettings", _price_http, None,
                          price_from_setting="price_as", cpu_rule="lambda"),
 }
+
+
+#: the kinds whose functions are deployed through the Lambda API
+LAMBDA_API_KINDS: tuple[str, ...] = tuple(k for k, d in PROVIDER_KINDS.items() if d.lambda_api)
 
 
 def provider_kind(name: Optional[str]) -> Optional[ProviderKind]:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 import click
 
 from faascope.errors import BadInput, Failure
-from faascope.provider_kinds import PROVIDER_KINDS
+from faascope.provider_kinds import LAMBDA_API_KINDS, PROVIDER_KINDS
 from faascope.providers import local_platform
 from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG
 from faascope.providers.local import local_credentials
@@ -220,7 +220,7 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
 
 
 @click.command("cleanup")
-@click.option("--provider", type=click.Choice(["aws", "local"]), default="aws", show_default=True)
+@click.option("--provider", type=click.Choice(LAMBDA_API_KINDS), default="aws", show_default=True)
 @click.option("--campaign", default=None,
               help="Only this campaign's resources: its uid, or a results file (default: all faascope's).")
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")

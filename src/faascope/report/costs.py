@@ -30,7 +30,7 @@ import pandas as pd
 from faascope.analysis.decisions import rank_levels
 from faascope.cost.breakeven import ram_break_even_s
 from faascope.cost.mapping import FieldMap, PriceMapping, PricedColumns, pricing_columns
-from faascope.cost.model import PLATFORM_TABLE, PLATFORM_TITLES, platform_key
+from faascope.cost.model import PLATFORM_CLOUD, PLATFORM_TABLE, PLATFORM_TITLES, platform_key
 from faascope.cost.pricing import Pricing, pricing_for
 from faascope.analysis.intervals import mean_interval
 from faascope.cost.report import (
@@ -45,8 +45,6 @@ from faascope.report.scenarios import Scenario
 PROFILE_MEANS = {"lambda": "AWS Lambda", "gcf": "GCF 2nd gen", "unlimited": "AWS Lambda (no limits)"}
 #: billed / timed above this ratio: the report says what the billed time contains besides the timed part
 BILLED_RATIO_NOTE = 2.0
-#: the cloud whose storage prices apply to a platform's requests
-PLATFORM_CLOUD = {"aws_lambda": "aws", "gcf": "gcp", "cloudrun": "gcp"}
 COST_COLUMN = "cost_usd"
 #: workload kinds whose invocations make storage requests (faascope.designs.cost.storage_usage
 #: prices nothing for the others; tests/report/test_answer.py checks that it stays so)

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from faascope.errors import BadInput
-from faascope.provider_kinds import PROVIDER_KINDS
+from faascope.provider_kinds import LAMBDA_API_KINDS, PROVIDER_KINDS
 
 
 #: without a budget, at most this many pilots' worth of invocations per size (the pilot, its cold
@@ -54,7 +54,7 @@ def _urls(pairs: tuple[str, ...]) -> dict[int, str]:
 @click.option("--url", "urls", multiple=True, metavar="MB=URL",
               help="Instead of --function: the same function deployed over HTTP at each size "
                    "(repeatable).")
-@click.option("--provider", type=click.Choice(["local", "aws"]), default="local",
+@click.option("--provider", type=click.Choice(LAMBDA_API_KINDS), default="local",
               show_default=True, help="Where --function runs.")
 @click.option("--endpoint-url", default=None,
               help="Lambda API endpoint (default: the running local platform, or AWS's).")
