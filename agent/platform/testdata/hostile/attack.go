@@ -109,15 +109,7 @@ func attack(req request) map[string]any {
 		syscall.Wait4(int(pid), &ws, 0, nil)
 	}
 	res["clone_newuser"] = errnoText(e)
-	child := exec.Command("/proc/self/exe")
-	child.Env = []string{"HOSTILE_SPIN=1"}
-	if err := child.Start(); err == nil {
-		res["ptrace"] = errText(syscall.PtraceAttach(child.Process.Pid))
-		child.Process.Kill()
-		child.Wait()
-	} else {
-		res["ptrace"] = "start child: " + errText(err)
-	}
+	res["ptrace"] = ptraceOwnChild()
 	out, err := exec.Command("/usr/bin/unshare", "-Urm", "id", "-u").CombinedOutput()
 	cmdOut := strings.TrimSpace(string(out))
 	if i := strings.LastIndex(cmdOut, ": "); i >= 0 {

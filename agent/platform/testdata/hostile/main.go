@@ -207,15 +207,7 @@ func tryForbidden() map[string]string {
 	_, err = unix.AddKey("user", "hostile", []byte("x"), unix.KEY_SPEC_PROCESS_KEYRING)
 	r["add_key"] = errText(err)
 	// ptrace a child of our own (same uid, so only a policy can refuse it).
-	child := exec.Command("/proc/self/exe")
-	child.Env = []string{"HOSTILE_SPIN=1"}
-	if err := child.Start(); err == nil {
-		r["ptrace"] = errText(unix.PtraceAttach(child.Process.Pid))
-		child.Process.Kill()
-		child.Wait()
-	} else {
-		r["ptrace"] = "start child: " + errText(err)
-	}
+	r["ptrace"] = ptraceOwnChild()
 	// clone(CLONE_NEWUSER|SIGCHLD) straight, as unshare(1) and runc's nsexec would.
 	pid, _, errno := unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.CLONE_NEWUSER|unix.CLONE_NEWNS|uintptr(syscall.SIGCHLD)), 0, 0)
 	if errno == 0 && pid == 0 {
@@ -248,4 +240,16 @@ func errOrNil(e syscall.Errno) error {
 		return nil
 	}
 	return e
+}
+
+// ptraceOwnChild starts a spinning child of our own (same uid, so only a policy can refuse the
+// attach) and says what PTRACE_ATTACH to it gave.
+func ptraceOwnChild() string {
+	child := exec.Command("/proc/self/exe")
+	child.Env = []string{"HOSTILE_SPIN=1"}
+	if err := child.Start(); err != nil {
+		return "start child: " + errText(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	return errText(unix.PtraceAttach(child.Process.Pid))
 }
