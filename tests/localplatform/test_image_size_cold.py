@@ -22,6 +22,7 @@ import statistics
 import pytest
 
 from faascope import standins
+from faascope.processes import stop_process
 from faascope.binaries import agent_binary
 from faascope.providers import local_platform
 from faascope.providers.base import FunctionConfig
@@ -76,4 +77,4 @@ def test_lambda_profile_cold_start_grows_x3_5_from_10_to_100_mb(tmp_path):
         finally:
             local_platform.stop(tmp_path / "platform")
     finally:
-        standins._terminate(server.pid)
+        stop_process(server.pid, standins.STOP_WAIT_S)

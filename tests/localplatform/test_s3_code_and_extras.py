@@ -14,6 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from faascope import standins
+from faascope.processes import stop_process
 from faascope.providers import local_platform
 
 ROLE = "arn:aws:iam::000000000000:role/faascope"
@@ -42,7 +43,7 @@ def s3_platform(tmp_path_factory):
         finally:
             local_platform.stop(work / "platform")
     finally:
-        standins._terminate(server.pid)
+        stop_process(server.pid, standins.STOP_WAIT_S)
 
 
 def test_health_names_the_s3_endpoint(s3_platform):

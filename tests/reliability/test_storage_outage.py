@@ -12,6 +12,7 @@ import pytest
 from botocore.config import Config
 
 from faascope import standins
+from faascope.processes import stop_process
 from faascope.providers import local_platform
 from faascope.providers.packaging import build_zip
 
@@ -40,7 +41,7 @@ def test_redis_outage_is_a_recorded_error_then_recovers(tmp_path):
 
         before, _ = call()
         assert before["ok"], before
-        standins._terminate(redis.pid)  # the server goes away
+        stop_process(redis.pid, standins.STOP_WAIT_S)  # the server goes away
         down, took = call()
         assert not down["ok"] and down["error"]["type"] == "IOError", down
         assert took < 20, f"an outage must fail fast, not hang ({took:.1f} s)"
@@ -51,4 +52,4 @@ def test_redis_outage_is_a_recorded_error_then_recovers(tmp_path):
         assert after["workload"]["requests"]["ok"] == 20
     finally:
         local_platform.stop(data)
-        standins._terminate(redis.pid)
+        stop_process(redis.pid, standins.STOP_WAIT_S)
