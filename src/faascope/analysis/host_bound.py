@@ -55,12 +55,7 @@ def busy_seconds(starts_ns, ends_ns) -> float:
 
 def max_overlap(starts_ns, ends_ns) -> int:
     """The most intervals [start, end) in progress at one instant."""
-    marks = sorted([(int(s), 1) for s in starts_ns] + [(int(e), -1) for e in ends_ns])
-    now = best = 0
-    for _, d in marks:   # an end sorts before a start at the same instant: touching is not overlapping
-        now += d
-        best = max(best, now)
-    return best
+    return int(peak_weighted_overlap(starts_ns, ends_ns, [1] * len(starts_ns)))
 
 
 def peak_weighted_overlap(starts_ns, ends_ns, weights) -> float:
@@ -75,19 +70,27 @@ def peak_weighted_overlap(starts_ns, ends_ns, weights) -> float:
     return best
 
 
+def _measured_rows(df: pd.DataFrame, need: list[str]) -> pd.DataFrame:
+    """The ``need`` columns (the first the cell key, the rest numbers) of the successful,
+    measured (not warm-up) rows that have all of them; empty when a column is missing."""
+    if not set(need) <= set(df.columns):
+        return pd.DataFrame(columns=need)
+    keep = np.ones(len(df), dtype=bool)
+    if "ok" in df.columns:
+        keep &= (df["ok"] == 1).to_numpy()
+    if "warmup" in df.columns:
+        keep &= (df["warmup"].fillna(0).astype(int) == 0).to_numpy()
+    d = df.loc[keep, need].copy()
+    for c in need[1:]:
+        d[c] = pd.to_numeric(d[c], errors="coerce")
+    return d.dropna()
+
+
 def cpu_demand(df: pd.DataFrame) -> dict[str, dict]:
     """Per cell: the most vCPU its instances' quotas promised at once while in their workloads
     (``peak_vcpu``) and the host's CPUs (``host_cpus``); cells without both are left out."""
-    need = ["cell_key", "agent_workload_start_ns", "agent_workload_end_ns",
-            "instance_cpu_quota", "instance_num_cpu"]
-    if not set(need) <= set(df.columns):
-        return {}
-    d = df[need].copy()
-    if "ok" in df.columns:
-        d = d[(df["ok"] == 1).to_numpy()]
-    for c in need[1:]:
-        d[c] = pd.to_numeric(d[c], errors="coerce")
-    d = d.dropna()
+    d = _measured_rows(df, ["cell_key", "agent_workload_start_ns", "agent_workload_end_ns",
+                            "instance_cpu_quota", "instance_num_cpu"])
     out = {}
     for key, g in d.groupby("cell_key", sort=False):
         out[key] = {"peak_vcpu": peak_weighted_overlap(g["agent_workload_start_ns"],
@@ -101,15 +104,7 @@ def aggregate_demand(df: pd.DataFrame) -> pd.DataFrame:
     """Per cell (``cell_key``): ``bytes`` moved by its measured, successful invocations,
     ``busy_s`` (union of their workload intervals), ``demand_bytes_per_s`` (bytes / busy_s) and
     ``invocations`` and ``concurrency`` (:func:`max_overlap`). Rows without the agent's timestamps or bytes are left out."""
-    need = ["cell_key", "bytes", "agent_workload_start_ns", "agent_workload_end_ns"]
-    d = df[[c for c in need if c in df.columns]].copy() if set(need) <= set(df.columns) else pd.DataFrame(columns=need)
-    if "ok" in df.columns:
-        d = d[(df["ok"] == 1).to_numpy()]
-    if "warmup" in df.columns:
-        d = d[(df.loc[d.index, "warmup"].fillna(0).astype(int) == 0).to_numpy()]
-    for c in need[1:]:
-        d[c] = pd.to_numeric(d[c], errors="coerce")
-    d = d.dropna()
+    d = _measured_rows(df, ["cell_key", "bytes", "agent_workload_start_ns", "agent_workload_end_ns"])
     rows = []
     for key, g in d.groupby("cell_key", sort=False):
         busy = busy_seconds(g["agent_workload_start_ns"], g["agent_workload_end_ns"])
