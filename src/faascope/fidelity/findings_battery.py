@@ -169,6 +169,12 @@ def _is_true(v) -> bool:
     return v.lower() in ("1", "true") if isinstance(v, str) else bool(int(v))
 
 
+def _cold_mask(df: pd.DataFrame) -> np.ndarray:
+    """Which rows were cold starts, as a boolean array: it selects rows even from an empty
+    frame (a list of booleans that is empty would select columns, and lose them)."""
+    return np.array([bool(_is_true(v)) for v in df["cold"]], dtype=bool)
+
+
 def _num(s) -> pd.Series:
     return pd.to_numeric(s, errors="coerce")
 
@@ -265,11 +271,11 @@ def read_battery(results: dict[str, str]) -> dict[str, np.ndarray]:
     if "cold" in results:
         df = _flat(Path(results["cold"]))
         df = df[(df["profile"] == "lambda")] if "profile" in df else df
-        cold = df[np.array([bool(_is_true(v)) for v in df["cold"]], dtype=bool)]
+        cold = df[_cold_mask(df)]
         out["cold"] = _num(cold["client_latency_seconds"]).dropna().to_numpy()
     if "warm" in results:
         df = _flat(Path(results["warm"]))
-        warm = df[np.array([not bool(_is_true(v)) for v in df["cold"]], dtype=bool)]
+        warm = df[~_cold_mask(df)]
         out["warm"] = _num(warm["client_latency_seconds"]).dropna().to_numpy()
     for name in ("object", "kv"):
         if name in results:
@@ -387,7 +393,7 @@ def read_distributions(results: dict[str, str]) -> list:
         # only the lambda profile's init has a published distribution: a battery without it
         # (--profile gcf) has nothing to compare
         if len(df):
-            cold = df[np.array([bool(_is_true(v)) for v in df["cold"]], dtype=bool)]
+            cold = df[_cold_mask(df)]
             init = _num(cold["platform_init_ms"]).dropna().to_numpy() / 1e3
             out.append(compare_sample(init, reference("lambda-perf-init", "go_provided_al2023_128"),
                                       "lambda profile: runtime init per cold start (Init Duration), "
