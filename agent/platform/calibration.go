@@ -63,6 +63,7 @@ type profileCalibration struct {
 	net       *Shaping       // the profile's network token bucket; nil = none calibrated
 	frontEnd  time.Duration  // the modelled front end on every invocation's reply (frontend.go)
 	cpuSpeed  float64        // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
+	cpuPeriod int64          // the CFS period in µs (cpuperiod.go); 0 = the kernel's default
 	syscallUs float64        // the extra cost of every system call (syscallcost.go); 0 = none
 }
 
@@ -163,6 +164,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 	pc.fetchBps = get(keyColdFetchRate, "B/s")
 	pc.frontEnd = time.Duration(get(keyFrontEnd, "ms") * float64(time.Millisecond))
 	pc.cpuSpeed = get(keyCPUSpeed, "1")
+	pc.cpuPeriod = round(get(keyCPUPeriod, "ms") * 1000)
 	pc.syscallUs = get(keySyscallCost, "us")
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
 	burst, peak := round(get(keyNetOneTimeBurst, "B")), round(get(keyNetPeakRate, "B/s"))
@@ -201,6 +203,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 	}
 	lim.ModelledColdStart = pc.coldFixed
 	lim.CPUSpeed = pc.cpuSpeed
+	lim.CPUPeriodUs = pc.cpuPeriod
 	lim.SyscallCostUs = pc.syscallUs
 	if pc.fetchBps > 0 && packageBytes > 0 {
 		lim.ModelledColdStart += time.Duration(float64(packageBytes) / pc.fetchBps * float64(time.Second))

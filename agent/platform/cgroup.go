@@ -14,9 +14,6 @@ import (
 // cgroupRoot is where cgroup hierarchies are mounted.
 const cgroupRoot = "/sys/fs/cgroup"
 
-// cfsPeriodUs is the CFS period; quotas are expressed against it.
-const cfsPeriodUs = 100000
-
 // Lambda caps processes and threads per sandbox at 1,024.
 const pidsLimit = 1024
 
@@ -119,18 +116,16 @@ func enableV2Controllers(parent string) error {
 }
 
 func (cg *Cgroup) apply(lim Limits) error {
-	quota := int64(-1)
+	quota, period := int64(-1), int64(defaultCFSPeriodUs)
 	if lim.VCPU > 0 {
-		quota = int64(lim.quotaVCPU()*cfsPeriodUs + 0.5) // cpuspeed.go
-		if quota < 1000 { // the kernel's minimum quota is 1 ms
-			quota = 1000
-		}
+		quota, period = lim.cpuQuota() // cpuperiod.go, cpuspeed.go
 	}
+	periodText := strconv.FormatInt(period, 10)
 	var writes [][2]string
 	if cg.v2 {
-		cpuMax := "max " + strconv.Itoa(cfsPeriodUs)
+		cpuMax := "max " + periodText
 		if quota > 0 {
-			cpuMax = fmt.Sprintf("%d %d", quota, cfsPeriodUs)
+			cpuMax = fmt.Sprintf("%d %d", quota, period)
 		}
 		writes = append(writes, [2]string{"cpu.max", cpuMax}, [2]string{"pids.max", strconv.Itoa(pidsLimit)})
 		if lim.MemoryBytes > 0 {
@@ -144,7 +139,7 @@ func (cg *Cgroup) apply(lim Limits) error {
 		}
 		return nil
 	}
-	if err := cg.write("cpu", "cpu.cfs_period_us", strconv.Itoa(cfsPeriodUs)); err != nil {
+	if err := cg.write("cpu", "cpu.cfs_period_us", periodText); err != nil {
 		return err
 	}
 	if err := cg.write("cpu", "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)); err != nil {

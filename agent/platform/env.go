@@ -54,9 +54,9 @@ func checkEnvironment(vars map[string]string) error {
 	}
 	if len(reserved) > 0 {
 		sort.Strings(reserved)
-		return errInvalid("%s", "Lambda was unable to configure your environment variables because the environment " +
-			"variables you have provided contains reserved keys that are currently not supported for " +
-			"modification. Reserved keys used in this request: " + strings.Join(reserved, ", "))
+		return errInvalid("%s", "Lambda was unable to configure your environment variables because the environment "+
+			"variables you have provided contains reserved keys that are currently not supported for "+
+			"modification. Reserved keys used in this request: "+strings.Join(reserved, ", "))
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

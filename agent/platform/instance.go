@@ -65,8 +65,8 @@ type Instance struct {
 	Modelled   time.Duration // the profile's modelled cold-start delay (profile.go), in SetupDur
 	readyAt    time.Time     // when the first /next arrived (written before ready is closed)
 	Logs       *logBuffer
-	ready      chan struct{} // closed at the first /next
-	initErr    chan []byte   // body of /runtime/init/error
+	ready      chan struct{}    // closed at the first /next
+	initErr    chan []byte      // body of /runtime/init/error
 	waiters    chan *nextWaiter // a /next waiting for an invocation (unbuffered: a rendezvous)
 	listener   net.Listener
 	server     *http.Server

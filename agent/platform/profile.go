@@ -29,6 +29,9 @@ type Limits struct {
 	// CPUSpeed is the provider's vCPU speed relative to the lambda profile's, from the profile's
 	// calibration (cpuspeed.go): the CPU quota is VCPU × CPUSpeed; 0 = 1 (uncalibrated).
 	CPUSpeed float64 `json:"cpu_speed,omitempty"`
+	// CPUPeriodUs is the CFS period the quota is enforced over, from the profile's calibration
+	// (cpuperiod.go); 0 = the kernel's default, 100 ms.
+	CPUPeriodUs int64 `json:"cpu_period_us,omitempty"`
 	// SyscallCostUs is the extra time of every system call in the sandbox, from the profile's
 	// calibration (syscallcost.go); 0 = none.
 	SyscallCostUs float64 `json:"syscall_cost_us,omitempty"`

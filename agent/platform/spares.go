@@ -46,7 +46,7 @@ type spare struct {
 	identity    *sandboxIdentity
 	cgroup      *Cgroup
 	cmd         *exec.Cmd
-	pid         int // the init's; its exit is collected by the reaper (reaper.go)
+	pid         int      // the init's; its exit is collected by the reaper (reaper.go)
 	gate        *os.File // the spec goes here; closing it without one ends the init
 	reportFD    int
 	sharedIDMap bool

@@ -10,7 +10,7 @@ Campaigns (``quick`` runs fewer invocations and smaller files; minutes either wa
   a smaller file and compare the time per dd I/O call, which a 1 GB file would only repeat
   (2,000,000 calls of 512 B take ~4.4 min at Lambda's rate): reads on 8 MiB quick, 32 MiB
   otherwise; writes on 128 MiB or 256 MiB, since their time is mostly CPU and a CPU quota acts
-  per 100 ms period, so a write must last many periods for the profile's CPU speed to show in
+  per period (gcf's 100 ms), so a write must last many periods for the profile's CPU speed to show in
   it as it did in the thesis's 4 s writes (on 32 MiB, ~115 ms, gcf/lambda came out x0.92 where
   its quota gives x1.125);
 - ``network`` (lambda): the network workload against the sink, 400 or 600 MiB in, on a fresh
@@ -50,7 +50,7 @@ from faascope.units import MIB, format_size
 
 #: the file the 1 GB thesis cells run on locally, per workload op (quick, full): reads are paced
 #: by the /tmp device (32 MiB of 512 B direct reads: 65,536 calls, ~9 s at Lambda's rate);
-#: writes are CPU under a quota per 100 ms period (cfsPeriodUs, agent/platform/cgroup.go), so
+#: writes are CPU under a quota per period (gcf's 100 ms, agent/platform/cpuperiod.go), so
 #: they need ~0.5 s or more (256 MiB of 128 KiB urandom writes: ~0.9 s here)
 SCALED_FILE = {"read": (8 * MIB, 32 * MIB), "write": (128 * MIB, 256 * MIB)}
 #: invocations per cell (quick, full)

@@ -182,9 +182,10 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
             return (f"{d} than Lambda: the profile's /tmp limits scale with memory (984 reads/s at "
                     "128 MB, fitted on this cell), but blk-throttle lets a whole 100 ms slice of "
                     "the limit through at once (98 reads at 128 MB), so a 10 KB file's 20 reads "
-                    "are never held back; sustained reads do run at the fitted rate")
+                    "are never held back, and their CPU fits in one period's quota (1.45 ms per "
+                    "20 ms at 128 MB); sustained reads do run at the fitted rate")
         return (f"{d} than Lambda: 20 calls on a 10 KB file measure per-call overhead (the first "
-                "read's latency, the CPU quota's 100 ms period), which the device limits fitted "
+                "read's latency, where the CPU quota's period falls), which the device limits fitted "
                 "on 1 GB files do not set")
     if k == "tmp_device":
         if f.get("direct_effective") is False:
