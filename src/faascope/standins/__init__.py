@@ -318,6 +318,17 @@ def ensure_bucket(endpoint: str, bucket: str, access_key: str = DEFAULT_ACCESS_K
         s3.create_bucket(Bucket=bucket)
 
 
+#: What a function may run on the Redis stand-in: what ElastiCache lets a client run. ElastiCache
+#: restricts the commands that need advanced privileges (AWS, "Restricted Redis OSS commands":
+#: bgrewriteaof, bgsave, config, debug, migrate, module, psync, replicaof, save, shutdown, slaveof,
+#: sync) and manages users itself; without this a function's ``CONFIG SET requirepass`` locked
+#: every other function and the host out (issue #29). The stand-in's one user is every client,
+#: the host's too: faascope itself needs none of these commands.
+REDIS_CLIENT_ACL = ("default on nopass ~* &* +@all -bgrewriteaof -bgsave -config -debug -migrate -module "
+                    "-psync -replicaof -save -shutdown -slaveof -sync -failover "
+                    "-acl|setuser -acl|deluser -acl|load -acl|save -acl|dryrun")
+
+
 def start_redis(work: Path, port: int | None = None) -> Server:
     binary = shutil.which("redis-server")
     if not binary:
@@ -328,7 +339,7 @@ def start_redis(work: Path, port: int | None = None) -> Server:
     log = work / "redis.log"
     proc = _spawn([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(d), "--save", "",
                    "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
-                   "--logfile", str(log)], log)
+                   "--logfile", str(log), "--user", *REDIS_CLIENT_ACL.split()], log)
     _wait_port(port, proc, "redis-server", log)
     version = _redis_version(binary)
     return Server("redis", proc.pid, port, f"redis://127.0.0.1:{port}/0", str(d), str(log),
