@@ -55,31 +55,80 @@ _SpecLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                             _mapping_without_duplicates)
 
 
-def _read(path: Path) -> Any:
+#: A spec is kilobytes (the largest example is under 2 KiB); past this it is not a spec, and
+#: reading on would only grow the process (issue #29: ``plan /dev/zero`` reached 23.5 GB).
+MAX_SPEC_BYTES = 1 << 20
+#: How deep mappings and lists may nest: a spec needs 6 levels; deeper ones ended in a
+#: RecursionError traceback (issue #29: 300 block levels, 1,000 flow levels).
+MAX_SPEC_DEPTH = 32
+#: How many values a spec may hold with its aliases expanded (a "billion laughs" of aliases is a
+#: few hundred bytes of YAML and billions of values to validate).
+MAX_SPEC_NODES = 100_000
+
+
+def read_spec_document(path: Path, field: str = "SPEC") -> Any:
+    """The YAML document at ``path``, with its size and nesting capped; BadInput (naming
+    ``field``) for anything that is not a readable YAML text of a spec's size."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
-        raise BadInput(f"spec file not found: {path}", field="SPEC") from None
+        raise BadInput(f"spec file not found: {path}", field=field) from None
     except IsADirectoryError:
-        raise BadInput(f"{path} is a directory; give a spec file (YAML)", field="SPEC") from None
+        raise BadInput(f"{path} is a directory; give a spec file (YAML)", field=field) from None
     except OSError as exc:
-        raise BadInput(f"cannot read the spec {path}: {exc}", field="SPEC") from None
+        raise BadInput(f"cannot read the spec {path}: {exc}", field=field) from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise BadInput(f"{path} is larger than {MAX_SPEC_BYTES:,} bytes (1 MiB); a spec is a few "
+                       "kilobytes of YAML", field=field)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{path} is not a text file: byte 0x{raw[exc.start]:02x} at offset "
-                       f"{exc.start} is not UTF-8; a spec is YAML text", field="SPEC") from None
+                       f"{exc.start} is not UTF-8; a spec is YAML text", field=field) from None
+    too_deep = BadInput(f"{path} nests mappings or lists more than {MAX_SPEC_DEPTH} levels deep; "
+                        "a spec needs a handful", field=field)
     try:
-        return yaml.load(text, Loader=_SpecLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_SpecLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise BadInput(f"{path} is not valid YAML{at}: {getattr(exc, 'problem', exc)}", field="SPEC") from None
+        raise BadInput(f"{path} is not valid YAML{at}: {getattr(exc, 'problem', exc)}", field=field) from None
+    except RecursionError:
+        raise too_deep from None
+    depth, nodes = _shape(data)
+    if depth > MAX_SPEC_DEPTH:
+        raise too_deep
+    if nodes > MAX_SPEC_NODES:
+        raise BadInput(f"{path} expands to {nodes:,} values (YAML aliases count each time they are "
+                       f"used), more than {MAX_SPEC_NODES:,}; a spec has a few hundred", field=field)
+    return data
+
+
+def _shape(data: Any) -> tuple[int, int]:
+    """(how deep mappings and lists nest, how many nodes there are with every alias expanded)
+    in ``data``, without recursion; each distinct node is measured once, so anchors referred to
+    many times (a "billion laughs") cost nothing to measure."""
+    memo: dict[int, tuple[int, int]] = {}
+    stack = [(data, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if not isinstance(node, (dict, list)) or (id(node) in memo and not children_done):
+            continue
+        children = [c for c in (node.values() if isinstance(node, dict) else node) if isinstance(c, (dict, list))]
+        if not children_done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in memo)
+            continue
+        leaves = len(node) - len(children)
+        memo[id(node)] = (1 + max((memo[id(c)][0] for c in children), default=0),
+                          1 + leaves + sum(memo[id(c)][1] for c in children))
+    return memo.get(id(data), (0, 1))
 
 
 def load_spec(path: str | Path) -> LoadedSpec:
     path = Path(path)
-    return parse_spec(_read(path), source=str(path))
+    return parse_spec(read_spec_document(path), source=str(path))
 
 
 def parse_spec(data: Any, source: str = "") -> LoadedSpec:

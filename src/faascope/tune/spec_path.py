@@ -14,6 +14,7 @@ import yaml
 from faascope.cost.pricing import Pricing
 from faascope.cost.report import invocation_costs
 from faascope.errors import BadInput
+from faascope.specs.loader import read_spec_document
 from faascope.store.reader import ResultsFile
 
 MEMORY_NAMES = ("memory", "memory_mb", "function.memory_mb")
@@ -21,10 +22,7 @@ MEMORY_NAMES = ("memory", "memory_mb", "function.memory_mb")
 
 def tuning_spec(spec_path: Path, memories: list[int], arches: Optional[list[str]]) -> str:
     """The YAML of the derived spec."""
-    try:
-        spec = yaml.safe_load(spec_path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise BadInput(f"cannot read {spec_path}: {exc}", field="--spec") from None
+    spec = read_spec_document(spec_path, field="--spec")
     if not isinstance(spec, dict):
         raise BadInput(f"{spec_path} is not a spec", field="--spec")
     factors = {k: v for k, v in (spec.get("factors") or {}).items() if k not in MEMORY_NAMES}
