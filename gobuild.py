@@ -15,6 +15,9 @@ def build_go(root: Path) -> list[Path]:
     go = shutil.which("go") or "/usr/local/go/bin/go"
     if not Path(go).exists():
         raise RuntimeError("faascope needs Go (https://go.dev/dl) to build its agent and platform")
+    # go build runs in agent/: a relative root would put the binaries under agent/ (it did once,
+    # and they were committed).
+    root = Path(root).resolve()
     out = root / "src" / "faascope" / "_bin"
     out.mkdir(parents=True, exist_ok=True)
     host = HOST_ARCH.get(platform.machine(), "amd64")
