@@ -3,6 +3,8 @@ package platform
 import (
 	"errors"
 	"log"
+	"net/http"
+	"sync"
 	"time"
 )
 
@@ -21,16 +23,82 @@ const maxAsyncPayload = 1 << 20
 // defaultAsyncRetryDelays are Lambda's waits before the first and the second retry.
 var defaultAsyncRetryDelays = []time.Duration{time.Minute, 2 * time.Minute}
 
-func (p *Platform) invokeAsync(req InvokeRequest) {
+// The queue is bounded as Lambda's is: an event waits for capacity at most
+// AsyncQueueLimits.MaxAge (Lambda's MaximumEventAgeInSeconds, 6 hours by default), then is
+// dropped, as Lambda drops it without a destination; and the platform holds at most MaxBytes of
+// queued payloads and MaxEvents events, past which InvokeType Event is refused with
+// TooManyRequestsException, "Rate Exceeded." (Lambda publishes no queue size: this bound is the
+// local machine's, so that 1,000 queued 1 MB events for a function with reserved concurrency 0
+// do not grow the platform by gigabytes: issue #29).
+type AsyncQueueLimits struct {
+	MaxAge    time.Duration // 0 = 6 h
+	MaxBytes  int64         // 0 = 256 MiB
+	MaxEvents int           // 0 = 100,000
+}
+
+const (
+	defaultAsyncMaxAge    = 6 * time.Hour
+	defaultAsyncMaxBytes  = 256 << 20
+	defaultAsyncMaxEvents = 100000
+)
+
+// errAsyncQueueFull refuses an Event invocation the queue has no room for.
+var errAsyncQueueFull = &apiError{Status: http.StatusTooManyRequests, Code: "TooManyRequestsException", Msg: "Rate Exceeded."}
+
+// asyncQueue counts what the Event invocations held take.
+type asyncQueue struct {
+	mu     sync.Mutex
+	bytes  int64
+	events int
+}
+
+// enter takes room for an event of n payload bytes, or says there is none.
+func (q *asyncQueue) enter(n int, lim AsyncQueueLimits) bool {
+	maxBytes, maxEvents := lim.MaxBytes, lim.MaxEvents
+	if maxBytes <= 0 {
+		maxBytes = defaultAsyncMaxBytes
+	}
+	if maxEvents <= 0 {
+		maxEvents = defaultAsyncMaxEvents
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.events+1 > maxEvents || q.bytes+int64(n) > maxBytes {
+		return false
+	}
+	q.events++
+	q.bytes += int64(n)
+	return true
+}
+
+// leave gives the room back when the event is done (answered, failed for good, or dropped).
+func (q *asyncQueue) leave(n int) {
+	q.mu.Lock()
+	q.events--
+	q.bytes -= int64(n)
+	q.mu.Unlock()
+}
+
+func (p *Platform) invokeAsync(req InvokeRequest, queued time.Time) {
 	defer p.wg.Done()
+	defer p.asyncQueue.leave(len(req.Payload))
 	delays := p.cfg.AsyncRetryDelays
 	if delays == nil {
 		delays = defaultAsyncRetryDelays
 	}
+	maxAge := p.cfg.AsyncQueue.MaxAge
+	if maxAge <= 0 {
+		maxAge = defaultAsyncMaxAge
+	}
 	for attempt := 0; ; {
 		res, meta, err := p.Invoke(p.ctx, req)
 		if errors.Is(err, errThrottled) {
-			// Throttled events stay in the queue (Lambda retries them for up to six hours).
+			// Throttled events stay in the queue until they are too old, as on Lambda.
+			if time.Since(queued) >= maxAge {
+				log.Printf("async invoke %s dropped: waited %s for capacity (maximum event age %s)",
+					req.Name, time.Since(queued).Round(time.Millisecond), maxAge)
+				return
+			}
 			if !p.sleep(100 * time.Millisecond) {
 				return
 			}

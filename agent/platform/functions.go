@@ -94,6 +94,7 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		Architectures: []string{in.Architecture}, EphemeralStorage: EphemeralStorage{Size: minEphemeralMB},
 	}}
 	setPending(&f.Config)
+	f.Generation = p.newGeneration()
 	if f.Tags == nil {
 		f.Tags = map[string]string{}
 	}
@@ -280,7 +281,7 @@ func (p *Platform) update(key fnKey, code *stagedCode, publishVersion bool, chan
 	if err := change(&next); err != nil {
 		return FunctionConfiguration{}, err
 	}
-	next.Generation++
+	next.Generation = p.newGeneration()
 	setInProgress(&next.Config)
 	out := next.Config
 	if publishVersion {

@@ -54,7 +54,7 @@ type result struct {
 type Instance struct {
 	ID       string
 	Function string
-	Version  int     // configuration generation it was started with ($LATEST; 0 for a version)
+	Version  int     // the generation it was started with: $LATEST's, or its version's (generation.go)
 	pool     poolKey // the function and version it serves
 	Sandbox  *Sandbox
 	Created  time.Time
@@ -69,6 +69,7 @@ type Instance struct {
 	initErr    chan []byte      // body of /runtime/init/error
 	waiters    chan *nextWaiter // a /next waiting for an invocation (unbuffered: a rendezvous)
 	listener   net.Listener
+	owner      *runtimeAPIOwner // the uid the host-side listener serves (runtimeapi_owner.go); nil inside a namespace
 	server     *http.Server
 	mu         sync.Mutex
 	current    *invocation
@@ -85,7 +86,9 @@ type Instance struct {
 // own (onHost) the sandbox reaches it on a host loopback port opened here; with one,
 // setupSandboxNet opens 127.0.0.1:9001 inside the sandbox's namespace and this server serves
 // that socket directly (serveInside): no relay between the runtime and the platform.
-func newInstance(id, function string, version int, onHost bool) (*Instance, error) {
+// onHost serves its Runtime API on the host's loopback (the sandbox shares the host's network, or
+// is a plain process); ownerOnly then accepts only the sandbox's uid (runtimeapi_owner.go).
+func newInstance(id, function string, version int, onHost, ownerOnly bool) (*Instance, error) {
 	in := &Instance{
 		ID: id, Function: function, Version: version, Created: time.Now(),
 		Logs: newLogBuffer(64 * 1024), ready: make(chan struct{}), initErr: make(chan []byte, 1),
@@ -99,6 +102,10 @@ func newInstance(id, function string, version int, onHost bool) (*Instance, erro
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
+		}
+		if ownerOnly {
+			in.owner = newRuntimeAPIOwner()
+			ln = &ownerListener{Listener: ln, owner: in.owner}
 		}
 		in.listener = limitConns(ln, hostRuntimeAPIConns)
 		go in.server.Serve(in.listener)

@@ -85,8 +85,8 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 	}
 	cfg, gen := t.config, f.Generation
 	pool := poolKey{f.key(), t.version}
-	if t.version != "$LATEST" {
-		gen = 0 // a version never changes: its instances have no generation to outlive
+	if v := f.version(t.version); v != nil {
+		gen = v.Generation // the version's, which a re-created function's version of that number never has
 	}
 	in := p.popIdle(pool, gen)
 	p.mu.Unlock()
@@ -171,8 +171,11 @@ func (p *Platform) InvokeAsync(req InvokeRequest) error {
 	if err != nil {
 		return err
 	}
+	if !p.asyncQueue.enter(len(req.Payload), p.cfg.AsyncQueue) {
+		return errAsyncQueueFull
+	}
 	p.wg.Add(1)
-	go p.invokeAsync(req)
+	go p.invokeAsync(req, time.Now())
 	return nil
 }
 
@@ -205,7 +208,8 @@ func (p *Platform) current(in *Instance) bool {
 	case in.pool.Version == "$LATEST":
 		return f.Generation == in.Version
 	default:
-		return f.version(in.pool.Version) != nil
+		v := f.version(in.pool.Version)
+		return v != nil && v.Generation == in.Version
 	}
 }
 
@@ -239,7 +243,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 	}
 	p.mu.Unlock()
 	isolate := p.cfg.Isolation == "namespaces"
-	in, err := newInstance(id, cfg.FunctionName, gen, !isolate || p.cfg.HostNetwork)
+	in, err := newInstance(id, cfg.FunctionName, gen, !isolate || p.cfg.HostNetwork, isolate && p.cfg.HostNetwork)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +287,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
 		LayerZips: p.layerZips(cfg.Layers), // layers.go: mounted at /opt
+		OnUID:     in.serveUID,
 	})
 	in.Sandbox = sb
 	if err != nil {

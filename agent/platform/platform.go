@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// AsyncRetryDelays are the waits before each retry of a failed Event invocation; nil is
 	// Lambda's (1 min, 2 min), empty means no retries (async.go).
 	AsyncRetryDelays []time.Duration
+	// AsyncQueue bounds the Event invocations waiting or running (async.go); zero fields are
+	// the defaults.
+	AsyncQueue AsyncQueueLimits
 	// SpareSandboxes is how many sandboxes are kept made ahead for cold starts (spares.go); 0 or
 	// less is none.
 	SpareSandboxes int
@@ -48,21 +52,27 @@ const DefaultSpareSandboxes = 2
 
 // Platform is the running local FaaS platform.
 type Platform struct {
-	cfg       Config
-	store     functionStore
-	cgroupDir string                  // parent cgroup for this platform's sandboxes
-	commitMu  sync.Mutex              // serialises changes to functions (see functions.go); outside mu
-	mu        sync.Mutex              // guards the tables below; never held across disk I/O
-	functions map[fnKey]*Function     // published, never modified in place
-	idle      map[poolKey][]*Instance // per function version, most recently used last
-	instances map[string]*Instance
-	inFlight  int
-	seq       int
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	logDir    string
-	logFiles  functionLogs // one descriptor per function's log file, shared by its instances
+	cfg        Config
+	store      functionStore
+	cgroupDir  string     // parent cgroup for this platform's sandboxes
+	aliveLock  *os.File   // this platform's lock while it lives (platformlock.go)
+	commitMu   sync.Mutex // serialises changes to functions (see functions.go); outside mu
+	asyncQueue asyncQueue // the Event invocations held (async.go)
+	// lastGeneration is the last function generation handed out (generation.go): one counter for
+	// every function, so a name deleted and created again never repeats a generation its old
+	// instances carry.
+	lastGeneration atomic.Int64
+	mu             sync.Mutex              // guards the tables below; never held across disk I/O
+	functions      map[fnKey]*Function     // published, never modified in place
+	idle           map[poolKey][]*Instance // per function version, most recently used last
+	instances      map[string]*Instance
+	inFlight       int
+	seq            int
+	ctx            context.Context
+	cancel         context.CancelFunc
+	wg             sync.WaitGroup
+	logDir         string
+	logFiles       functionLogs // one descriptor per function's log file, shared by its instances
 
 	// Concurrency pools (concurrency.go): invocations in flight in the unreserved pool and per
 	// function with a reservation, and the sum of all reservations; guarded by mu.
@@ -127,6 +137,13 @@ func New(cfg Config) (*Platform, error) {
 			return nil, err
 		}
 	}
+	if cfg.Isolation == "namespaces" {
+		// Held before anything is cleaned or a uid handed out (platformlock.go). A second
+		// platform on this data directory cannot have it; it goes on without, as before.
+		if p.aliveLock, err = lockPlatform(filepath.Base(p.cgroupDir)); err != nil {
+			log.Printf("%v", err)
+		}
+	}
 	p.cleanStale()
 	if p.code, err = newCodeStore(filepath.Join(abs, "code")); err != nil {
 		return nil, err
@@ -139,6 +156,7 @@ func New(cfg Config) (*Platform, error) {
 	if p.functions, err = p.store.loadAll(); err != nil {
 		return nil, err
 	}
+	p.lastGeneration.Store(int64(lastGeneration(p.functions)))
 	for _, f := range p.functions {
 		p.reservedSum += reservation(f)
 	}
@@ -184,6 +202,9 @@ func (p *Platform) cleanStale() {
 	os.RemoveAll(p.prepareDir())
 	if p.cfg.Isolation == "namespaces" {
 		RemoveStaleCgroups(p.cgroupDir)
+		if p.aliveLock != nil {
+			removeDeadPlatformsCgroups(p.aliveLock, filepath.Base(p.cgroupDir))
+		}
 	}
 }
 
@@ -217,6 +238,9 @@ func (p *Platform) Close() {
 	if p.cfg.Isolation == "namespaces" {
 		RemoveParentCgroups(p.cgroupDir)
 		removePlatformBlkio(p.cgroupDir)
+	}
+	if p.aliveLock != nil {
+		p.aliveLock.Close()
 	}
 }
 

@@ -111,6 +111,8 @@ type NetOptions struct {
 
 // SandboxOptions are the pieces of a function a sandbox needs.
 type SandboxOptions struct {
+	// OnUID is told the sandbox's uid before its process is let go (nil: nobody asks).
+	OnUID   func(uid int)
 	ID      string
 	Dir     string // private working directory on the host, removed on Destroy
 	CodeZip string
@@ -217,6 +219,9 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		}
 	}
 	sb.adopt(sp)
+	if o.OnUID != nil {
+		o.OnUID(sp.uid())
+	}
 	if err = sp.claim(o.Dir, o.Stdout); err != nil {
 		return sb, err
 	}

@@ -375,6 +375,14 @@ func dropPrivileges(uid int) error {
 	if err := syscall.Setresuid(uid, uid, uid); err != nil {
 		return fmt.Errorf("setresuid: %w", err)
 	}
+	// The kernel clears the parent-death signal when the credentials change, and this thread
+	// goes on to exec the runtime as the sandbox's pid 1: set it again, so a platform killed
+	// without a chance to stop its sandboxes takes them with it (the kernel kills a pid
+	// namespace's every process when its pid 1 dies; issue #29 found sandboxes outliving a
+	// SIGKILLed platform).
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("parent-death signal: %w", err)
+	}
 	// Leaving uid 0 cleared the permitted and effective sets; inheritable and ambient stay
 	// unless cleared.
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {

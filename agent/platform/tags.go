@@ -128,7 +128,7 @@ func (p *Platform) retag(key fnKey, change func(map[string]string)) error {
 			return err
 		}
 		if steering {
-			next.Generation++
+			next.Generation = p.newGeneration()
 		}
 		return nil
 	})
