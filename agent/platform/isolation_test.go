@@ -116,6 +116,12 @@ func TestSandboxForbidsNamespacesMountsKeyringsAndPtrace(t *testing.T) {
 	if r["Seccomp"] != "2" {
 		t.Errorf("seccomp mode %v, want 2 (filter)", r["Seccomp"])
 	}
+	// socket(2) is filtered on its family (calls["socket_vsock"] above): the others still work.
+	for _, k := range []string{"socket_inet", "socket_unix"} {
+		if r[k] != "ok" {
+			t.Errorf("%s inside a sandbox: %v, want ok", k, r[k])
+		}
+	}
 	if out, _ := r["unshare_cmd"].(string); strings.HasPrefix(out, "0 ") {
 		t.Errorf("unshare -Urm gave uid 0 in a nested namespace: %s", out)
 	}

@@ -113,7 +113,15 @@ const (
 	cloneAMD64       = 56
 	cloneARM64       = 220
 	clone3Nr         = 435
+	socketAMD64      = 41
+	socketARM64      = 198
 )
+
+// refusedSocketFamilies are the address families socket(2) refuses (EPERM), read from its
+// first argument. AF_VSOCK reaches the host and its VMs by context id, a channel no network
+// namespace confines: a sandbox in its own network namespace could still talk to whatever
+// listens on the host's vsock (Docker's default profile refuses AF_VSOCK for the same reason).
+var refusedSocketFamilies = []uint32{unix.AF_VSOCK}
 
 // seccomp_data offsets: nr (u32), arch (u32), instruction pointer (u64), args[6] (u64 each);
 // both architectures are little-endian, so an argument's low 32 bits come first.
@@ -182,7 +190,9 @@ const (
 
 // seccompProgram builds the filter: a foreign architecture (or x86-64's x32 ABI, whose
 // numbers would bypass the table) kills the process; each denied call returns EPERM (clone3
-// ENOSYS); clone(2) with any CLONE_NEW* flag returns EPERM; everything else is allowed.
+// ENOSYS); clone(2) with any CLONE_NEW* flag and socket(2) of a refused family return EPERM;
+// everything else is allowed. (Neither architecture has socketcall(2), which would hide the
+// family behind a pointer.)
 func seccompProgram() ([]unix.SockFilter, error) {
 	a := &bpfAsm{labels: map[string]int{}}
 	a.stmt(bpfLdW, seccompDataArch)
@@ -191,12 +201,13 @@ func seccompProgram() ([]unix.SockFilter, error) {
 	for _, arch := range []string{"amd64", "arm64"} {
 		a.label(arch)
 		a.stmt(bpfLdW, seccompDataNr)
-		clone := cloneARM64
+		clone, socket := cloneARM64, socketARM64
 		if arch == "amd64" {
-			clone = cloneAMD64
+			clone, socket = cloneAMD64, socketAMD64
 			a.jump(bpfJge, x32SyscallBit, "kill", "")
 		}
 		a.jump(bpfJeq, uint32(clone), "clone", "")
+		a.jump(bpfJeq, uint32(socket), "socket", "")
 		for _, d := range sandboxDenied {
 			nr := d.arm64
 			if arch == "amd64" {
@@ -216,6 +227,12 @@ func seccompProgram() ([]unix.SockFilter, error) {
 	a.label("clone")
 	a.stmt(bpfLdW, seccompDataArg0)
 	a.jump(bpfJset, cloneNamespaceFlags, "eperm", "")
+	a.stmt(bpfRet, retAllow)
+	a.label("socket")
+	a.stmt(bpfLdW, seccompDataArg0) // the family is an int: the argument's low 32 bits
+	for _, family := range refusedSocketFamilies {
+		a.jump(bpfJeq, family, "eperm", "")
+	}
 	a.stmt(bpfRet, retAllow)
 	a.label("eperm")
 	a.stmt(bpfRet, retEPERM)

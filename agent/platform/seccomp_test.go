@@ -3,6 +3,8 @@ package platform
 import (
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The policy's hand-written numbers must be the kernel's: each is compared with x/sys/unix's
@@ -25,6 +27,15 @@ func TestSeccompPolicyNumbersMatchTheKernels(t *testing.T) {
 		if nr != want {
 			t.Errorf("%s on %s: policy says %d, x/sys/unix says %d", d.name, runtime.GOARCH, nr, want)
 		}
+	}
+	// The calls the filter reads an argument of (clone's flags, socket's family).
+	clone, socket := cloneAMD64, socketAMD64
+	if runtime.GOARCH == "arm64" {
+		clone, socket = cloneARM64, socketARM64
+	}
+	if clone != unix.SYS_CLONE || socket != unix.SYS_SOCKET {
+		t.Errorf("clone %d, socket %d on %s; x/sys/unix says %d, %d", clone, socket, runtime.GOARCH,
+			unix.SYS_CLONE, unix.SYS_SOCKET)
 	}
 	for name := range hostSyscallNumbers {
 		if !seen[name] {

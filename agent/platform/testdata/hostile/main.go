@@ -129,6 +129,8 @@ func handle(req request) map[string]any {
 		}
 		out, err := exec.Command("/usr/bin/unshare", "-Urm", "id", "-u").CombinedOutput()
 		res["unshare_cmd"] = strings.TrimSpace(string(out)) + " / " + errText(err)
+		// what the socket rule must leave alone
+		res["socket_inet"], res["socket_unix"] = errText(trySocket(unix.AF_INET)), errText(trySocket(unix.AF_UNIX))
 	case "spawn-spinner":
 		for i := 0; i < req.N; i++ {
 			cmd := exec.Command("/proc/self/exe")
@@ -232,7 +234,18 @@ func tryForbidden() map[string]string {
 		unix.Close(fd)
 	}
 	r["perf_event_open"] = errText(err)
+	// vsock is not confined by the network namespace (seccomp.go refuses the family).
+	r["socket_vsock"] = errText(trySocket(unix.AF_VSOCK))
 	return r
+}
+
+// trySocket opens (and closes) a stream socket of the family.
+func trySocket(family int) error {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
 }
 
 func errOrNil(e syscall.Errno) error {
