@@ -268,3 +268,39 @@ func TestStopRemovesThePlatformsCgroups(t *testing.T) {
 		}
 	}
 }
+
+// /proc shows the whole kernel, which sandboxes share here: each masked path (procmask.go) must
+// read as nothing inside a sandbox, while the process's own /proc stays.
+func TestSandboxProcHidesTheHostsKeysLocksAndKernel(t *testing.T) {
+	needSandboxes(t)
+	tp := startPlatform(t, Config{})
+	tp.createHostile("peek", 256)
+	var paths []string
+	for _, name := range maskedProcPaths {
+		if _, err := os.Lstat("/proc/" + name); err == nil {
+			paths = append(paths, "/proc/"+name)
+		}
+	}
+	// What the issue saw, with something of the host's in it here (the platform itself holds
+	// its uid locks, root has keys, the kernel has symbols): on the host these are not empty.
+	for _, p := range []string{"/proc/key-users", "/proc/locks", "/proc/kallsyms"} {
+		if b, err := os.ReadFile(p); err != nil || len(b) == 0 {
+			t.Fatalf("%s on the host: %d bytes, %v (the test needs something to hide)", p, len(b), err)
+		}
+	}
+	controls := []string{"/proc/self/status", "/proc/meminfo"}
+	r := tp.ask("peek", map[string]any{"op": "read", "paths": append(paths, controls...)})
+	got, _ := r["read"].(map[string]any)
+	for _, p := range paths {
+		g, _ := got[p].(map[string]any)
+		if g == nil || g["err"] != nil || (g["bytes"] != nil && g["bytes"] != 0.0) || (g["entries"] != nil && g["entries"] != 0.0) {
+			t.Errorf("%s inside a sandbox: %v, want empty", p, g)
+		}
+	}
+	for _, p := range controls {
+		if g, _ := got[p].(map[string]any); g == nil || g["bytes"] == nil || g["bytes"] == 0.0 {
+			t.Errorf("%s inside a sandbox: %v, want its contents", p, g)
+		}
+	}
+	t.Logf("masked: %v", got)
+}

@@ -188,6 +188,9 @@ func buildRoot(s *SandboxSpec, st *stepTimer) error {
 	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	if err := maskProc(filepath.Join(root, "proc")); err != nil { // procmask.go
+		return err
+	}
 	if err := populateDev(filepath.Join(root, "dev")); err != nil {
 		return err
 	}
