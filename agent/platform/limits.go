@@ -74,6 +74,9 @@ var (
 	runtimeAPIBodyTimeout = 60 * time.Second
 	// controlAPIIdleTimeout closes the control API's idle keep-alive connections.
 	controlAPIIdleTimeout = 2 * time.Minute
+	// controlAPIMaxConns caps the control API's connections (limitControlConns); 0: sized from
+	// the platform's RLIMIT_NOFILE when it starts serving (controlAPIConnCap). Tests lower it.
+	controlAPIMaxConns = 0
 	// controlAPIStreamsPerConn is how many requests one HTTP/2 (h2c) connection to the control
 	// API may have in flight (serve.go); a client needing more opens another connection.
 	controlAPIStreamsPerConn = 1000
@@ -81,22 +84,63 @@ var (
 
 // connLimitListener admits at most cap(sem) connections at a time. Unlike
 // golang.org/x/net/netutil.LimitListener it does not leave the others waiting in the accept
-// queue (where a flood would starve the runtime's own next connection for ever): it answers
-// each one at once with a 429 and closes it, so a refused connection costs the platform no
-// descriptor beyond that moment.
+// queue (where a flood would starve the runtime's own next connection for ever): past the cap
+// it first closes the connection that has waited longest without a request in flight, if it
+// tracks connection states (evictIdle, the control API's), and otherwise answers the new one at
+// once with the refusal and closes it, so a refused connection costs the platform no descriptor
+// beyond that moment.
 type connLimitListener struct {
 	net.Listener
 	sem     chan struct{}
 	refusal []byte
+
+	evictIdle bool // close an idle connection to admit a new one (trackState must see every state)
+	mu        sync.Mutex
+	open      map[*limitedConn]struct{} // with evictIdle: the connections holding a slot
 }
 
 // limitConns wraps ln so that at most n of its connections are open at once.
 func limitConns(ln net.Listener, n int) net.Listener {
 	body := fmt.Sprintf(`{"errorType":"TooManyConnections","errorMessage":"at most %d connections to the Runtime API of one execution environment"}`, n)
-	return &connLimitListener{Listener: ln, sem: make(chan struct{}, n), refusal: []byte(
-		"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nConnection: close\r\n" +
-			fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))}
+	return &connLimitListener{Listener: ln, sem: make(chan struct{}, n), refusal: httpRefusal(nil, body)}
 }
+
+func httpRefusal(headers []string, body string) []byte {
+	h := "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nConnection: close\r\n"
+	for _, x := range headers {
+		h += x + "\r\n"
+	}
+	return []byte(h + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+}
+
+// limitControlConns wraps the control API's listener (serve.go): at most n connections; past
+// them the longest idle one (connected without a request yet, or kept alive between requests)
+// is closed to make room, which a client may always expect of an idle HTTP connection, so that
+// a flood of idle connections cannot keep a real request out. Only when all n have a request in
+// flight is the new one refused, with the Lambda API's throttling error (429
+// TooManyRequestsException, which boto3 retries with back-off). The server must report every
+// state change to trackState (http.Server.ConnState).
+func limitControlConns(ln net.Listener, n int) *connLimitListener {
+	msg := fmt.Sprintf("Rate Exceeded. (at most %d connections to the platform's API, all with a request in flight)", n)
+	body := fmt.Sprintf(`{"Type":"User","Message":%q,"message":%q}`, msg, msg)
+	return &connLimitListener{Listener: ln, sem: make(chan struct{}, n), evictIdle: true,
+		open:    map[*limitedConn]struct{}{},
+		refusal: httpRefusal([]string{"X-Amzn-ErrorType: TooManyRequestsException"}, body)}
+}
+
+// controlAPIConnCap is the control API's connection cap for a platform whose RLIMIT_NOFILE
+// (after RaiseFDLimit) is fdLimit: a quarter of the descriptors, so that connections can never
+// take the ones warm instances need (~8 each: at the 20,000 of an unprivileged start, 5,000
+// connections leave 15,000 for ~1,900 instances), and at most maxControlAPIConns.
+func controlAPIConnCap(fdLimit uint64) int {
+	return int(min(fdLimit/4, maxControlAPIConns))
+}
+
+// maxControlAPIConns: 8x the default account concurrency (1,000), since a synchronous Invoke
+// over HTTP/1.1 holds a connection for its whole run, so a client at the concurrency limit
+// never meets the cap; and each idle connection costs a goroutine and ~8 KiB of buffers, so
+// 8,192 of them stay under ~100 MiB.
+const maxControlAPIConns = 8192
 
 // limitRuntimeAPIListener bounds the sandbox-side listener of the Runtime API's relay; other
 // relayed ports (storage stand-ins) are the function's business and keep their own limits.
@@ -113,16 +157,78 @@ func (l *connLimitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		if lc := l.admit(c); lc != nil {
+			return lc, nil
+		}
+		// The answer fits the socket's send buffer, so the write does not block; the
+		// deadline only guards against a peer that somehow makes it.
+		c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		c.Write(l.refusal)
+		c.Close()
+	}
+}
+
+// admit gives c a slot, if one is free or an idle connection can be closed for it.
+func (l *connLimitListener) admit(c net.Conn) *limitedConn {
+	for tries := 0; ; tries++ {
 		select {
 		case l.sem <- struct{}{}:
-			return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+			lc := &limitedConn{Conn: c, state: http.StateNew, since: time.Now()}
+			lc.release = func() { l.untrack(lc); <-l.sem }
+			if l.evictIdle {
+				l.mu.Lock()
+				l.open[lc] = struct{}{}
+				l.mu.Unlock()
+			}
+			return lc
 		default:
-			// The answer fits the socket's send buffer, so the write does not block; the
-			// deadline only guards against a peer that somehow makes it.
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			c.Write(l.refusal)
-			c.Close()
 		}
+		// Closing the victim gives its slot back at once (limitedConn.Close), unless its own
+		// goroutine is closing it too: try again a few times, then refuse.
+		if !l.evictIdle || tries == 3 || !l.evictOldestIdle() {
+			return nil
+		}
+	}
+}
+
+// evictOldestIdle closes the connection that has been without a request in flight longest.
+func (l *connLimitListener) evictOldestIdle() bool {
+	l.mu.Lock()
+	var victim *limitedConn
+	for c := range l.open {
+		if (c.state == http.StateNew || c.state == http.StateIdle) && (victim == nil || c.since.Before(victim.since)) {
+			victim = c
+		}
+	}
+	if victim != nil {
+		delete(l.open, victim) // no longer a candidate, even before its Close returns
+	}
+	l.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	victim.Close()
+	return true
+}
+
+// trackState is the http.Server's ConnState hook: it keeps each connection's state and since when.
+func (l *connLimitListener) trackState(c net.Conn, st http.ConnState) {
+	lc, ok := c.(*limitedConn)
+	if !ok || !l.evictIdle {
+		return
+	}
+	l.mu.Lock()
+	if _, open := l.open[lc]; open {
+		lc.state, lc.since = st, time.Now()
+	}
+	l.mu.Unlock()
+}
+
+func (l *connLimitListener) untrack(c *limitedConn) {
+	if l.evictIdle {
+		l.mu.Lock()
+		delete(l.open, c)
+		l.mu.Unlock()
 	}
 }
 
@@ -131,6 +237,9 @@ type limitedConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	// under the listener's mu: the HTTP state and when it began (limitControlConns)
+	state http.ConnState
+	since time.Time
 }
 
 func (c *limitedConn) Close() error {

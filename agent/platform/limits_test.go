@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -648,5 +649,94 @@ func TestRaiseFDLimitKeepsSandboxesAtTheOriginal(t *testing.T) {
 	}
 	if child != *sandboxFDLimit {
 		t.Fatalf("child limit %+v, want the original %+v", child, *sandboxFDLimit)
+	}
+}
+
+// Issue #29: 22,000 idle connections to the control API reached the platform's descriptor limit
+// and ListFunctions waited 13.4 s. With the cap lowered to 32: after 300 idle connections (never
+// a request) at most 32 are still open and ListFunctions answers at once; with all 32 holding a
+// request in flight a new connection is refused with the Lambda API's 429
+// TooManyRequestsException, and once they end the API answers again.
+func TestControlAPIConnectionCapKeepsListFunctionsAnswering(t *testing.T) {
+	const maxConns, flood = 32, 300
+	defer func(n int) { controlAPIMaxConns = n }(controlAPIMaxConns)
+	controlAPIMaxConns = maxConns
+	tp := startPlatform(t, Config{})
+	addr := strings.TrimPrefix(tp.url, "http://")
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	client := func() *http.Client { return &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second} }
+	list := func(c *http.Client) (int, time.Duration) {
+		t0 := time.Now()
+		resp, err := c.Get(tp.url + fnPath)
+		if err != nil {
+			t.Fatalf("ListFunctions: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(t0)
+	}
+	idle := make([]net.Conn, flood)
+	for i := range idle {
+		idle[i] = dial()
+	}
+	if code, took := list(client()); code != http.StatusOK || took > 2*time.Second {
+		t.Fatalf("ListFunctions behind %d idle connections: %d after %s", flood, code, took)
+	}
+	// Which idle connections the platform still holds: a closed one reads EOF at once.
+	deadline := time.Now().Add(500 * time.Millisecond)
+	var open sync.WaitGroup
+	var mu sync.Mutex
+	stillOpen := 0
+	for _, c := range idle {
+		open.Add(1)
+		go func() {
+			defer open.Done()
+			c.SetReadDeadline(deadline)
+			var b [1]byte
+			if _, err := c.Read(b[:]); errors.Is(err, os.ErrDeadlineExceeded) {
+				mu.Lock()
+				stillOpen++
+				mu.Unlock()
+			}
+		}()
+	}
+	open.Wait()
+	if stillOpen > maxConns {
+		t.Errorf("%d of %d idle connections still open, cap %d", stillOpen, flood, maxConns)
+	}
+	// Every slot busy: a request body that never comes holds each (the body's stall timeout is 30 s).
+	busy := make([]net.Conn, maxConns)
+	for i := range busy {
+		busy[i] = dial()
+		io.WriteString(busy[i], "POST "+fnPath+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	}
+	time.Sleep(300 * time.Millisecond) // the server reads their headers: all active
+	c := dial()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a connection past the cap, all busy: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Amzn-ErrorType") != "TooManyRequestsException" {
+		t.Fatalf("a connection past the cap, all busy: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	t.Logf("%d of %d idle connections left open; past the cap: %d %s", stillOpen, flood, resp.StatusCode, body)
+	for _, c := range busy {
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond) // their handlers see the end of the body and let go
+	if code, took := list(client()); code != http.StatusOK {
+		t.Fatalf("ListFunctions once the busy connections ended: %d after %s", code, took)
+	}
+	if controlAPIConnCap(20000) > 20000/4 || controlAPIConnCap(1<<20) != maxControlAPIConns {
+		t.Errorf("cap %d for 20,000 descriptors, %d for 2^20", controlAPIConnCap(20000), controlAPIConnCap(1<<20))
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func pid() int { return os.Getpid() }
@@ -25,8 +27,18 @@ func (p *Platform) Serve(ctx context.Context, ln net.Listener, h http.Handler) e
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: controlAPIStreamsPerConn}
+	// A cap on connections (limits.go), well below the descriptors the platform may hold: 22,000
+	// idle connections used to exhaust them and make ListFunctions wait 13 s.
+	maxConns := controlAPIMaxConns
+	if maxConns <= 0 {
+		lim := unix.Rlimit{Cur: 4 * maxControlAPIConns}
+		prlimitRaw(0, nil, &lim) // cannot fail for the calling process
+		maxConns = controlAPIConnCap(lim.Cur)
+	}
+	limited := limitControlConns(ln, maxConns)
+	srv.ConnState = limited.trackState
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limited) }()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
