@@ -360,6 +360,7 @@ func (p *Platform) DeleteFunction(ref funcRef) error {
 		return errNotFound(key, "")
 	}
 	p.retireFunction(key)
+	p.dropLog(key) // logs.go
 	if err := p.store.remove(key); err != nil {
 		log.Printf("delete %s: %v", key.arn(), err)
 	}

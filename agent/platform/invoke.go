@@ -266,7 +266,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		}
 		in.Modelled = d
 	}
-	logFile, closeLog := p.logFiles.open(filepath.Join(p.logDir, cfg.FunctionName+".log"))
+	logFile, closeLog := p.logFiles.open(p.logPath(cfg.FunctionName))
 	var out io.Writer = in.Logs
 	if logFile != nil {
 		out = io.MultiWriter(in.Logs, logFile)

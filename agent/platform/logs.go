@@ -3,6 +3,7 @@ package platform
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -46,6 +47,16 @@ func (l *logBuffer) Since(mark int64) []byte {
 	return bytes.Clone(l.buf[int64(len(l.buf))-n:])
 }
 
+// maxLogFileBytes bounds a function's log file (<logs>/<name>.log). A write that would take it
+// past the bound first rotates it to <name>.log.1, replacing the previous one, so the host keeps
+// the last 16 to 32 MiB of what a function printed, however much it prints (a function printing
+// 1 GiB used to leave 1 GiB), and the two files go with DeleteFunction. A variable so tests can
+// lower it.
+var maxLogFileBytes int64 = 16 << 20
+
+// logPath is the log file of a function's instances (one per name).
+func (p *Platform) logPath(name string) string { return filepath.Join(p.logDir, name+".log") }
+
 // functionLogs shares one append-only descriptor per log file among the instances writing to it
 // (a function's instances all write <logs>/<function>.log): one per instance was a descriptor
 // per warm sandbox. Each copy of a sandbox's output is one write(2) with O_APPEND, as before.
@@ -54,14 +65,19 @@ type functionLogs struct {
 	files map[string]*sharedLog
 }
 
+// sharedLog is one log file and its holders. Writes never fail (a log the host cannot write
+// loses lines, but must not stop the function whose output is copied through it).
 type sharedLog struct {
-	f    *os.File
-	refs int
+	path string
+	refs int        // under functionLogs.mu
+	mu   sync.Mutex // the rest
+	f    *os.File   // nil once the function's log was deleted, or the file could not be reopened
+	size int64
 }
 
-// open returns the file at path for appending, opened once for all its holders, and the func
+// open returns the log at path for appending, opened once for all its holders, and the func
 // that lets go of it (the last one closes it). A file that cannot be opened is (nil, no-op).
-func (l *functionLogs) open(path string) (*os.File, func()) {
+func (l *functionLogs) open(path string) (*sharedLog, func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.files[path]
@@ -70,22 +86,88 @@ func (l *functionLogs) open(path string) (*os.File, func()) {
 		if err != nil {
 			return nil, func() {}
 		}
+		s = &sharedLog{path: path, f: f}
+		if fi, err := f.Stat(); err == nil {
+			s.size = fi.Size() // a platform restarted on the same data appends
+		}
 		if l.files == nil {
 			l.files = map[string]*sharedLog{}
 		}
-		s = &sharedLog{f: f}
 		l.files[path] = s
 	}
 	s.refs++
 	var once sync.Once
-	return s.f, func() {
+	return s, func() {
 		once.Do(func() {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if s.refs--; s.refs == 0 {
-				s.f.Close()
-				delete(l.files, path)
+				s.mu.Lock()
+				if s.f != nil {
+					s.f.Close()
+					s.f = nil
+				}
+				s.mu.Unlock()
+				if l.files[path] == s {
+					delete(l.files, path)
+				}
 			}
 		})
 	}
+}
+
+func (s *sharedLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f != nil && s.size > 0 && s.size+int64(len(p)) > maxLogFileBytes {
+		s.rotate()
+	}
+	if s.f != nil {
+		n, _ := s.f.Write(p)
+		s.size += int64(n)
+	}
+	return len(p), nil
+}
+
+// rotate moves the full file to path.1 (rename replaces the previous one) and starts a new one.
+func (s *sharedLog) rotate() {
+	os.Rename(s.path, s.path+".1")
+	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	s.f.Close()
+	s.f, s.size = f, 0
+	if err != nil {
+		s.f = nil
+	}
+}
+
+// remove deletes the log at path and its rotated part; instances still writing to it (a
+// deleted function's, until they are retired) write nowhere, and the next open starts afresh.
+func (l *functionLogs) remove(path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock() // held across the unlinks, so an open of the path waits for them
+	if s := l.files[path]; s != nil {
+		delete(l.files, path)
+		s.mu.Lock()
+		if s.f != nil {
+			s.f.Close()
+			s.f = nil
+		}
+		s.mu.Unlock()
+	}
+	os.Remove(path)
+	os.Remove(path + ".1")
+}
+
+// dropLog deletes a deleted function's log, unless a function of the same name lives on in
+// another region (the name's log is theirs too).
+func (p *Platform) dropLog(key fnKey) {
+	p.mu.Lock()
+	for k := range p.functions {
+		if k.Name == key.Name {
+			p.mu.Unlock()
+			return
+		}
+	}
+	p.mu.Unlock()
+	p.logFiles.remove(p.logPath(key.Name))
 }
