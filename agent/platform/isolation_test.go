@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -128,12 +129,6 @@ func TestSandboxForbidsNamespacesMountsKeyringsAndPtrace(t *testing.T) {
 	t.Logf("%v; unshare -Urm: %v", calls, r["unshare_cmd"])
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64{}, xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
-}
-
 func cpuacctUsage(t *testing.T, tp *testPlatform, function string) int64 {
 	t.Helper()
 	for _, in := range tp.Instances() {
@@ -179,7 +174,10 @@ func TestIdleSandboxIsFrozen(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	grew := time.Duration(cpuacctUsage(t, tp, "bg") - u0)
-	ratio := median(after) / median(clean)
+	// Minima: other load on the machine only ever slows a run, and unevenly between the two
+	// phases (issue #29: medians went past 1.25 on a loaded machine); spinners left running would
+	// slow every run alike, the fastest too (1.9-2.1x before idle sandboxes were frozen).
+	ratio := slices.Min(after) / slices.Min(clean)
 	t.Logf("victim spin clean %v, with bg idle %v (ratio %.2f); bg used %s of CPU while idle", clean, after, ratio, grew)
 	if ratio > 1.25 {
 		t.Errorf("an idle function's leftover spinners slowed another function's invocation %.2fx", ratio)

@@ -60,10 +60,14 @@ def test_spin_is_about_four_times_slower_at_256_than_1024_mb(lambda_client, make
     for name in names.values():
         invoke(lambda_client, name, {"kind": "spin", "iterations": 1000})  # cold starts out of the way
     runs = {256: [], 1024: []}
-    for _ in range(3):
+    for _ in range(4):
         for mem, name in names.items():
             runs[mem].append(invoke(lambda_client, name, {"kind": "spin", "iterations": 100_000_000})[1]["workload"]["elapsed_s"])
-    times = {mem: sorted(r)[1] for mem, r in runs.items()}
+    # Other load only ever slows a run (it takes CPU the quota would have given), and it slows the
+    # 1024 MB runs (0.58 vCPU to find) more than the 256 MB ones (0.145): the fastest run of each
+    # is the one closest to its quota, so the ratio of minima is the quotas' ratio (issue #29:
+    # the median's ratio fell under 3.3 on a loaded machine).
+    times = {mem: min(r) for mem, r in runs.items()}
     ratio = times[256] / times[1024]
     assert 3.3 < ratio < 4.8, f"256 MB / 1024 MB elapsed ratio {ratio:.2f} ({times}, load average {os.getloadavg()})"
 
