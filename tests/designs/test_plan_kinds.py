@@ -317,3 +317,26 @@ def test_plan_of_a_storage_spec_estimates_its_requests(tmp_path):
     assert per == pytest.approx(E.OVERHEAD_S["local"] + 10 * E.LOCAL_OBJECT_PUT_S
                                 + 10 * 1024 / E.LOCAL_STORAGE_BPS, rel=1e-4)
     assert math.isclose(d["cost_estimate"]["storage"]["aws_s3"]["put_requests"], 10)
+
+
+def test_plan_warns_of_cells_promised_more_cpu_than_the_host_has(tmp_path, monkeypatch):
+    """Issue #29: a 10,240 MB function got a 5.8-vCPU quota on a 2-CPU host, and a burst's
+    members together are promised their sum; `plan` says so before the campaign asks for it."""
+    monkeypatch.setattr(E, "HOST_CPUS", 2)
+    f = tmp_path / "big.yaml"
+    f.write_text("name: big\nprovider: {kind: local}\nfunction: {profile: lambda}\n"
+                 "workload: {kind: spin, iterations: 1000}\n"
+                 "load: {pause: 0s}\n"
+                 "factors: {memory: [512, 1024, 10240], burst_size: [1, 8]}\n"
+                 "design: {replications: 1, seed: 1}\n")
+    r = CliRunner().invoke(cli, ["plan", str(f), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    levels = {c["key"]: (c["levels"]["memory"], c["levels"]["burst_size"]) for c in d["cells"]}
+    flagged = {levels[o["cell"]]: o for o in d["cpu_oversubscribed"]}
+    # 1769 MB a vCPU: 512 MB x 8 = 2.3, 1024 x 8 = 4.6, 10240 alone 5.79, x 8 = 46.3; not 512 or 1024 alone
+    assert set(flagged) == {(512, 8), (1024, 8), (10240, 1), (10240, 8)}
+    assert flagged[(10240, 1)]["promised_vcpu"] == pytest.approx(10240 / 1769, abs=1e-3)
+    assert flagged[(512, 8)]["promised_vcpu"] == pytest.approx(8 * 512 / 1769, abs=1e-3)
+    table = CliRunner().invoke(cli, ["plan", str(f)])
+    assert table.exit_code == 0 and "4 cell(s) promise their instances more CPU than this machine has" in table.output

@@ -64,7 +64,7 @@ def plan_command(spec, fmt, replications, seed):
     Levels are shown normalised: sizes in bytes (JSON) or exact units (table), memory in
     Lambda MB (= MiB).
     """
-    from faascope.designs.estimate import estimate, human_duration
+    from faascope.designs.estimate import cpu_oversubscribed, estimate, human_duration
     from faascope.designs.plan import build_plan
     from faascope.errors import BadInput
     from faascope.specs.loader import load_spec
@@ -74,11 +74,13 @@ def plan_command(spec, fmt, replications, seed):
     loaded = load_spec(spec)
     plan = build_plan(loaded, replications=replications, seed=seed)
     est = estimate(plan)
+    oversubscribed = cpu_oversubscribed(plan)
     from faascope.designs.cost import estimate_plan_cost, storage_line, summary_line
     cost = estimate_plan_cost(plan, loaded.spec.provider.parsed_settings())
     if fmt == "json":
         out = plan.to_json(estimate=est)
         out["cost_estimate"] = cost
+        out["cpu_oversubscribed"] = oversubscribed
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
@@ -136,3 +138,10 @@ def plan_command(spec, fmt, replications, seed):
         con.print(storage_line(cost))
     for note in plan.notes:
         con.print(f"note: {note}")
+    if oversubscribed:
+        worst = max(oversubscribed, key=lambda o: o["promised_vcpu"])
+        con.print(f"[yellow]warning[/yellow]: {len(oversubscribed)} cell(s) promise their instances more "
+                  f"CPU than this machine has ({worst['host_cpus']} CPUs; at most {worst['instances']} × "
+                  f"{worst['vcpu_each']:.3g} vCPU = {worst['promised_vcpu']:.3g} vCPU): their CPU-bound "
+                  "times measure this machine, not the modelled cloud; the results and the report "
+                  "flag them (host_bound)")

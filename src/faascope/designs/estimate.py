@@ -132,14 +132,38 @@ APP_DEFAULT_SIZES = {"video": (64 * MIB, 64 * 1024), "sort": (16_000_000, None),
 APP_DEFAULT_LAYERS = 8
 
 
-def cpu_share(profile: str | None, memory_mb: int) -> float:
+def promised_vcpu(profile: str | None, memory_mb: int) -> float:
+    """The vCPU the provider's (or profile's) CPU rule gives a function of ``memory_mb``: what
+    its quota promises (Lambda's 10,240 MB: 5.79), 0 for ``unlimited`` (no quota)."""
     if profile == "gcf":
-        share = next((c for m, c in GCF_TIERS.items() if memory_mb <= m), max(GCF_TIERS.values()))
-    elif profile == "unlimited":
-        share = 1.0
-    else:  # lambda, and AWS itself
-        share = memory_mb / LAMBDA_MB_PER_VCPU
-    return min(1.0, share)
+        return next((c for m, c in GCF_TIERS.items() if memory_mb <= m), max(GCF_TIERS.values()))
+    if profile == "unlimited":
+        return 0.0
+    return memory_mb / LAMBDA_MB_PER_VCPU  # lambda, and AWS itself
+
+
+def cpu_share(profile: str | None, memory_mb: int) -> float:
+    """The share of one CPU a single-threaded workload gets."""
+    return 1.0 if profile == "unlimited" else min(1.0, promised_vcpu(profile, memory_mb))
+
+
+def cpu_oversubscribed(plan: Plan) -> list[dict[str, Any]]:
+    """The local cells whose instances are promised more vCPU at once than this machine has (a
+    burst's members together; one instance of a large function alone): their CPU-bound times
+    would measure this machine, not the modelled cloud (issue #29: a 10,240 MB function got a
+    5.8-vCPU quota on a 2-CPU host, and a 1,024 MB neighbour dropped to 0.46 of its speed). The
+    results and the report flag such cells as they ran (faascope.analysis.host_bound)."""
+    out = []
+    for c in plan.cells:
+        d = provider_kind(plan.spec.cell_provider_kind(c.levels)) or PROVIDER_KINDS["aws"]
+        if d.where != "local":
+            continue
+        each = promised_vcpu(d.cpu_rule_of(c.function.profile), c.function.memory_mb)
+        n = int((c.load or {}).get("burst_size", 1))
+        if n * each > HOST_CPUS:
+            out.append({"cell": c.key, "instances": n, "vcpu_each": round(each, 4),
+                        "promised_vcpu": round(n * each, 4), "host_cpus": HOST_CPUS})
+    return out
 
 
 @dataclass(frozen=True)
