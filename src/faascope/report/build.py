@@ -19,6 +19,7 @@ from faascope.report.page import page
 from faascope.report.scenarios import build_scenarios
 from faascope.report.sections import SECTIONS, Ctx
 from faascope.report.summary import summary
+from faascope.store.spreadsheet import to_csv
 
 FORMATS = ("png", "pdf", "svg")
 
@@ -130,7 +131,7 @@ def build_report(input_path: str | Path | list, out: str | Path, *, response: st
         if formats and (figures == "all" or any(f.key for f in figs)):
             fig_dir.mkdir(exist_ok=True)
         if data.origin.kind == "inputs":  # the stacked table analysed, kept beside the report
-            data.all_rows.to_csv(out / "inputs.csv", index=False)
+            to_csv(data.all_rows, out / "inputs.csv")
     except OSError as exc:
         raise Failure(f"cannot create {out}: {exc}") from None
 

@@ -1,5 +1,6 @@
 """`faascope export RESULTS --format csv|parquet --out FILE|-`: the flat view, one row per
-invocation (warm-ups included and flagged in the ``warmup`` column)."""
+invocation (warm-ups included and flagged in the ``warmup`` column). CSV text cells that a
+spreadsheet would run as formulas get a leading quote (:mod:`faascope.store.spreadsheet`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +9,7 @@ import click
 
 from faascope.errors import Failure
 from faascope.store.reader import read_flat
+from faascope.store.spreadsheet import to_csv
 
 
 @click.command("export")
@@ -25,7 +27,7 @@ def export_command(results, fmt, out, no_warmups):
         stream = click.get_binary_stream("stdout")
         try:
             if fmt == "csv":
-                stream.write(df.to_csv(index=False).encode())
+                stream.write(to_csv(df).encode())
             else:
                 df.to_parquet(stream, index=False, engine="pyarrow")
             stream.flush()
@@ -39,7 +41,7 @@ def export_command(results, fmt, out, no_warmups):
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_name(out_path.name + ".tmp")
         if fmt == "csv":
-            df.to_csv(tmp, index=False)
+            to_csv(df, tmp)
         else:
             df.to_parquet(tmp, index=False, engine="pyarrow")
         tmp.replace(out_path)
