@@ -184,6 +184,12 @@ def format_errors(exc: ValidationError, prefix: tuple = (), model: Any = None) -
             msg = f"must be one of {err['ctx']['expected']} (got {got!r})"
         elif kind == "value_error":
             msg = str(err["ctx"]["error"])
+        elif kind == "int_type" and isinstance(got, (bool, str, float)):
+            # a strict count (design.replications, seed, warmup …): YAML's true and "3" are
+            # not silently read as 1 and 3
+            how = ("not true/false" if isinstance(got, bool) else
+                   "written without quotes" if isinstance(got, str) else "with no fraction")
+            msg = f"must be a whole number, {how} (got {got!r})"
         elif kind == "string_pattern_mismatch":
             msg = f"{got!r} does not match the pattern {err['ctx']['pattern']}"
         else:

@@ -258,7 +258,7 @@ def agent_request(workload: WorkloadModel) -> dict:
 # --------------------------------------------------------------------------------------------
 class BlockingSpec(Strict):
     #: run the design in this many blocks; replication r belongs to block r mod blocks
-    blocks: int = Field(..., ge=1)
+    blocks: int = Field(..., ge=1, strict=True)
     #: block b starts no earlier than the campaign's start + b * interval
     interval: Duration = Field(..., gt=0)
 
@@ -298,7 +298,7 @@ class ScheduleSpec(Strict):
     #: no slot is due at or after this instant
     until: Optional[Instant] = None
     #: at most this many slots
-    slots: Optional[int] = Field(None, ge=1, le=1_000_000)
+    slots: Optional[int] = Field(None, ge=1, le=1_000_000, strict=True)
     #: a slot that cannot start within ``grace`` of its due time: ``miss`` records it as missed
     #: (an event, durable); ``run`` runs it late, still one period after the slot before
     late: Literal["miss", "run"] = "miss"
@@ -336,15 +336,15 @@ class ScheduleSpec(Strict):
 
 class DesignSpec(Strict):
     type: Literal["full_factorial", "two_level"] = "full_factorial"
-    replications: int = Field(1, ge=1, le=1_000_000)
+    replications: int = Field(1, ge=1, le=1_000_000, strict=True)
     #: seed of the run order; a random one is drawn and recorded when absent
-    seed: Optional[int] = Field(None, ge=0, lt=2**63)
+    seed: Optional[int] = Field(None, ge=0, lt=2**63, strict=True)
     randomize: bool = True
     #: constraints each run cell must satisfy; cells that break one are excluded
     rules: list[str] = Field(default_factory=list)
     #: warm-up invocations per cell (per block), recorded with warmup = true, run just before
     #: the cell's first measured invocation
-    warmup: int = Field(0, ge=0, le=1000)
+    warmup: int = Field(0, ge=0, le=1000, strict=True)
     #: false: never force cold starts; true: a fresh instance for each cell's first invocation
     #: (per block); "every": force a cold start before every measured invocation
     cold: Any = False
@@ -371,7 +371,7 @@ class DesignSpec(Strict):
 # --------------------------------------------------------------------------------------------
 class StaggerSpec(Strict):
     #: invocations launched together in one batch
-    batch_size: int = Field(..., ge=1, le=1_000_000)
+    batch_size: int = Field(..., ge=1, le=1_000_000, strict=True)
     #: time between the starts of consecutive batches (0 = all at once)
     delay: Duration = Field(..., ge=0, le=86400)
 
@@ -385,7 +385,7 @@ class ArrivalSpec(Strict):
     #: the constant part of a shifted exponential gap
     shift: Duration = Field(0.0, ge=0, le=86400)
     #: seed of the exponential gaps (burst k draws with seed + k); drawn and recorded when absent
-    seed: Optional[int] = Field(None, ge=0, lt=2**63)
+    seed: Optional[int] = Field(None, ge=0, lt=2**63, strict=True)
     #: trace file (relative to the spec file): one number a line, '#' comments
     trace: Optional[str] = None
     trace_format: Literal["offsets", "gaps"] = "offsets"
@@ -405,19 +405,19 @@ class ErrorBudgetSpec(Strict):
     #: stop the campaign when more than this fraction of a burst fails (throttles count) …
     max_failed_fraction: float = Field(0.5, ge=0, le=1)
     #: … and at least this many of its members failed (one failure in a burst of 1 is no trend)
-    min_failed: int = Field(3, ge=1)
+    min_failed: int = Field(3, ge=1, strict=True)
     #: a staggered or spaced burst stops sending once the failures already exceed the budget
     stop_sending: bool = True
 
 
 class LoadSpec(Strict):
     #: invocations per burst (each replication of a cell is one burst)
-    burst_size: int = Field(1, ge=1, le=100_000)
+    burst_size: int = Field(1, ge=1, le=100_000, strict=True)
     arrival: ArrivalSpec = Field(default_factory=ArrivalSpec)
     #: launch the burst in batches of batch_size with delay between batch starts
     stagger: Optional[StaggerSpec] = None
     #: copies of the function, invoked side by side (members go round robin): parallel endpoints
-    functions: int = Field(1, ge=1, le=1000)
+    functions: int = Field(1, ge=1, le=1000, strict=True)
     #: how each burst starts: ``warm`` (as the platform has it, after the warm pool if any),
     #: ``cold`` (retire warm instances before each burst: environment change, AWS-portable),
     #: ``fresh`` (a newly created function for each burst), ``expire`` (wait for the keep-alive,
@@ -436,6 +436,15 @@ class LoadSpec(Strict):
     #: so that concurrent object/kv/sharedfs invocations use distinct keys or files; the text
     #: ``{index}`` in any string field of the workload is replaced likewise
     member_index: Optional[str] = Field(None, pattern=r"^[a-z_][a-z0-9_]{0,40}$")
+
+    @field_validator("warm_pool", "preconnect", mode="before")
+    @classmethod
+    def _count(cls, v: Any) -> Any:
+        # as strict as the other counts: true is not 1, nor "3" 3 (pydantic's lax int would)
+        if isinstance(v, bool) or (isinstance(v, str) and v != "burst") or \
+                not isinstance(v, (int, str)):
+            raise ValueError(f"must be a whole number or 'burst' (got {v!r})")
+        return v
 
     @field_validator("warm_pool", "preconnect")
     @classmethod
