@@ -262,7 +262,11 @@ class Campaign:
     def create(cls, loaded: LoadedSpec, plan: Plan, results: Path, spec_path: Path,
                run_rows: RunRows, *, with_estimate: bool = True, **kw) -> "Campaign":
         """Record a new campaign (spec, plan, run order) in a new results file."""
-        results.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            results.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a read-only file system, no permission
+            raise BadInput(f"cannot create the directory of the results file {results}: "
+                           f"{exc.strerror or exc}", field="--results") from None
         store = ResultsStore(results)
         store.create_campaign(
             uid=secrets.token_hex(4), name=loaded.spec.name, spec_json=loaded.canonical(),

@@ -126,13 +126,18 @@ def start_detached(spec: Path, results: Path, run_args: list[str]) -> dict:
     """Start ``faascope run SPEC --results RESULTS RUN_ARGS`` as a detached runner and wait until
     it holds its lock; the runner's state. Failure (with the end of its log) when it ends first."""
     refuse_if_running(results)
-    results.parent.mkdir(parents=True, exist_ok=True)
     log = log_path(results)
     argv = [sys.executable, "-m", "faascope", "run", str(spec), "--results", str(results),
             "--no-progress", "--runner-state", *run_args]
     state_file = state_path(results)
     before = _read_state(state_file).get("started_at")
-    with open(log, "a") as out:
+    try:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        out = open(log, "a")
+    except OSError as exc:  # a read-only file system, no permission
+        raise BadInput(f"cannot write the detached run's log {log} beside the results file: "
+                       f"{exc.strerror or exc}", field="--results") from None
+    with out:
         out.write(f"--- {utc_now()} faascope run (detached): {' '.join(argv[3:])}\n")
         out.flush()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,

@@ -20,7 +20,7 @@ import pandas as pd
 from faascope.errors import BadInput, Failure
 from faascope.store.schema import BURST_VIEW as BURST_VIEW_SQL
 from faascope.store.measures import MEASURE_NAMES
-from faascope.store.schema import flat_view_sql
+from faascope.store.schema import SCHEMA_VERSION, flat_view_sql
 
 #: file name endings of results files (anything else is a table: CSV or Parquet)
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -167,6 +167,92 @@ class ResultsFileUnreadable(BadInput):
         self.detail = detail
 
 
+class NewerResultsFile(BadInput):
+    """A results file a newer faascope wrote (its ``meta.schema_version`` is above
+    :data:`~faascope.store.schema.SCHEMA_VERSION`): never written to (this version cannot know
+    what the newer one's rows mean, nor keep them consistent); read only where this version's
+    views still read it."""
+
+    def __init__(self, path: Path, version: int, field: str, what: str):
+        super().__init__(
+            f"{path} was written by a newer faascope (results schema version {version}; this "
+            f"faascope knows versions up to {SCHEMA_VERSION}), {what}. Upgrade faascope "
+            "(pip install -U faascope) to use it", field=field)
+        self.version = version
+
+
+class DamagedCampaignRow(BadInput):
+    """The campaign row's JSON (factors, plan, spec) does not parse, or is not the shape
+    faascope wrote: the row was changed outside faascope. Exit 2 naming the file and the
+    column, never a JSONDecodeError."""
+
+    def __init__(self, path: Path, column: str, detail: str, field: str):
+        super().__init__(
+            f"{path} is damaged: the campaign's {column} is not the JSON faascope wrote "
+            f"({detail}); nothing was written to it. Restore the file from a copy, or repair "
+            f"the column (`sqlite3 {path} \"SELECT {column} FROM campaign\"`)", field=field)
+        self.column = column
+
+
+#: the campaign row's JSON columns every command relies on, and the JSON type each holds
+#: (machine_json is informational: unreadable, it reads as absent; see campaign_meta)
+CAMPAIGN_JSON = {"factors_json": list, "plan_json": dict, "spec_json": dict}
+
+
+def check_campaign_json(camp: dict, path: Path, field: str) -> None:
+    """DamagedCampaignRow unless each of :data:`CAMPAIGN_JSON` parses to its type (factors: a
+    list of objects with a name)."""
+    for col, kind in CAMPAIGN_JSON.items():
+        text = camp.get(col)
+        if text is None:
+            continue
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise DamagedCampaignRow(path, col, str(exc), field) from None
+        if not isinstance(value, kind):
+            raise DamagedCampaignRow(path, col, f"a JSON {type(value).__name__}, not "
+                                                f"{'an array' if kind is list else 'an object'}",
+                                     field) from None
+        if col == "factors_json" and not all(isinstance(f, dict) and isinstance(f.get("name"), str)
+                                             for f in value):
+            raise DamagedCampaignRow(path, col, "a factor without a name", field)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection that can read ``path`` also on a read-only file system.
+
+    A WAL-mode file (every results file) is read through its ``-shm`` index, which SQLite
+    creates beside the file; in a read-only directory it cannot, and the first read fails
+    (SQLITE_CANTOPEN). With no write-ahead log to read (no ``-wal`` file, or an empty one: the
+    last writer checkpointed it), the main file alone holds every committed row, and
+    ``immutable=1`` reads it without the index or locks. A non-empty ``-wal`` that cannot be
+    indexed is refused (reading past it would miss committed rows)."""
+    uri = f"file:{path}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # extended codes: primary in the low byte
+        if code not in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY) or \
+                not _is_sqlite_file(path):
+            return sqlite3.connect(uri, uri=True)  # the caller's checks name the problem
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise ResultsFileUnreadable(
+                path, f"{exc}: its write-ahead log {wal} holds rows that SQLite can read only "
+                f"with an index file ({path.name}-shm) it cannot create in {path.parent} (a "
+                "read-only file system?); copy the file with its -wal file to a writable "
+                "directory and read the copy", "") from None
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+
+
+#: the files of a newer schema this process has said so of (once each)
+_NOTED_NEWER: set[Path] = set()
+
+
 class ResultsFile:
     """A results file opened read-only. ``field`` names the command-line argument that gave the
     path, for the errors (exit status 2) that say what is wrong with it."""
@@ -179,32 +265,65 @@ class ResultsFile:
         if self.path.is_dir():
             raise BadInput(f"{self.path} is a directory; give a results file", field=field)
         try:
-            self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            self.conn = _connect_read_only(self.path)
+        except ResultsFileUnreadable as exc:
+            raise ResultsFileUnreadable(self.path, exc.detail, field) from None
         except sqlite3.Error as exc:
             raise ResultsFileUnreadable(self.path, str(exc), field) from exc
         self.conn.row_factory = sqlite3.Row
+        #: the version that created the file (meta.schema_version; None where unreadable)
+        self.schema_version: Optional[int] = None
         try:
             self.names = {r[0] for r in self.conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            if "meta" in self.names:
+                row = self.conn.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                try:
+                    self.schema_version = int(row[0]) if row else None
+                except (TypeError, ValueError):
+                    self.schema_version = None
             if "campaign" in self.names:
                 # faascope's file: a core table missing is damage, not "no such table" later
                 missing = [n for n in CORE_TABLE_NAMES if n not in self.names]
-                if missing:
+                if missing and not self.is_newer():
                     raise sqlite3.DatabaseError(f"no such table: {', '.join(missing)}")
+                check_campaign_json(self.campaign() or {}, self.path, field)
             self._define_current_views()
         except sqlite3.DatabaseError as exc:
-            err = self.damaged(exc) if (is_damage(exc) and _is_sqlite_file(self.path)) else \
-                NotAResultsFile(self.path, str(exc), field)
+            if self.is_newer():
+                err: BaseException = self.newer(exc)
+            elif is_damage(exc) and _is_sqlite_file(self.path):
+                err = self.damaged(exc)
+            else:
+                err = NotAResultsFile(self.path, str(exc), field)
             self.conn.close()
             raise err from None
         except click.ClickException:
             self.conn.close()
             raise
+        if self.is_newer() and self.path not in _NOTED_NEWER:
+            _NOTED_NEWER.add(self.path)
+            click.echo(f"note: {self.path} was written by a newer faascope (results schema "
+                       f"version {self.schema_version}; this one knows up to {SCHEMA_VERSION}): "
+                       "reading it read-only, with this version's columns; upgrade faascope to "
+                       "see what the newer version recorded", err=True)
+
+    def is_newer(self) -> bool:
+        """Whether a newer faascope wrote the file (its schema version is above this one's)."""
+        return self.schema_version is not None and self.schema_version > SCHEMA_VERSION
+
+    def newer(self, exc: BaseException) -> NewerResultsFile:
+        """The error for a file of a newer schema that this version's reader cannot read."""
+        return NewerResultsFile(self.path, self.schema_version or 0, self.field,
+                                f"which this version cannot read ({_cause(exc)})")
 
     def damaged(self, exc: BaseException) -> BaseException:
         """The error to raise for a database error met while reading: DamagedResultsFile
         (exit 2) for damage, else a Failure (exit 1) that names the file; never a traceback."""
         cause = _cause(exc)
+        if self.is_newer() and isinstance(cause, sqlite3.DatabaseError):
+            return self.newer(cause)
         if is_damage(cause):
             return DamagedResultsFile(self.path, str(cause), self.field, table_health(self.conn))
         return Failure(f"cannot read {self.path}: {cause}")

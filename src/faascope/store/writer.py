@@ -21,8 +21,8 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from faascope.errors import Failure
-from faascope.store.reader import DamagedResultsFile, is_damage, table_health
+from faascope.errors import BadInput, Failure
+from faascope.store.reader import DamagedResultsFile, NewerResultsFile, is_damage, table_health
 from faascope.store.schema import (
     BURST_TABLES,
     BURST_VIEW,
@@ -57,6 +57,29 @@ class ResultsDiskFull(Failure):
                          "(it runs again on resume). Free some space, or move the file with its "
                          "-wal and -shm files")
         self.path = path
+
+
+class ResultsNotWritable(BadInput):
+    """SQLite cannot create or write the results file (a read-only file system or directory, no
+    permission): exit 2 naming the file and SQLite's reason, never a traceback."""
+
+    def __init__(self, path: Path, detail: str):
+        super().__init__(f"cannot write the results file {path} ({detail}); is its file system "
+                         "or directory read-only? Give a --results file in a place faascope may "
+                         "write (records already in the file are kept)", field="--results")
+        self.detail = detail
+
+
+#: SQLite's (primary) result codes that mean the file cannot be created or written
+_NOT_WRITABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM)
+
+
+def _is_not_writable(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _NOT_WRITABLE  # extended codes keep the primary in the low byte
+    msg = str(exc).lower()
+    return "readonly database" in msg or "unable to open database file" in msg
 
 
 def _is_disk_full(exc: BaseException) -> bool:
@@ -108,6 +131,8 @@ def store_error(path: Path, exc: BaseException) -> BaseException:
         except sqlite3.Error:
             health = ""
         return DamagedResultsFile(path, str(exc), "--results", health)
+    if _is_not_writable(exc):
+        return ResultsNotWritable(path, str(exc))
     return exc
 
 
@@ -150,12 +175,36 @@ class ResultsStore:
         self.path = Path(path)
         self.conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
-        mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
-            raise StoreError(f"cannot put {self.path} in WAL mode (got {mode})")
+        try:
+            self._refuse_newer()
+            mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":  # e.g. a file SQLite could open read-only only
+                raise ResultsNotWritable(self.path, f"SQLite cannot put it in WAL mode: {mode}")
+        except BaseException:
+            self.conn.close()
+            raise
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA busy_timeout=30000")
+
+    def _refuse_newer(self) -> None:
+        """NewerResultsFile when a newer faascope wrote the file (meta.schema_version above
+        SCHEMA_VERSION), before anything is written: this version cannot know what the newer
+        one's rows mean, nor keep them consistent."""
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                             "name='meta'").fetchone() is None:
+            return
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        try:
+            version = int(row[0]) if row else None
+        except (TypeError, ValueError):
+            return
+        if version is not None and version > SCHEMA_VERSION:
+            raise NewerResultsFile(
+                self.path, version, "--results",
+                "so this one does not write to it (nothing was written); report, export, "
+                "analyze and status still read it, read-only, as far as this version's columns "
+                "go")
 
     # ------------------------------------------------------------------ basics
     def close(self) -> None:
