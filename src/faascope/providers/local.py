@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from faascope.errors import Failure
 from faascope.providers.base import FunctionConfig
 from faascope.providers.lambda_api import CodeBucket, LambdaAPIProvider
-from faascope.providers.local_platform import ensure_running
+from faascope.providers.local_platform import ensure_running, require_platform
 
 LOCAL_ROLE = "arn:aws:iam::000000000000:role/faascope-local"
 LOCAL_CREDENTIALS = ("faascope-local", "faascope-local")
@@ -143,6 +143,8 @@ class LocalProvider(LambdaAPIProvider):
 
     @classmethod
     def from_settings(cls, s: Any) -> "LocalProvider":
+        if s.endpoint_url:  # a platform the user runs: refuse now when none listens there
+            require_platform(s.endpoint_url)
         return cls(endpoint_url=s.endpoint_url, data_dir=s.data_dir, max_attempts=s.max_attempts,
                    read_timeout_s=s.read_timeout_s, connect_timeout_s=s.connect_timeout_s,
                    keep_alive_s=getattr(s, "keep_alive_s", None))

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -45,6 +46,40 @@ def health(endpoint: str, timeout: float = 2.0) -> dict | None:
             return json.load(r)
     except (urllib.error.URLError, OSError, ValueError):
         return None
+
+
+def unreachable(endpoint: str, timeout: float = 2.0) -> str | None:
+    """Why nothing answers HTTP at ``endpoint`` (connection refused, no such host, timed out),
+    or None when something does (an HTTP error status is an answer: a platform that wants a
+    token answers 401)."""
+    try:
+        with urllib.request.urlopen(endpoint.rstrip("/") + "/faascope/health", timeout=timeout):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except urllib.error.URLError as exc:
+        return str(exc.reason)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+
+
+def require_platform(endpoint: str, field: str = "provider.settings.endpoint_url") -> None:
+    """BadInput (exit 2) when nothing listens at ``endpoint``, with the command that starts a
+    platform there: a campaign sent to it would end in boto3's EndpointConnectionError."""
+    why = unreachable(endpoint)
+    if why is None:
+        return
+    url = urllib.parse.urlsplit(endpoint)
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    port = port or (443 if url.scheme == "https" else 80)
+    local = (url.hostname or "") in ("127.0.0.1", "localhost", "::1")
+    raise BadInput(f"no local platform answers at {endpoint} ({why}); start one there with "
+                   f"`faascope platform start --detach --port {port}`"
+                   f"{'' if local else f' on {url.hostname}'}, or leave endpoint_url out and "
+                   "`faascope run` starts one", field=field)
 
 
 def running(data_dir: Path | None = None) -> dict | None:

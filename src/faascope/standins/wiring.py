@@ -195,6 +195,7 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
     # packages through S3: the platform must read code from this campaign's S3 stand-in
     want_s3 = w.used.servers["s3"].endpoint if n.code_s3 else None
     if endpoint_url:
+        local_platform.require_platform(endpoint_url)  # exit 2 with how to start one
         h = local_platform.health(endpoint_url)
         if h is None:
             raise Failure(f"the local platform at {endpoint_url} (provider.settings.endpoint_url) "
