@@ -63,3 +63,16 @@ def test_a_platform_that_answers_at_all_is_not_refused():
         require_platform(f"http://127.0.0.1:{srv.server_address[1]}")
     assert exc.value.exit_code == 2
     assert exc.value.field == "provider.settings.endpoint_url"
+
+
+def test_a_campaign_with_stand_ins_gets_the_same_answer(tmp_path):
+    # the stand-in wiring checks the platform itself (it was exit 1, "does not answer", with no
+    # way to start one); a sharedfs payload needs no stand-in server, so nothing starts here
+    from faascope.standins.needs import Needs
+    from faascope.standins.wiring import provide
+
+    port = _unused_port()
+    with pytest.raises(BadInput) as exc:
+        provide(Needs(kinds={"shared"}), data_dir=tmp_path, endpoint_url=f"http://127.0.0.1:{port}")
+    assert exc.value.exit_code == 2 and exc.value.field == "provider.settings.endpoint_url"
+    assert f"faascope platform start --detach --port {port}" in str(exc.value.message)
