@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from faascope.cli import cli
 from faascope.store.reader import NewerResultsFile
 from faascope.store.schema import SCHEMA_VERSION
-from faascope.store.writer import ResultsStore
+from faascope.store.writer import RecordWriter, ResultsStore
 
 DATA = Path(__file__).resolve().parent / "data"
 NAME = "legacy-sequential-v1"
@@ -63,6 +63,11 @@ def test_no_writer_opens_a_newer_file(tmp_path):
     with pytest.raises(NewerResultsFile) as exc:
         ResultsStore(db)
     assert exc.value.exit_code == 2 and exc.value.version == NEWER
+    # the burst campaigns' record writer (a thread with its own store) reports it, never hangs
+    writer = RecordWriter(db)
+    with pytest.raises(NewerResultsFile):
+        writer.put({}, {})
+        writer.flush(timeout=10)
     # a file this version wrote opens as before
     with ResultsStore(tmp_path / "fresh.db") as st:
         st.ensure_schema()

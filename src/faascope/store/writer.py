@@ -597,7 +597,13 @@ class RecordWriter:
         self._q.put((rec, member))
 
     def _run(self) -> None:
-        store = ResultsStore(self.path)
+        try:
+            store = ResultsStore(self.path)
+        except BaseException as exc:  # surfaced to the producer (flush would wait forever)
+            self._error = exc
+            with self._cv:
+                self._cv.notify_all()
+            return
         try:
             while True:
                 item = self._q.get()
