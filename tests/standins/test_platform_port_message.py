@@ -30,3 +30,62 @@ def test_platform_start_says_when_its_port_is_taken_and_which_it_chose(tmp_path,
     finally:
         CliRunner().invoke(cli, ["platform", "stop", "--data-dir", str(tmp_path / "a")])
         hold.close()
+
+
+def _time_wait_ports() -> set[int]:
+    """Local ports of loopback IPv4 connections in TIME_WAIT (/proc/net/tcp state 06)."""
+    ports = set()
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            local, _, state = line.split()[1:4]
+            if state == "06":
+                ports.add(int(local.split(":")[1], 16))
+    return ports
+
+
+def _plain_bind_fails(port: int) -> bool:
+    with socket.socket() as plain:
+        try:
+            plain.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def test_a_port_in_time_wait_is_free_for_the_platform(tmp_path):
+    """Issue #29: `platform start --port P` refused P for ~60 s after a stop with clients
+    connected: the free-port check bound without SO_REUSEADDR, which Go's listener sets, and
+    tripped on the old connections in TIME_WAIT, which the platform's own bind does not."""
+    import http.client
+
+    from faascope.providers.local_platform import port_is_free
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    try:
+        r = CliRunner().invoke(cli, ["platform", "start", "--detach", "--port", "0", "--data-dir", str(a)])
+        assert r.exit_code == 0, r.output
+        port = int(re.search(r"running at http://127.0.0.1:(\d+)", r.stdout).group(1))
+        clients = []
+        for _ in range(3):  # clients with keep-alive connections, as boto3's
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/faascope/health")
+            assert c.getresponse().read()
+            clients.append(c)
+        r = CliRunner().invoke(cli, ["platform", "stop", "--data-dir", str(a)])
+        assert r.exit_code == 0 and "stopped" in r.output, r.output
+        # the situation of the issue: the platform's side of the connections waits in TIME_WAIT,
+        # and a bind without SO_REUSEADDR trips on it
+        assert port in _time_wait_ports()
+        assert _plain_bind_fails(port)
+        assert port_is_free(port)
+        r = CliRunner().invoke(cli, ["platform", "start", "--detach", "--port", str(port),
+                                     "--data-dir", str(b)])
+        assert r.exit_code == 0, r.output
+        assert f"running at http://127.0.0.1:{port} " in r.stdout
+        # a port a server listens on is still taken (here: the platform's)
+        assert not port_is_free(port)
+        for c in clients:
+            c.close()
+    finally:
+        for d in (a, b):
+            CliRunner().invoke(cli, ["platform", "stop", "--data-dir", str(d)])

@@ -95,13 +95,19 @@ def running(data_dir: Path | None = None) -> dict | None:
     return state | {"health": h}
 
 
-def _port_free(port: int) -> bool:
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether the platform could listen on host:port: a bind test as the platform binds, with
+    SO_REUSEADDR as Go's net.Listen sets it on Linux. Without it a port whose last server
+    stopped with clients connected reads as taken for TIME_WAIT's ~60 s (its old connections'
+    endpoints), though the platform would bind it at once; a port a server listens on is
+    refused either way."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind(("127.0.0.1", port))
-            return True
+            s.bind((host, port))
         except OSError:
             return False
+    return True
 
 
 def s3_source(s3: dict | None) -> tuple[list[str], dict[str, str]]:
@@ -158,7 +164,7 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     data_dir = Path(data_dir or default_data_dir())
     data_dir.mkdir(parents=True, exist_ok=True)
     if port is None:
-        port = DEFAULT_PORT if _port_free(DEFAULT_PORT) else 0
+        port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else 0
     ready = data_dir / "platform.ready"
     ready.unlink(missing_ok=True)
     log = open(data_dir / "platform.log", "ab")

@@ -15,19 +15,8 @@ import click
 from faascope import standins
 from faascope.errors import BadInput
 from faascope.providers.local_platform import (DEFAULT_PORT, PROFILES, default_data_dir,
-                                               platform_command, running, start, stop)
-
-
-def port_is_free(port: int) -> bool:
-    """Whether nothing listens on 127.0.0.1:port (a bind test, as the platform will bind)."""
-    import socket
-
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+                                               platform_command, port_is_free, running, start,
+                                               stop)
 
 
 def free_port() -> int:
