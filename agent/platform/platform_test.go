@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -38,16 +39,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "faascope-platform-test")
-	if err != nil {
-		panic(err)
-	}
-	// The sandbox init re-executes the test binary: route that to the init, as main does.
+	// The sandbox init re-executes the test binary: route that to the init, as main does, and
+	// end there. It comes before anything the tests themselves need: every sandbox the tests
+	// start runs this, and a temporary directory made here first was left behind by each
+	// (~250 empty /tmp/faascope-platform-test* per run, issue #29).
 	if len(os.Args) > 2 && os.Args[1] == SandboxInitArg {
 		if err := RunSandboxInit(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox init:", err)
 			os.Exit(127)
 		}
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "faascope-platform-test")
+	if err != nil {
+		panic(err)
 	}
 	bin := filepath.Join(dir, "bootstrap")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/faascope-agent")
@@ -58,7 +63,38 @@ func TestMain(m *testing.M) {
 	agentZip = zipOf(map[string]string{"bootstrap": bin}, nil)
 	code := m.Run()
 	os.RemoveAll(dir)
+	if probeBin != "" { // testdata/probe's build (runtime_test.go), made once per run
+		os.RemoveAll(filepath.Dir(probeBin))
+	}
 	os.Exit(code)
+}
+
+// TestSandboxInitLeavesNoTemporaryDirectory: the test binary re-executed as a sandbox's init
+// (as the platform runs it, here with a gate that closes empty, so the init gives up at once) makes nothing in
+// the temporary directory. Each sandbox the tests started used to leave an empty
+// faascope-platform-test* directory there.
+func TestSandboxInitLeavesNoTemporaryDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	gate, err := os.Open(os.DevNull) // a gate that closes empty: the host gave up
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gate.Close()
+	cmd := exec.Command(os.Args[0], SandboxInitArg, "")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.ExtraFiles = []*os.File{gate}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 127 || !strings.Contains(string(out), "sandbox init:") {
+		t.Fatalf("the init without a gate: want exit 127 with its error, got %v: %s", err, out)
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Fatalf("a sandbox init left %d entries in TMPDIR (first %q)", len(left), left[0].Name())
+	}
 }
 
 func zipOf(files map[string]string, inline map[string][]byte) []byte {
