@@ -28,6 +28,28 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
+def process_identity(pid: int) -> Optional[str]:
+    """What tells this process apart from any other that ever has or will have its pid: the
+    boot it runs in and its start time since boot (``/proc/<pid>/stat``, field 22, in clock
+    ticks). None when it does not run. A pid alone is not enough to signal a process found in a
+    record later: the kernel hands a dead process's pid to the next one."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] == "Z":
+        return None
+    return f"{boot}:{fields[19]}"  # field 22 of stat; fields here start at field 3
+
+
+def is_process(pid: int, identity: Optional[str]) -> bool:
+    """Whether ``pid`` is still the process ``identity`` (:func:`process_identity`) named."""
+    return identity is not None and process_identity(pid) == identity
+
+
 def stop_process(pid: int, wait_s: float, *, alive: Optional[Callable[[], bool]] = None,
                  kill: bool = True, poll_s: float = 0.05) -> bool:
     """SIGTERM ``pid`` and wait up to ``wait_s`` for it to end (``alive``: whether it still

@@ -124,8 +124,11 @@ def test_kv_dynamodb_put_then_get_against_moto_started_by_faascope(platform_dir)
     events = []
     provider = open_provider("local", settings, [put, get], lambda k, d: events.append((k, d)))
     try:
-        # the stand-ins, then what the host delivers through them (the capacity probe)
-        ((kind, ev), (probe_kind, probe)) = events
+        # the platform that serves the campaign (the user's, left running), the stand-ins,
+        # then what the host delivers through them (the capacity probe)
+        ((platform_kind, platform), (kind, ev), (probe_kind, probe)) = events
+        assert (platform_kind, platform["phase"], platform["how"], platform["owner"]) == \
+            ("platform", "start", "running", "user")
         assert probe_kind == "host_capacity" and probe["standins"]["dynamodb"]["bytes_per_s"] > 0, probe
         (s,) = ev["servers"]
         assert (kind, s["kind"], s["server"], s["started"]) == ("standins", "dynamodb", "moto", True)
@@ -160,7 +163,8 @@ def test_transfer_chain_reaches_the_platform_api_and_s3_without_endpoints(platfo
     provider = open_provider("local", settings, [chain], lambda k, d: events.append((k, d)))
     try:
         port = local_platform.running(platform_dir)["endpoint"].rsplit(":", 1)[1]
-        assert port in events[0][1]["expose"].split(",")
+        assert events[0][0] == "platform" and events[1][0] == "standins"
+        assert port in events[1][1]["expose"].split(",")
         assert provider.standin_env["AWS_ENDPOINT_URL_LAMBDA"] == f"http://127.0.0.1:{port}"
         provider.deploy("standins-chain", FunctionConfig.from_dict({"memory_mb": 256}))
         r = provider.invoke("standins-chain", chain)
@@ -187,7 +191,8 @@ def test_a_shaper_left_running_by_standins_start_is_reused(platform_dir):
         provider = open_provider("local", settings, [payload], lambda k, d: events.append((k, d)),
                                  profiles=["lambda", "unlimited", "gcf"])
         try:
-            ((_, ev), (probe_kind, _)) = events
+            ((platform_kind, _), (_, ev), (probe_kind, _)) = events
+            assert platform_kind == "platform"
             assert probe_kind == "host_capacity"
             lam = ev["shaping"]["lambda"]
             assert lam["started"] is False and lam["endpoints"]["s3"] == saved.shaped["lambda"]["s3"].endpoint

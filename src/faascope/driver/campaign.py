@@ -168,6 +168,8 @@ class Campaign:
         self.settings = loaded.spec.provider.parsed_settings()
         self.progress, self.console = progress, console
         self.provider_factory = provider_factory
+        #: leave a local platform this run starts running at the end (run --keep-platform)
+        self.keep_platform = False
         self.provider: Optional[Provider] = None
         self.deployed: dict[str, FunctionConfig] = {}
         self.stop = StopFlag(self.say)
@@ -347,6 +349,10 @@ class Campaign:
     def say(self, msg: str, **kw) -> None:
         self.console.print(msg, **kw)
 
+    def say_plain(self, msg: str) -> None:
+        """Say a message that may hold paths (no console markup read in it)."""
+        self.console.print(msg, markup=False, soft_wrap=True)
+
     def event(self, kind: str, detail: Optional[dict] = None) -> None:
         self.store.event(self.id, kind, detail)
 
@@ -364,7 +370,8 @@ class Campaign:
                 self.provider = open_provider(self.loaded.provider_kind, self.settings,
                                               [c.payload for c in self.plan.cells], self.event,
                                               profiles=[c.config.get("profile") for c in self.plan.cells],
-                                              image_sizes=[c.config.get("image_size") for c in self.plan.cells])
+                                              image_sizes=[c.config.get("image_size") for c in self.plan.cells],
+                                              keep_platform=self.keep_platform, say=self.say_plain)
             if isinstance(self.provider, DeploymentProviders):
                 names = self.base_function_names()
                 for key, cell in self.plan.cells_by_key.items():
@@ -393,7 +400,8 @@ class Campaign:
                 key = group[name]
                 if key in payloads and key not in made:
                     made[key] = open_provider(dep.kind, dep.parsed_settings(), payloads[key],
-                                              self.event, profiles=profiles[key], image_sizes=sizes[key])
+                                              self.event, profiles=profiles[key], image_sizes=sizes[key],
+                                              keep_platform=self.keep_platform, say=self.say_plain)
         except BaseException:
             for p in made.values():
                 p.close()

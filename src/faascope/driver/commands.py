@@ -53,9 +53,12 @@ from faascope.store.reader import is_burst_results
               help="With --target-ci: at most this many invocations in this run.")
 @click.option("--budget-dollars", type=click.FloatRange(min=0, min_open=True), default=None,
               help="With --target-ci: at most this many USD (faascope's cost model) in this run.")
+@click.option("--keep-platform", is_flag=True, default=False,
+              help="Local provider: leave the platform this run starts running when the campaign "
+                   "ends (by default it is stopped; one that was running already is always left).")
 def run_command(spec, results, resume, replications, seed, force, no_progress, detach,
                 runner_state, add_replications, target_ci, pilot_n, target_stat, target_response,
-                budget_time, budget_invocations, budget_dollars):
+                budget_time, budget_invocations, budget_dollars, keep_platform):
     """Run the campaign SPEC describes, recording every invocation in a results file.
 
     Ctrl-C stops after the invocation in flight (twice: abandons it); --resume continues.
@@ -92,7 +95,8 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
         extra = (["--resume"] if resume else []) + (["--force"] if force else []) \
             + (["--replications", str(replications)] if replications is not None else []) \
             + (["--seed", str(seed)] if seed is not None else []) \
-            + (["--add-replications", str(add_replications)] if add_replications else [])
+            + (["--add-replications", str(add_replications)] if add_replications else []) \
+            + (["--keep-platform"] if keep_platform else [])
         if target_ci is not None:
             extra += ["--target-ci", target_ci, "--target-stat", target_stat,
                       "--target-response", target_response]
@@ -115,7 +119,8 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
     try:
         s = run_campaign(spec, results, resume=resume, replications=replications, seed=seed,
                          force=force, progress=not no_progress,
-                         add_replications=add_replications or 0, adaptive=adaptive)
+                         add_replications=add_replications or 0, adaptive=adaptive,
+                         keep_platform=keep_platform)
     except BadInput as exc:
         detached.end_state(f"bad input: {exc.message}", 2)
         raise

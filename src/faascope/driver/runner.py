@@ -26,10 +26,11 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
                  replications: int | None = None, seed: int | None = None, force: bool = False,
                  provider_factory: Optional[ProviderFactory] = None, progress: bool = True,
                  console: Any = None, add_replications: int = 0,
-                 adaptive: Optional[AdaptiveRounds] = None) -> RunSummary:
+                 adaptive: Optional[AdaptiveRounds] = None, keep_platform: bool = False) -> RunSummary:
     """``add_replications`` or ``replications`` above the recorded count top up an existing
     campaign; ``adaptive`` (``--target-ci``) runs rounds after the planned runs. Either on an
-    existing results file continues its campaign (as ``resume``)."""
+    existing results file continues its campaign (as ``resume``). ``keep_platform``: a local
+    platform this run starts is left running at the end (else it is stopped)."""
     spec_path = Path(spec_path)
     loaded = load_spec(spec_path)          # BadInput (exit 2) before anything is written
     bursts = is_burst_spec(loaded)
@@ -51,6 +52,7 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
                              add_replications=add_replications,
                              provider_factory=provider_factory, progress=progress,
                              console=console or Console(stderr=True))
+    campaign.keep_platform = keep_platform
     try:
         executor = (BurstExecutor(campaign) if bursts
                     else PeriodicExecutor() if campaign.plan.schedule is not None

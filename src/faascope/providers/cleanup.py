@@ -20,7 +20,7 @@ import click
 
 from faascope.errors import BadInput, Failure
 from faascope.provider_kinds import LAMBDA_API_KINDS, PROVIDER_KINDS
-from faascope.providers import local_platform
+from faascope.providers import leftovers, local_platform
 from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG
 from faascope.providers.local import local_credentials
 from faascope.store.reader import ResultsFile
@@ -30,10 +30,10 @@ LEGACY_TAG = ("faascope", "1")  # functions from before faascope:created-by
 
 @dataclass
 class Resource:
-    kind: str      # lambda-function, s3-bucket, dynamodb-table
+    kind: str      # lambda-function, s3-bucket, dynamodb-table, local-run-leftovers
     name: str
     campaign: Optional[str]
-    action: str    # deleted, would-delete, gone, failed
+    action: str    # deleted, would-delete, gone, failed; stopped, would-stop (local-run-leftovers)
     detail: str = ""
 
 
@@ -183,12 +183,18 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
 
     note = None
     kind = PROVIDER_KINDS[provider]
+    left: list[Resource] = []
     if kind.local:
+        # what runs killed outright left running on this machine (stand-ins, their tmpfs, the
+        # platform only they used), found by their records first: it may be that platform
+        left = local_leftovers(Path(data_dir) if data_dir else local_platform.default_data_dir(),
+                               dry_run, say)
         if endpoint_url is None:
             state = local_platform.running(Path(data_dir) if data_dir else None)
             if state is None:
                 return {"provider": "local", "campaign": campaign, "dry_run": dry_run,
-                        "resources": [], "note": "the local platform is not running; nothing to clean"}
+                        "resources": [asdict(r) for r in left],
+                        "note": "the local platform is not running; no function to clean"}
             endpoint_url = state["endpoint"]
         storage = storage and bool(s3_endpoint_url)  # no DynamoDB locally; S3 only if given
     elif endpoint_url is not None and storage and not s3_endpoint_url:
@@ -216,7 +222,25 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
             raise Failure(f"cleanup failed: {exc}") from None
         raise
     return {"provider": provider, "campaign": campaign, "dry_run": dry_run, "endpoint_url": endpoint_url,
-            "resources": [asdict(r) for r in res], "note": note}
+            "resources": [asdict(r) for r in left + res], "note": note}
+
+
+def local_leftovers(data_dir: Path, dry_run: bool, say: Callable[[str], None]) -> list[Resource]:
+    """Stop (or, dry run, list) what local runs that are gone left running: one resource per
+    such run (faascope.providers.leftovers)."""
+    if dry_run:
+        return [Resource("local-run-leftovers", f"run pid {r.doc.get('owner', {}).get('pid')}", None,
+                         "would-stop", ", ".join(p.get("what", "") for p in r.doc.get("processes", [])))
+                for r in leftovers.records(data_dir) if not r.alive]
+    out = []
+    for r in leftovers.reap(data_dir):
+        platform = r["platform"]
+        detail = ", ".join(r["stopped"]) or "nothing still running"
+        if platform.get("action") == "stopped":
+            detail += f"; local platform {platform.get('endpoint')} stopped"
+        out.append(Resource("local-run-leftovers", f"run pid {r['run_pid']}", None, "stopped", detail))
+        say(f"stopped what run pid {r['run_pid']} left: {detail}")
+    return out
 
 
 @click.command("cleanup")

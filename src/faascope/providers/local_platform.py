@@ -154,11 +154,14 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
           listen_host: str = "127.0.0.1", wait_s: float = 15.0, expose: str = "",
           net_shape: str = "profile", shared_dir: Path | None = None, network: str = "isolated",
           s3: dict | None = None, calibration: Path | list | None = None,
-          front_end: bool = True) -> dict:
+          front_end: bool = True, by_run: bool = False) -> dict:
     """Start a detached platform and wait until it serves; returns its state. ``s3`` is the S3
     server it reads code packages from (:func:`s3_source`); None = none. ``calibration``: user
     files overriding the calibration tables (faascope.calibration.load_override); ``front_end``:
-    whether the calibrated profiles' modelled front end is applied (docs/platform.md)."""
+    whether the calibrated profiles' modelled front end is applied (docs/platform.md);
+    ``by_run``: started by `faascope run` for a campaign, recorded as ``started_by_run`` in the
+    state, so that runs stop it when the last one using it ends (faascope.providers.leftovers);
+    a platform started otherwise is the user's and no run stops it."""
     if profile not in PROFILES:
         raise BadInput(f"{profile!r} is not one of {', '.join(PROFILES)}", field="--profile")
     data_dir = Path(data_dir or default_data_dir())
@@ -189,8 +192,24 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     else:
         proc.kill()
         raise Failure(f"the local platform did not start within {wait_s:.0f} s; see {data_dir / 'platform.log'}")
+    if by_run:
+        state["started_by_run"] = True
     _state_file(data_dir).write_text(json.dumps(state))
     return state
+
+
+def disown(data_dir: Path) -> None:
+    """Make the platform of data_dir the user's: no run stops it (`faascope run
+    --keep-platform` on a platform a run started)."""
+    f = _state_file(Path(data_dir))
+    try:
+        state = json.loads(f.read_text())
+    except (OSError, ValueError):
+        return
+    if state.pop("started_by_run", None) is not None:
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(f)
 
 
 def ensure_running(profile: str = "lambda", data_dir: Path | None = None) -> str:

@@ -40,11 +40,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from faascope import __version__
 from faascope.binaries import shaper_binary
 from faascope.errors import BadInput, Failure
 from faascope.processes import stop_process
+from faascope.providers.leftovers import unmount
 from faascope.providers.local_platform import default_data_dir
 from faascope.standins import shaping
 
@@ -220,6 +222,13 @@ class StandIns:
                    shaped={p: {k: Server(**v) for k, v in by.items()}
                            for p, by in doc.get("shaped", {}).items()})
 
+    def processes(self) -> dict[int, str]:
+        """The servers' and shapers' processes: pid -> what runs there."""
+        out = {s.pid: f"{s.extra.get('name') or k} shaping {k} for {p}"
+               for p, by in self.shaped.items() for k, s in by.items() if s.pid}
+        return out | {s.pid: f"{s.extra.get('name') or k} ({k} stand-in)"
+                      for k, s in self.servers.items() if s.pid}
+
     def stop(self) -> None:
         # shapers first (their clients see a closed port, not a backend error), then servers
         pids = [s.pid for by in self.shaped.values() for s in by.values()]
@@ -227,7 +236,7 @@ class StandIns:
         for pid in dict.fromkeys(p for p in pids if p):
             stop_process(pid, STOP_WAIT_S)
         for m in self.mounts:
-            _unmount(m)
+            unmount(m)
         for d in self.owned_dirs:
             shutil.rmtree(d, ignore_errors=True)
         self.servers.clear()
@@ -242,10 +251,6 @@ class StandIns:
         self.stop()
 
 
-def _unmount(path: str) -> None:
-    r = subprocess.run(["umount", path], capture_output=True, text=True)
-    if r.returncode != 0 and os.path.ismount(path):
-        print(f"faascope: could not unmount {path}: {r.stderr.strip()}", file=sys.stderr)
 
 
 def memory_store(work: Path, st: "StandIns", size: int = S3_MEMORY_BYTES) -> tuple[Path, str]:
@@ -441,10 +446,14 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
           bucket: str = DEFAULT_BUCKET, tables: tuple[str, ...] = (DEFAULT_TABLE,),
           shape: tuple[str, ...] = (), s3_memory_bytes: int = S3_MEMORY_BYTES,
           shape_ports: dict[str, int] | None = None, calibration_file: Path | None = None,
-          memory: bool | None = None) -> StandIns:
+          memory: bool | None = None,
+          on_change: Callable[[StandIns], None] | None = None) -> StandIns:
     """Start the chosen stand-ins, with a shaper in front of S3 and DynamoDB for each profile in
     ``shape`` that is shaped; the S3 server's objects in memory when ``memory`` (default: when
-    a profile is shaped). On any failure the ones already started are stopped."""
+    a profile is shaped). On any failure the ones already started are stopped. ``on_change``
+    is called after each server, mount or directory is added (a run writes down what it owns
+    as it goes: faascope.providers.leftovers)."""
+    noted = on_change or (lambda st: None)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise BadInput(f"unknown stand-in {unknown[0]!r} (one of {', '.join(KINDS)})", field="kinds")
@@ -454,6 +463,7 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
     if work_dir is None:
         work = Path(tempfile.mkdtemp(prefix="faascope-standins-"))
         st.owned_dirs.append(str(work))
+        noted(st)
     else:
         work = Path(work_dir)
         work.mkdir(parents=True, exist_ok=True)
@@ -461,18 +471,24 @@ def start(kinds=KINDS, data_dir: Path | None = None, work_dir: Path | None = Non
         if "s3" in kinds:
             in_memory = bool(shaped_profiles) if memory is None else memory
             store, store_kind = memory_store(work, st, s3_memory_bytes) if in_memory else (work, "disk")
+            noted(st)
             st.servers["s3"] = start_s3(work, ports.get("s3"), bucket=bucket, data_dir=data_dir,
                                         store=store, store_kind=store_kind)
+            noted(st)
         if "redis" in kinds:
             st.servers["redis"] = start_redis(work, ports.get("redis"))
+            noted(st)
         if "dynamodb" in kinds:
             st.servers["dynamodb"] = start_dynamodb(work, ports.get("dynamodb"), tables)
+            noted(st)
         if "sink" in kinds:
             st.servers["sink"] = start_sink(work, ports.get("sink"))
+            noted(st)
         if "shared" in kinds:
             st.servers["shared"] = make_shared(shared_dir, work)
         for p in shaped_profiles:
             start_shaper(st, p, work, ports=shape_ports, calibration_file=calibration_file)
+            noted(st)
     except BaseException:
         st.stop()
         raise

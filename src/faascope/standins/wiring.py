@@ -8,10 +8,13 @@ to the local platform and the functions, stopped when the campaign ends (docs/st
 - **Ports**: every function the campaign creates carries the ``faascope:expose`` tag with the
   servers' ports (and the platform's own for ``transfer``), so any running platform reaches
   them without a restart; only the shared directory is platform-wide (``--shared-dir``).
-- **Platform**: the one running for the data directory when it fits (no shared directory
-  needed, or it has one: that directory is then the stand-in); none running: the usual one is
-  started (with ``<data dir>/shared`` when needed) and left running as ``faascope run`` always
-  did; running without a shared directory when one is needed: a dedicated platform for this
+- **Platform** (every local campaign, stand-ins or not, unless the spec gives an
+  ``endpoint_url`` and needs none): the one running for the data directory when it fits (no
+  shared directory needed, or it has one: that directory is then the stand-in), left running;
+  none running: the usual one is started (with ``<data dir>/shared`` when needed) and stopped
+  when the campaign ends, or when the last campaign that uses it ends
+  (:mod:`faascope.providers.leftovers`), unless ``keep_platform`` (``run --keep-platform``);
+  running without a shared directory when one is needed: a dedicated platform for this
   campaign (own data directory and port), stopped and removed at the end, so that a platform
   other campaigns may be using is never restarted under them. Likewise when a package is over
   Lambda's direct-upload limit (``image_sizes``): the S3 stand-in is started for it and the
@@ -31,7 +34,14 @@ to the local platform and the functions, stopped when the campaign ends (docs/st
   A campaign with a shaped profile keeps a started S3 server's objects in memory.
 - **Record**: a ``standins`` campaign event with each server's kind, name, version, endpoint
   and whether it was started for the campaign, the platform used, and per profile the shaping
-  in force (calibration table and version, role, reason, endpoints) or none.
+  in force (calibration table and version, role, reason, endpoints) or none; a ``platform``
+  event (:data:`~faascope.store.schema.PLATFORM_EVENT`) at the start (endpoint, data
+  directory, pid, how: started by this run, running already, dedicated or given) and at the
+  end (stopped, left running, in use by another run, kept), both also said on the console.
+- **Left behind**: what the campaign starts is written down as it starts it
+  (:class:`faascope.providers.leftovers.RunRecord`); a run killed outright leaves a record
+  whose process is gone, and the next local run with the data directory (or ``faascope
+  cleanup --provider local``) stops what it names before anything else.
 """
 from __future__ import annotations
 
@@ -45,12 +55,12 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 from faascope import standins
 from faascope.errors import Failure
 from faascope.provider_kinds import PROVIDER_KINDS
-from faascope.providers import local_platform
+from faascope.providers import leftovers, local_platform
 from faascope.providers.base import Provider, make_provider
 from faascope.providers.local import LocalProvider
 from faascope.providers.packaging import needs_s3_upload
 from faascope.standins import capacity, shaping
-from faascope.store.schema import HOST_CAPACITY_EVENT
+from faascope.store.schema import HOST_CAPACITY_EVENT, PLATFORM_EVENT
 from faascope.standins.needs import Needs, needs_of
 
 #: the Lambda Runtime API's port inside every sandbox (docs/platform.md): the platform's own API
@@ -60,6 +70,7 @@ RUNTIME_API_PORT = 9001
 SERVER_KINDS = ("s3", "redis", "dynamodb", "sink")
 
 EventSink = Callable[[str, dict], None]
+Say = Callable[[str], None]
 
 
 @dataclass
@@ -72,7 +83,6 @@ class Wired:
     platform: dict
     env: dict[str, str] = field(default_factory=dict)
     expose: str = ""
-    dedicated_dir: Optional[Path] = None
     #: the platform's profile for functions that name none
     default_profile: str = "lambda"
     #: profile -> (function environment, exposed ports) of the campaign's profiles
@@ -81,16 +91,71 @@ class Wired:
     shaping: dict[str, Optional[dict]] = field(default_factory=dict)
     #: the S3 stand-in packages over the direct-upload limit go through (LocalProvider.code_s3)
     code_s3: Optional[dict] = None
+    #: what this run started, written down as it goes (None once released)
+    record: Optional[leftovers.RunRecord] = None
+    #: keep a platform this run started (``run --keep-platform``)
+    keep_platform: bool = False
+    #: what was stopped of runs found dead at the start (leftovers.reap)
+    reaped: list = field(default_factory=list)
+    event: Optional[EventSink] = None
+    say: Optional[Say] = None
 
     def stop(self) -> None:
-        """Stop what was started for the campaign; leave what already ran."""
+        """Stop what was started for the campaign; leave what already ran (a platform a run
+        started stops with the last run that uses it, unless kept)."""
         try:
             self.owned.stop()
         finally:
-            if self.dedicated_dir is not None:
-                local_platform.stop(self.dedicated_dir)
-                shutil.rmtree(self.dedicated_dir, ignore_errors=True)
-                self.dedicated_dir = None
+            if self.record is not None:
+                record, self.record = self.record, None
+                self.tell_end(record.release())
+
+    def note_owned(self, owned: Optional[standins.StandIns] = None) -> None:
+        """Write down the processes, mounts and directories the campaign owns now."""
+        st = owned if owned is not None else self.owned
+        if self.record is not None:
+            self.record.note(st.processes(), st.mounts, st.owned_dirs)
+
+    def tell_start(self) -> None:
+        """Say and record which platform serves the campaign."""
+        p = self.platform
+        for r in self.reaped:
+            self._say(f"stopped what an earlier run (pid {r['run_pid']}, gone) left behind: "
+                      + (", ".join(r["stopped"]) or "no process") +
+                      (f"; its platform: {r['platform']['action']}" if r["platform"].get("data_dir") else ""))
+        self._event({"phase": "start", **p, "left_behind_by_dead_runs": self.reaped})
+        self._say(f"platform: {p['endpoint']} ({platform_phrase(p)})")
+
+    def tell_end(self, outcome: dict) -> None:
+        p = self.platform
+        if not p:
+            return
+        self._event({"phase": "end", "endpoint": p.get("endpoint"), "data_dir": p.get("data_dir"),
+                     "how": p.get("how"), **{k: v for k, v in outcome.items() if k in ("action", "by")}})
+        where = f"{p.get('endpoint')} (data dir {p.get('data_dir')})"
+        action = outcome.get("action")
+        if action == "stopped":
+            self._say(f"stopped the local platform {where}")
+        elif action == "in use":
+            self._say(f"left the local platform {where} running: run(s) with pid "
+                      f"{', '.join(str(x) for x in outcome.get('by', []))} still use it, and the "
+                      "last of them stops it")
+        elif action == "left" and p.get("kept"):
+            self._say(f"kept the local platform {where} running (--keep-platform); stop it with: "
+                      f"faascope platform stop --data-dir {p.get('data_dir')}")
+        elif action == "left":
+            self._say(f"left the local platform {where} running, as it was before the campaign")
+
+    def _say(self, msg: str) -> None:
+        if self.say is not None:
+            self.say(msg)
+
+    def _event(self, detail: dict) -> None:
+        if self.event is not None:
+            try:
+                self.event(PLATFORM_EVENT, detail)
+            except Exception:  # an unwritable results file must not keep a platform running
+                pass
 
     def event_detail(self) -> dict:
         servers = [d | {"started": d["kind"] not in self.reused} for d in self.used.describe()]
@@ -101,35 +166,58 @@ class Wired:
                 {"endpoint": self.code_s3["endpoint"], "bucket": self.code_s3["bucket"]}}
 
 
+def platform_phrase(p: dict) -> str:
+    """Whose the platform is and what becomes of it, for the console."""
+    where = f"data dir {p.get('data_dir')}, pid {p.get('pid')}"
+    how = p.get("how")
+    if how == "given":
+        return "provider.settings.endpoint_url; not faascope's to start or stop"
+    if how in ("started", "dedicated"):
+        what = "started by this run" + (" for this campaign alone" if how == "dedicated" else "")
+        return f"{what}, {where}; " + ("kept running at the end (--keep-platform)" if p.get("kept")
+                                       else "stopped when the campaign ends (--keep-platform keeps it)")
+    if p.get("owner") == "run":
+        return (f"already running, started by another run, {where}; " +
+                ("kept (--keep-platform)" if p.get("kept")
+                 else "the last run that uses it stops it"))
+    return f"already running, {where}; left running"
+
+
 def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
                   event: Optional[EventSink] = None,
                   profiles: Iterable[Optional[str]] = (None,),
-                  image_sizes: Iterable[Optional[int]] = ()) -> Provider:
-    """The campaign's provider: for a local campaign whose payloads need stand-ins, a
-    :class:`LocalProvider` wired to them (they stop when it closes); else ``make_provider``.
-    ``profiles`` are the sandbox profiles of the campaign's functions (None: the platform's
-    default), for which stand-ins are shaped; ``image_sizes`` their packages' sizes: one that
-    may be over Lambda's direct-upload limit brings the S3 stand-in, which the package is
-    deployed through (:func:`faascope.providers.packaging.needs_s3_upload`)."""
+                  image_sizes: Iterable[Optional[int]] = (),
+                  keep_platform: bool = False, say: Optional[Say] = None) -> Provider:
+    """The campaign's provider: for a local campaign, a :class:`LocalProvider` on the platform
+    :func:`provide` chooses (started here when none runs, and then stopped when the provider
+    closes unless ``keep_platform``), wired to the stand-ins its payloads need (they stop when
+    it closes); else ``make_provider``. ``profiles`` are the sandbox profiles of the campaign's
+    functions (None: the platform's default), for which stand-ins are shaped; ``image_sizes``
+    their packages' sizes: one that may be over Lambda's direct-upload limit brings the S3
+    stand-in, which the package is deployed through
+    (:func:`faascope.providers.packaging.needs_s3_upload`). ``say``: where the platform that
+    serves the campaign is named, at the start and the end."""
     if not PROVIDER_KINDS[kind].local:  # stand-ins serve the local platform only
         return make_provider(kind, settings)
     n = needs_of(payloads)
     if any(needs_s3_upload(s) for s in image_sizes):
         n.code_s3 = True
         n.kinds.add("s3")
-    if not n:
-        return make_provider(kind, settings)
-    wired = provide(n, data_dir=settings.data_dir, endpoint_url=settings.endpoint_url, profiles=profiles)
+    if not n and settings.endpoint_url:
+        return make_provider(kind, settings)  # the user's platform, used as given
+    wired = provide(n, data_dir=settings.data_dir, endpoint_url=settings.endpoint_url, profiles=profiles,
+                    keep_platform=keep_platform, event=event, say=say)
     try:
         provider = LocalProvider(
             endpoint_url=wired.endpoint, max_attempts=settings.max_attempts,
             read_timeout_s=settings.read_timeout_s, connect_timeout_s=settings.connect_timeout_s,
             keep_alive_s=getattr(settings, "keep_alive_s", None), function_env=wired.env,
             expose=wired.expose, on_close=wired.stop, default_profile=wired.default_profile,
-            by_profile=wired.by_profile, code_s3=wired.code_s3,
+            by_profile=wired.by_profile if n else None, code_s3=wired.code_s3,
             details={"platform": wired.platform["how"],
-                     "standins": sorted(wired.used.servers)})
-        if event is not None:
+                     "standins": sorted(wired.used.servers)} if n else {})
+        wired.tell_start()
+        if event is not None and n:
             event("standins", wired.event_detail())
             # what the host can deliver per stand-in and device (a few seconds; local only:
             # a cloud's storage is not this machine's)
@@ -141,11 +229,15 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
 
 
 def provide(n: Needs, data_dir: Optional[str | Path] = None,
-            endpoint_url: Optional[str] = None, profiles: Iterable[Optional[str]] = (None,)) -> Wired:
-    """Start (or reuse) the stand-ins ``n`` names, choose the platform and shape the stand-ins
-    for the profiles' functions; the caller stops the result (:meth:`Wired.stop`)."""
+            endpoint_url: Optional[str] = None, profiles: Iterable[Optional[str]] = (None,),
+            keep_platform: bool = False, event: Optional[EventSink] = None,
+            say: Optional[Say] = None) -> Wired:
+    """Stop what runs that are gone left behind, start (or reuse) the stand-ins ``n`` names,
+    choose the platform and shape the stand-ins for the profiles' functions, writing down what
+    is started as it is; the caller stops the result (:meth:`Wired.stop`)."""
     data_dir = Path(data_dir or local_platform.default_data_dir())
     profiles = list(dict.fromkeys(profiles)) or [None]
+    reaped = leftovers.reap(data_dir)
     saved = standins.load(data_dir)
     used, reused = standins.StandIns(), set()
     for k in SERVER_KINDS:
@@ -156,11 +248,14 @@ def provide(n: Needs, data_dir: Optional[str | Path] = None,
     # objects in memory when any function may be shaped (None: the platform's default profile,
     # lambda unless a running platform says otherwise)
     memory = any(p is None or shaping.shaping_for(p, field="function.profile") is not None for p in profiles)
-    owned = standins.start(missing, data_dir=data_dir, tables=tuple(sorted(n.tables)), memory=memory) \
-        if missing else standins.StandIns()
-    wired = Wired(endpoint="", used=used, owned=owned, reused=reused, platform={})
+    wired = Wired(endpoint="", used=used, owned=standins.StandIns(), reused=reused, platform={},
+                  record=leftovers.RunRecord.create(data_dir), keep_platform=keep_platform,
+                  reaped=reaped, event=event, say=say)
     try:
-        used.servers.update(owned.servers)
+        if missing:
+            wired.owned = standins.start(missing, data_dir=data_dir, tables=tuple(sorted(n.tables)),
+                                         memory=memory, on_change=wired.note_owned)
+        used.servers.update(wired.owned.servers)
         _ensure_containers(used, n)
         _choose_platform(wired, n, data_dir, endpoint_url)
         if n.code_s3:
@@ -170,6 +265,7 @@ def provide(n: Needs, data_dir: Optional[str | Path] = None,
         wired.default_profile = wired.platform.get("profile") or "lambda"
         resolved = list(dict.fromkeys(p or wired.default_profile for p in profiles))
         _shape(wired, resolved, saved)
+        wired.note_owned()
         _wire_functions(wired, n, resolved)
     except BaseException:
         wired.stop()
@@ -191,7 +287,6 @@ def _ensure_containers(st: standins.StandIns, n: Needs) -> None:
 
 def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[str]) -> None:
     want_shared = "shared" in n.kinds
-    default_shared = data_dir / "shared"
     # packages through S3: the platform must read code from this campaign's S3 stand-in
     want_s3 = w.used.servers["s3"].endpoint if n.code_s3 else None
     if endpoint_url:
@@ -211,33 +306,15 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
                           "through: start both with `faascope standins start --s3` then "
                           "`faascope platform start`, or leave endpoint_url out and faascope runs one")
         w.endpoint, how = endpoint_url, "given"
+        w.platform = {"data_dir": "", "pid": h.get("pid"), "owner": "user", "kept": False}
     else:
-        state = local_platform.running(data_dir)
-        if state is not None and (not want_shared or state["health"].get("shared_dir")) and \
-                (not want_s3 or state["health"].get("s3_endpoint") == want_s3):
-            h, how = state["health"], "running"
-        elif state is None:
-            # the platform `faascope run` starts anyway, left running as always; a shared
-            # directory that persists with it (as an EFS file system would)
-            if want_shared:
-                standins.make_shared(default_shared, data_dir)
-            state = local_platform.start(profile="lambda", data_dir=data_dir,
-                                         shared_dir=default_shared if want_shared else None,
-                                         s3=_s3_source(w))
-            h, how = local_platform.health(state["endpoint"]) or {}, "started"
-        else:
-            if want_shared:
-                standins.make_shared(default_shared, data_dir)
-            w.dedicated_dir = Path(tempfile.mkdtemp(prefix="campaign-platform-", dir=data_dir))
-            state = local_platform.start(profile="lambda", data_dir=w.dedicated_dir, port=0,
-                                         shared_dir=default_shared if want_shared else None,
-                                         s3=_s3_source(w))
-            h, how = local_platform.health(state["endpoint"]) or {}, "dedicated"
-        w.endpoint = state["endpoint"]
+        # under the runs' lock: a run that ends meanwhile sees this one among the platform's users
+        with leftovers.locked(data_dir):
+            h, how = _choose_local(w, want_shared, want_s3, data_dir)
     w.platform = {"endpoint": w.endpoint, "how": how, "isolation": h.get("isolation", ""),
                   "profile": h.get("profile", ""),
                   "host_network": bool(h.get("host_network", False)),
-                  "shared_dir": h.get("shared_dir") or ""}
+                  "shared_dir": h.get("shared_dir") or "", **w.platform}
     if want_shared:
         shared = h["shared_dir"]
         w.used.servers["shared"] = standins.Server("shared", None, None, shared, shared,
@@ -245,11 +322,60 @@ def _choose_platform(w: Wired, n: Needs, data_dir: Path, endpoint_url: Optional[
         w.reused.add("shared")  # a directory is never removed: it belongs to the platform
 
 
+def _choose_local(w: Wired, want_shared: bool, want_s3: Optional[str], data_dir: Path) -> tuple[dict, str]:
+    """The local platform of data_dir when it fits, else one started here (the usual one, or a
+    dedicated one beside a running platform that does not fit); written in the run's record.
+    Its health and how it was chosen; w.platform gets its data directory, pid and owner."""
+    default_shared = data_dir / "shared"
+    state = local_platform.running(data_dir)
+    by_run = not w.keep_platform   # a kept platform is the user's from the start
+    if state is not None and (not want_shared or state["health"].get("shared_dir")) and \
+            (not want_s3 or state["health"].get("s3_endpoint") == want_s3):
+        h, how, pdir = state["health"], "running", data_dir
+        owner = "run" if state.get("started_by_run") else "user"
+        if owner == "run" and w.keep_platform:
+            local_platform.disown(data_dir)
+    elif state is None:
+        # the usual platform, with a shared directory that persists with it (as an EFS file
+        # system would) when one is needed
+        if want_shared:
+            standins.make_shared(default_shared, data_dir)
+        state = local_platform.start(profile="lambda", data_dir=data_dir,
+                                     shared_dir=default_shared if want_shared else None,
+                                     s3=_s3_source(w), by_run=by_run)
+        h, how, pdir, owner = local_platform.health(state["endpoint"]) or {}, "started", data_dir, "this run"
+    else:
+        if want_shared:
+            standins.make_shared(default_shared, data_dir)
+        pdir = Path(tempfile.mkdtemp(prefix="campaign-platform-", dir=data_dir))
+        if w.record is not None:  # the directory is the run's until its platform runs
+            w.record.doc["dirs"].append(str(pdir))
+            w.record.write()
+        try:
+            state = local_platform.start(profile="lambda", data_dir=pdir, port=0,
+                                         shared_dir=default_shared if want_shared else None,
+                                         s3=_s3_source(w), by_run=by_run)
+        except BaseException:
+            shutil.rmtree(pdir, ignore_errors=True)
+            raise
+        if w.record is not None:
+            w.record.doc["dirs"].remove(str(pdir))
+        h, how, owner = local_platform.health(state["endpoint"]) or {}, "dedicated", "this run"
+    w.endpoint = state["endpoint"]
+    if w.record is not None:
+        w.record.use_platform(pdir, w.endpoint, state["pid"], how,
+                              remove_dir=how == "dedicated" and not w.keep_platform)
+    w.platform = {"data_dir": str(pdir), "pid": state["pid"], "owner": owner,
+                  "kept": w.keep_platform and owner != "user"}
+    return h, how
+
+
 def _s3_source(w: Wired) -> Optional[dict]:
     """The S3 stand-in a platform started here reads Code.S3Bucket/S3Key packages from, when the
-    campaign has one that outlives the platform's start (a platform started here is left
-    running: a stand-in owned by this campaign stops before it, and S3 code then fails with the
-    S3 endpoint's connection error; a reused one keeps serving)."""
+    campaign has one that outlives the platform's start (a platform started here and kept, or
+    still used by another run, outlives a stand-in owned by this campaign, which stops before
+    it: S3 code then fails with the S3 endpoint's connection error; a reused one keeps
+    serving)."""
     s = w.used.servers.get("s3")
     if s is None:
         return None
@@ -275,6 +401,7 @@ def _shape(w: Wired, profiles: list[str], saved: Optional[standins.StandIns]) ->
         else:
             work = Path(tempfile.mkdtemp(prefix=f"faascope-shaper-{p}-"))
             w.owned.owned_dirs.append(str(work))
+            w.note_owned()
             fronted = standins.StandIns(servers={k: w.used.servers[k] for k in kinds})
             w.owned.shaped[p] = standins.start_shaper(fronted, p, work)
             w.used.shaped[p] = w.owned.shaped[p]

@@ -121,6 +121,10 @@ HOST_CAPACITY_EVENT = "host_capacity"
 #: the event kind of the cells where the host, not the modelled cloud, was the bottleneck
 #: (faascope.analysis.host_bound; written at the end of every run of a local campaign)
 HOST_BOUND_EVENT = "host_bound"
+#: the event kind that names the local platform serving a campaign (faascope.standins.wiring;
+#: detail: phase start with endpoint, data_dir, pid, how (started, running, dedicated, given)
+#: and owner (this run, run, user); phase end with action: stopped, left, in use, gone)
+PLATFORM_EVENT = "platform"
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
 
