@@ -193,3 +193,56 @@ def test_the_next_run_stops_what_a_sigkilled_run_left_running(tmp_path):
         assert_all_gone(owned, d)
     finally:
         leftovers.reap(d)
+
+
+def test_a_platform_two_runs_use_stops_with_the_last_of_them(tmp_path):
+    """Run A starts the platform, run B (another process) uses it too: A's end leaves it
+    running for B; once B is gone, its record is a leftover and the reap stops the platform."""
+    from faascope.processes import process_identity
+
+    d = tmp_path / "data"
+    state = local_platform.start(profile="lambda", data_dir=d, port=0, by_run=True)
+    b = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        a_rec = leftovers.RunRecord.create(d)
+        a_rec.use_platform(d, state["endpoint"], state["pid"], "started")
+        b_rec = leftovers.RunRecord.create(d)
+        b_rec.doc["owner"] = {"pid": b.pid, "identity": process_identity(b.pid)}
+        b_rec.use_platform(d, state["endpoint"], state["pid"], "running")
+        assert a_rec.release() == {"action": "in use", "by": [b.pid], "endpoint": state["endpoint"],
+                                   "data_dir": str(d)}
+        assert local_platform.running(d) is not None
+        assert leftovers.reap(d) == []            # B still runs: nothing of it is touched
+        b.kill()
+        b.wait()
+        (gone,) = leftovers.reap(d)
+        assert gone["run_pid"] == b.pid and gone["platform"]["action"] == "stopped"
+        assert local_platform.running(d) is None and not pid_alive(state["pid"])
+    finally:
+        b.kill()
+        local_platform.stop(d)
+
+
+def test_a_recorded_pid_that_is_another_process_now_is_never_signalled(tmp_path):
+    """A dead run's record names pid P; P now belongs to an unrelated process (its start time
+    differs from the one recorded): the reap leaves it alone, and stops a process that matches."""
+    from faascope.processes import process_identity
+
+    d = tmp_path / "data"
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    ours = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    try:
+        rec = leftovers.RunRecord.create(d)
+        rec.doc["owner"] = {"pid": gone.pid, "identity": "a boot:1"}  # its run is gone
+        rec.doc["processes"] = [
+            {"pid": other.pid, "what": "redis-server", "identity": process_identity(other.pid) + "0"},
+            {"pid": ours.pid, "what": "sink", "identity": process_identity(ours.pid)}]
+        rec.write()
+        (r,) = leftovers.reap(d)
+        assert r["stopped"] == [f"sink (pid {ours.pid})"]
+        assert ours.wait(10) is not None and other.poll() is None
+    finally:
+        other.kill()
+        ours.kill()
