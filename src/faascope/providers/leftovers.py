@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +57,26 @@ def locked(data_dir: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+#: how long an unmount is retried while the mount is busy (a server that was just stopped may
+#: still be closing its files), before it is detached lazily
+UNMOUNT_RETRY_S = 2.0
+
+
 def unmount(path: str) -> None:
-    """Unmount a tmpfs faascope mounted; says so on stderr if it stays mounted."""
-    r = subprocess.run(["umount", path], capture_output=True, text=True)
-    if r.returncode != 0 and os.path.ismount(path):
+    """Unmount a tmpfs faascope mounted. A busy mount is retried for UNMOUNT_RETRY_S, then
+    detached lazily (``umount -l``: gone from the tree at once, freed when its last user
+    closes), so no stand-in's 4 GiB tmpfs stays mounted after its run (seen: eight left by
+    fidelity runs, "target is busy"); says so on stderr if it still stays."""
+    deadline = time.monotonic() + UNMOUNT_RETRY_S
+    while True:
+        r = subprocess.run(["umount", path], capture_output=True, text=True)
+        if r.returncode == 0 or not os.path.ismount(path):
+            return
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    lazy = subprocess.run(["umount", "-l", path], capture_output=True, text=True)
+    if lazy.returncode != 0 and os.path.ismount(path):
         print(f"faascope: could not unmount {path}: {r.stderr.strip()}", file=sys.stderr)
 
 
