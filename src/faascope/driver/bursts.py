@@ -33,7 +33,7 @@ from faascope.designs.schedule import burst_schedule, describe
 from faascope.driver.aclient import AsyncInvoker, request_factory
 from faascope.driver.burst_plan import BurstGroup, cell_burst_shape, derived_name, group_pending
 from faascope.driver.burst_summary import burst_line, summarise
-from faascope.driver.campaign import Campaign, Interrupted
+from faascope.driver.campaign import Campaign, Interrupted, may_have_run
 from faascope.driver.dispatch import Budget, Member, dispatch
 from faascope.driver.go_dispatch import choose_dispatcher, dispatch_go
 from faascope.errors import BadInput, Failure
@@ -83,7 +83,7 @@ class BurstExecutor:
     def run_groups(self, groups: list[BurstGroup]) -> bool:
         """Run these bursts in order (one event loop); True when interrupted."""
         if self.writer is None:
-            self.writer = RecordWriter(self.campaign.results)
+            self.writer = RecordWriter(self.campaign.results, supersede=self.campaign.supersede)
         interrupted = asyncio.run(_Bursts(self.campaign, groups, self.writer).run())
         self.writer.flush()
         return interrupted
@@ -319,6 +319,11 @@ class _Bursts:
                     raise Failure(f"the burst dispatcher died during {label} ({out.get('error')}); "
                                   "members past their instant are recorded as MayHaveRun."
                                   "DispatcherDied, the rest are left for --resume")
+                lost = [(m.function, m.row["order_index"], r) for m, r in collected
+                        if may_have_run(r)]
+                if lost:
+                    # the whole burst is recorded (flushed above); stop before the next one
+                    self.campaign.stop_may_have_run(lost, label)
                 if out["stopped"] == "interrupted":
                     return "interrupted"
         finally:

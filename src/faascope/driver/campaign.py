@@ -48,13 +48,13 @@ from faascope.errors import BadInput, Failure
 from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.providers.base import FunctionConfig, Provider
 from faascope.providers.deployments import DeploymentProviders
-from faascope.providers.invocation import NEVER_SENT, InvokeResult
+from faascope.providers.invocation import MAY_HAVE_RUN, NEVER_SENT, InvokeResult
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
 from faascope.analysis.host_bound import host_bound_cells
 from faascope.standins.needs import needs_of
 from faascope.store.reader import NotAResultsFile, ResultsFile
-from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT
+from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT, MAY_HAVE_RUN_STOP_EVENT
 from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns
 from faascope.store.writer import ResultsDiskFull, ResultsStore
 
@@ -69,6 +69,12 @@ RunRows = Callable[[Plan], list[dict]]
 #: client_error (docs/reliability.md). botocore used to retry a dropped call once by default and
 #: report the second attempt's "connection refused", which hid a call that had run.
 NEVER_REACHED = set(NEVER_SENT)
+
+
+def may_have_run(res: InvokeResult) -> bool:
+    """A client error of a call whose request may have reached the function (``MayHaveRun.*``):
+    recorded, and the run stops there (:meth:`Campaign.stop_may_have_run`)."""
+    return res.status == "client_error" and str(res.error_type or "").startswith(MAY_HAVE_RUN)
 
 
 @dataclass
@@ -170,6 +176,9 @@ class Campaign:
         self.provider_factory = provider_factory
         #: leave a local platform this run starts running at the end (run --keep-platform)
         self.keep_platform = False
+        #: run again the planned runs whose record is a MayHaveRun client error, each new record
+        #: replacing the old in one transaction (run --resume --rerun-may-have-run)
+        self.rerun_may_have_run = False
         self.provider: Optional[Provider] = None
         self.deployed: dict[str, FunctionConfig] = {}
         self.stop = StopFlag(self.say)
@@ -184,9 +193,11 @@ class Campaign:
              run_rows: RunRows, resume: bool = False, replications: Optional[int] = None,
              seed: Optional[int] = None, force: bool = False, add_replications: int = 0,
              provider_factory: Optional[ProviderFactory] = None, progress: bool = True,
-             console: Any = None) -> "Campaign":
+             console: Any = None, rerun_may_have_run: bool = False) -> "Campaign":
         """A new campaign in ``results``, or (``resume``) the one it holds, checked against the
-        spec; BadInput (exit 2) for every refusal, before anything is written."""
+        spec; BadInput (exit 2) for every refusal, before anything is written.
+        ``rerun_may_have_run`` (resume only): the planned runs recorded as MayHaveRun client
+        errors are pending again."""
         results = Path(results) if results else default_results_path(loaded)
         existing = _existing_campaign(results)
         if existing is not None and not resume:
@@ -197,6 +208,10 @@ class Campaign:
         if resume and existing is None:
             raise BadInput(f"there is no campaign to resume in {results}; run without --resume "
                            "to start one", field="--resume")
+        if rerun_may_have_run and existing is None:
+            raise BadInput("--rerun-may-have-run reruns recorded invocations of a campaign; use "
+                           "it with --resume on an existing results file",
+                           field="--rerun-may-have-run")
         if existing is not None:
             # before anything is written into it: a damaged file is refused (exit 2, with what
             # is readable and how to recover it), never written further
@@ -232,8 +247,16 @@ class Campaign:
         # a burst cut by the kill stays "running" in the bursts table unless closed here; its
         # missing members run again as a new attempt
         cut = campaign.store.close_running_bursts(campaign.id)
+        campaign.rerun_may_have_run = rerun_may_have_run
+        rerun = len(campaign._unrecorded()) - len(campaign.store.pending_runs(campaign.id)) \
+            if rerun_may_have_run else 0
         campaign.event("resumed", {"pending": len(campaign.pending()),
-                                   **({"bursts_interrupted": cut} if cut else {})})
+                                   **({"bursts_interrupted": cut} if cut else {}),
+                                   **({"rerun_may_have_run": rerun} if rerun_may_have_run else {})})
+        if rerun_may_have_run:
+            campaign.say(f"rerunning {rerun} invocation(s) recorded as MayHaveRun "
+                         "(--rerun-may-have-run); each old record is kept in a "
+                         "may_have_run_rerun event")
         campaign.top_up(replications, add_replications)
         return campaign
 
@@ -329,13 +352,24 @@ class Campaign:
     def _open_runs(self) -> list[dict]:
         """The planned runs without a record, less those of a periodic campaign's missed slots
         (recorded as missed, they are never run)."""
-        pending = self.store.pending_runs(self.id)
+        pending = self._unrecorded()
         missed = self.store.missed_slots(self.id) if self.plan.schedule is not None else set()
         return [r for r in pending if r["block"] not in missed] if missed else pending
 
+    def _unrecorded(self) -> list[dict]:
+        """The planned runs without a record (with --rerun-may-have-run: or with a MayHaveRun
+        record)."""
+        return self.store.pending_runs(self.id, MAY_HAVE_RUN if self.rerun_may_have_run else None)
+
+    @property
+    def supersede(self) -> Optional[str]:
+        """The error-type prefix of the records a new record of the same planned run replaces
+        (``MayHaveRun.`` with --rerun-may-have-run, else none: a duplicate is refused)."""
+        return MAY_HAVE_RUN if self.rerun_may_have_run else None
+
     def missed_runs(self) -> int:
         """Planned runs of missed slots that have no record."""
-        return len(self.store.pending_runs(self.id)) - len(self._open_runs())
+        return len(self._unrecorded()) - len(self._open_runs())
 
     def base_function_names(self) -> dict[str, str]:
         """Each cell's function name: one function per configuration (``functions:
@@ -518,8 +552,36 @@ class Campaign:
                                                 "error": res.error_message})
             raise Failure(f"the endpoint is unreachable ({res.error_type}: "
                           f"{res.error_message}); nothing was recorded for that invocation")
-        self.store.record(self.record_row(run, cell, name, cfg, res, before_ns))
+        self.store.record(self.record_row(run, cell, name, cfg, res, before_ns), self.supersede)
         self.summary.ran_now += 1
+        if may_have_run(res):
+            self.stop_may_have_run([(name, run["order_index"], res)])
+
+    def stop_may_have_run(self, calls: list[tuple[str, int, InvokeResult]],
+                          where: str = "") -> None:
+        """Stop the run at its first record (or burst) of a call that may have run
+        (``MayHaveRun.*``, already recorded durably): a ``may_have_run_stop`` event, then a
+        Failure saying how to continue and how to rerun such calls.
+
+        One such record stops the run, even a single read timeout of a slow function: a platform
+        that dies behind a proxy turns every later call into one (186 of 256 in about a second,
+        issue #29), and telling that apart from one slow call would take guessing. The message
+        says so, and names read_timeout_s for a function that is just slow."""
+        name, order, res = calls[0]
+        self.event(MAY_HAVE_RUN_STOP_EVENT, {
+            "function": name, "order_index": order, "error_type": res.error_type,
+            "error": res.error_message, "count": len(calls),
+            **({"burst": where} if where else {}),
+            "order_indexes": [c[1] for c in calls][:100]})
+        many = f" ({len(calls)} in {where})" if len(calls) > 1 else (f" ({where})" if where else "")
+        raise Failure(
+            f"a call may have run but its reply was lost{many}: {res.error_type}: "
+            f"{res.error_message} (function {name}). It is recorded as a client_error, and the "
+            f"run stops at the first such record: a platform that dies behind a proxy turns "
+            f"every later call into one. If the function is only slow, raise "
+            f"provider.settings.read_timeout_s. --resume runs the invocations not yet run; "
+            f"add --rerun-may-have-run to run the MayHaveRun ones again (each new record "
+            f"replaces the old, which is kept in a may_have_run_rerun event)")
 
     # ------------------------------------------------------------------ running
     def execute(self, executor: Executor,

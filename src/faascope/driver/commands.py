@@ -56,9 +56,14 @@ from faascope.store.reader import is_burst_results
 @click.option("--keep-platform", is_flag=True, default=False,
               help="Local provider: leave the platform this run starts running when the campaign "
                    "ends (by default it is stopped; one that was running already is always left).")
+@click.option("--rerun-may-have-run", is_flag=True, default=False,
+              help="With --resume: run again the invocations recorded as MayHaveRun (the reply "
+                   "was lost after the request was sent); each new record replaces the old, "
+                   "which is kept in a may_have_run_rerun event.")
 def run_command(spec, results, resume, replications, seed, force, no_progress, detach,
                 runner_state, add_replications, target_ci, pilot_n, target_stat, target_response,
-                budget_time, budget_invocations, budget_dollars, keep_platform):
+                budget_time, budget_invocations, budget_dollars, keep_platform,
+                rerun_may_have_run):
     """Run the campaign SPEC describes, recording every invocation in a results file.
 
     Ctrl-C stops after the invocation in flight (twice: abandons it); --resume continues.
@@ -80,6 +85,9 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
     if target_ci is None and pilot_n is not None:
         raise BadInput("--pilot-n is the pilot of adaptive replication; give --target-ci too",
                        field="--pilot-n")
+    if rerun_may_have_run and not resume:
+        raise BadInput("--rerun-may-have-run reruns recorded invocations of a campaign; give "
+                       "--resume too", field="--rerun-may-have-run")
     if target_ci is not None:
         from faascope.analysis.precision import parse_target
         adaptive = AdaptiveRounds(parse_target(target_ci), stat=target_stat,
@@ -96,7 +104,8 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
             + (["--replications", str(replications)] if replications is not None else []) \
             + (["--seed", str(seed)] if seed is not None else []) \
             + (["--add-replications", str(add_replications)] if add_replications else []) \
-            + (["--keep-platform"] if keep_platform else [])
+            + (["--keep-platform"] if keep_platform else []) \
+            + (["--rerun-may-have-run"] if rerun_may_have_run else [])
         if target_ci is not None:
             extra += ["--target-ci", target_ci, "--target-stat", target_stat,
                       "--target-response", target_response]
@@ -120,7 +129,7 @@ def run_command(spec, results, resume, replications, seed, force, no_progress, d
         s = run_campaign(spec, results, resume=resume, replications=replications, seed=seed,
                          force=force, progress=not no_progress,
                          add_replications=add_replications or 0, adaptive=adaptive,
-                         keep_platform=keep_platform)
+                         keep_platform=keep_platform, rerun_may_have_run=rerun_may_have_run)
     except BadInput as exc:
         detached.end_state(f"bad input: {exc.message}", 2)
         raise

@@ -26,11 +26,14 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
                  replications: int | None = None, seed: int | None = None, force: bool = False,
                  provider_factory: Optional[ProviderFactory] = None, progress: bool = True,
                  console: Any = None, add_replications: int = 0,
-                 adaptive: Optional[AdaptiveRounds] = None, keep_platform: bool = False) -> RunSummary:
+                 adaptive: Optional[AdaptiveRounds] = None, keep_platform: bool = False,
+                 rerun_may_have_run: bool = False) -> RunSummary:
     """``add_replications`` or ``replications`` above the recorded count top up an existing
     campaign; ``adaptive`` (``--target-ci``) runs rounds after the planned runs. Either on an
     existing results file continues its campaign (as ``resume``). ``keep_platform``: a local
-    platform this run starts is left running at the end (else it is stopped)."""
+    platform this run starts is left running at the end (else it is stopped).
+    ``rerun_may_have_run`` (with ``resume``): run again the planned runs recorded as MayHaveRun
+    client errors, each new record replacing the old (kept in a ``may_have_run_rerun`` event)."""
     spec_path = Path(spec_path)
     loaded = load_spec(spec_path)          # BadInput (exit 2) before anything is written
     bursts = is_burst_spec(loaded)
@@ -50,6 +53,7 @@ def run_campaign(spec_path: str | Path, results: str | Path | None = None, *, re
                              run_rows=expand_runs if bursts else sequential_runs, resume=resume,
                              replications=replications, seed=seed, force=force,
                              add_replications=add_replications,
+                             rerun_may_have_run=rerun_may_have_run,
                              provider_factory=provider_factory, progress=progress,
                              console=console or Console(stderr=True))
     campaign.keep_platform = keep_platform

@@ -15,7 +15,9 @@ A results file is one SQLite database per campaign (``docs/specs.md``, "Results 
   :data:`PROVENANCE_EVENT`), a ``slot_missed`` event for every slot of a periodic campaign
   that did not run (``schedule_slots``), a ``round_added`` event for every round of
   replications appended, and ``adaptive_plan`` events where the replications were chosen
-  adaptively (``run --target-ci``: :data:`ADAPTIVE_PLAN_EVENT`).
+  adaptively (``run --target-ci``: :data:`ADAPTIVE_PLAN_EVENT`); ``may_have_run_stop`` where a
+  run stopped at a call that may have run, and ``may_have_run_rerun`` with the record of every
+  such planned run rerun on request (holding the record it replaced: :data:`MAY_HAVE_RUN_RERUN_EVENT`).
 - ``deployments``: where the campaign runs: one row per deployment (a spec's ``deployments``,
   else one row named after the provider kind), with its provider kind, region and the price
   table that prices it; ``invocations.deployment`` names each invocation's.
@@ -125,6 +127,14 @@ HOST_BOUND_EVENT = "host_bound"
 #: detail: phase start with endpoint, data_dir, pid, how (started, running, dedicated, given)
 #: and owner (this run, run, user); phase end with action: stopped, left, in use, gone)
 PLATFORM_EVENT = "platform"
+#: the event kind of a run stopped at its first record of a call that may have run (a client
+#: error ``MayHaveRun.*``; faascope.driver.campaign; detail: function(s), order indexes, error)
+MAY_HAVE_RUN_STOP_EVENT = "may_have_run_stop"
+#: the event kind written with the record of a planned run rerun by ``run --resume
+#: --rerun-may-have-run``, in the same transaction (detail: ``invocation_id`` of the new record,
+#: cell_key, replication, kind, and ``superseded``: the replaced invocations row whole, with
+#: ``superseded_member``, its burst member row, in a burst campaign)
+MAY_HAVE_RUN_RERUN_EVENT = "may_have_run_rerun"
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
 

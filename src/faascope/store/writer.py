@@ -29,6 +29,7 @@ from faascope.store.schema import (
     CORE_TABLES,
     DEPLOYMENT_COLUMN,
     INVOCATION_COLUMNS,
+    MAY_HAVE_RUN_RERUN_EVENT,
     MEMBER_COLUMNS,
     ROUND_ADDED_EVENT,
     SCHEDULE_TABLES,
@@ -409,13 +410,21 @@ class ResultsStore:
             "WHERE campaign_id=? ORDER BY order_index", (campaign_id,)).fetchall()
         return [dict(r) for r in rows]
 
-    def pending_runs(self, campaign_id: int) -> list[dict]:
+    def pending_runs(self, campaign_id: int, rerun_error_prefix: Optional[str] = None) -> list[dict]:
+        """The planned runs without a record, in run order; with ``rerun_error_prefix`` (``run
+        --resume --rerun-may-have-run``) also those whose record is a client_error whose error
+        type starts with it: they run again and their new record supersedes the old one
+        (:meth:`record` with ``supersede``)."""
+        cond, params = "i.id IS NULL", [campaign_id]
+        if rerun_error_prefix:
+            cond = ("(i.id IS NULL OR (i.status = 'client_error' AND "
+                    "substr(i.error_type, 1, ?) = ?))")
+            params += [len(rerun_error_prefix), rerun_error_prefix]
         rows = self.conn.execute(
             "SELECT p.order_index, p.cell_key, p.replication, p.kind, p.block, p.force_cold "
             "FROM planned_runs p LEFT JOIN invocations i ON i.campaign_id = p.campaign_id "
             "AND i.cell_key = p.cell_key AND i.replication = p.replication AND i.kind = p.kind "
-            "WHERE p.campaign_id=? AND i.id IS NULL ORDER BY p.order_index",
-            (campaign_id,)).fetchall()
+            f"WHERE p.campaign_id=? AND {cond} ORDER BY p.order_index", params).fetchall()
         return [dict(r) for r in rows]
 
     def count(self, campaign_id: int, where: str = "1=1") -> int:
@@ -427,32 +436,81 @@ class ResultsStore:
                                  "GROUP BY status", (campaign_id,)).fetchall()
         return {r[0]: r[1] for r in rows}
 
-    def record(self, rec: dict[str, Any]) -> int:
-        """Insert one invocation record durably (its own transaction, fsynced)."""
-        try:
-            return self._tx([(_INV_SQL, tuple(rec.get(c) for c in INVOCATION_COLUMNS))])[0]
-        except sqlite3.IntegrityError as exc:
-            if "UNIQUE" in str(exc):
-                raise DuplicateRecord(
-                    f"{rec.get('cell_key')} replication {rec.get('replication')} "
-                    f"({rec.get('kind')}) is already recorded") from None
-            raise
+    def record(self, rec: dict[str, Any], supersede: Optional[str] = None) -> int:
+        """Insert one invocation record durably (its own transaction, fsynced). ``supersede``:
+        an error-type prefix (``MayHaveRun.``); a record of the same planned run that is a
+        client_error of that prefix is replaced (see :meth:`_insert_records`)."""
+        return self._records([(rec, None)], supersede)[0]
 
-    def record_burst_members(self, batch: list[tuple[dict, dict]]) -> None:
+    def record_burst_members(self, batch: list[tuple[dict, dict]],
+                             supersede: Optional[str] = None) -> None:
         """Insert (invocation record, burst member row) pairs in one transaction: a member and
         its record are never one without the other."""
-        stmts = []
-        for rec, mem in batch:
-            stmts.append((_INV_SQL, tuple(rec.get(c) for c in INVOCATION_COLUMNS)))
-            stmts.append((_MEM_SQL, tuple(mem.get(c) for c in MEMBER_COLUMNS)))
+        self._records(batch, supersede)
+
+    def _records(self, batch: list[tuple[dict, Optional[dict]]],
+                 supersede: Optional[str]) -> list[int]:
+        cur = self.conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
         try:
-            self._tx(stmts)
-        except sqlite3.IntegrityError as exc:
-            if "UNIQUE" in str(exc):
+            ids = [self._insert_record(cur, rec, mem, supersede) for rec, mem in batch]
+            cur.execute("COMMIT")
+        except BaseException as exc:
+            _rollback(self.conn)
+            if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc):
                 r = batch[0][0]
-                raise DuplicateRecord(f"a record of this group is already stored (e.g. "
-                                      f"{r.get('cell_key')} replication {r.get('replication')})") from None
+                raise DuplicateRecord(
+                    f"{r.get('cell_key')} replication {r.get('replication')} ({r.get('kind')}) "
+                    f"is already recorded" if len(batch) == 1 else
+                    f"a record of this group is already stored (e.g. {r.get('cell_key')} "
+                    f"replication {r.get('replication')})") from None
             raise
+        return ids
+
+    def _insert_record(self, cur: sqlite3.Cursor, rec: dict, mem: Optional[dict],
+                       supersede: Optional[str]) -> int:
+        """Insert one record (and its burst member row) in the open transaction. With
+        ``supersede``, a record of the same planned run whose status is client_error and whose
+        error type starts with it (a call that may have run, rerun on request) leaves the
+        invocations table in the same transaction: the old row (and its burst member row) go
+        whole into a ``may_have_run_rerun`` event that names the new record's id, so the store
+        keeps one record per planned run, the old one stays readable, and a kill at any moment
+        leaves either the old record or the new one with its event, never both, never
+        neither."""
+        key = (rec.get("campaign_id"), rec.get("cell_key"), rec.get("replication"),
+               rec.get("kind"))
+        old = old_member = None
+        if supersede:
+            row = cur.execute("SELECT * FROM invocations WHERE campaign_id=? AND cell_key=? "
+                              "AND replication=? AND kind=?", key).fetchone()
+            if row is not None and row["status"] == "client_error" and \
+                    str(row["error_type"] or "").startswith(supersede):
+                old = dict(row)
+                if self._has_table(cur, "burst_members"):
+                    m = cur.execute("SELECT * FROM burst_members WHERE campaign_id=? AND "
+                                    "cell_key=? AND replication=? AND kind=?", key).fetchone()
+                    if m is not None:
+                        old_member = dict(m)
+                        cur.execute("DELETE FROM burst_members WHERE campaign_id=? AND "
+                                    "cell_key=? AND replication=? AND kind=?", key)
+                cur.execute("DELETE FROM invocations WHERE id=?", (old["id"],))
+        cur.execute(_INV_SQL, tuple(rec.get(c) for c in INVOCATION_COLUMNS))
+        new_id = int(cur.lastrowid)
+        if mem is not None:
+            cur.execute(_MEM_SQL, tuple(mem.get(c) for c in MEMBER_COLUMNS))
+        if old is not None:
+            detail = {"invocation_id": new_id, "cell_key": key[1], "replication": key[2],
+                      "kind": key[3], "superseded": old}
+            if old_member is not None:
+                detail["superseded_member"] = old_member
+            cur.execute("INSERT INTO events(campaign_id, at, kind, detail_json) VALUES (?,?,?,?)",
+                        (key[0], utc_now(), MAY_HAVE_RUN_RERUN_EVENT, json.dumps(detail)))
+        return new_id
+
+    @staticmethod
+    def _has_table(cur: sqlite3.Cursor, name: str) -> bool:
+        return cur.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                           (name,)).fetchone() is not None
 
     def cells(self, campaign_id: int) -> list[dict]:
         rows = self.conn.execute("SELECT * FROM cells WHERE campaign_id=? ORDER BY cell_index",
@@ -578,8 +636,10 @@ class ResultsStore:
 class RecordWriter:
     """A thread that writes (invocation record, member row) pairs in group commits."""
 
-    def __init__(self, path: Path, max_batch: int = 512):
+    def __init__(self, path: Path, max_batch: int = 512, supersede: Optional[str] = None):
         self.path = Path(path)
+        #: an error-type prefix whose records new ones replace (ResultsStore.record)
+        self.supersede = supersede
         self.max_batch = max_batch
         self._q: "queue.Queue[Any]" = queue.Queue()
         self._error: Optional[BaseException] = None
@@ -621,7 +681,7 @@ class RecordWriter:
                         break
                     batch.append(nxt)
                 try:
-                    store.record_burst_members(batch)
+                    store.record_burst_members(batch, self.supersede)
                 except BaseException as exc:  # surfaced to the producer
                     self._error = exc
                 with self._cv:
