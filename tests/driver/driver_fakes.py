@@ -6,8 +6,10 @@ use it say so in their names (``..._with_in_process_fake_provider``).
 
 Run as a script it runs a campaign with this fake provider, so a test can SIGKILL it:
     python driver_fakes.py SPEC RESULTS [--resume] [--delay-ms N] [--sigterm-in-teardown]
-        [--add-replications N]
-(--sigterm-in-teardown: the provider sends SIGTERM to its own process while tearing down.)
+        [--add-replications N] [--may-have-run-after N] [--rerun-may-have-run]
+(--sigterm-in-teardown: the provider sends SIGTERM to its own process while tearing down;
+--may-have-run-after N: every call after the first N ends as a platform that died behind a proxy
+does, ``MayHaveRun.ConnectionClosedError``.)
 """
 from __future__ import annotations
 
@@ -27,8 +29,10 @@ class InProcessFakeProvider(Provider):
     kind = "fake"
 
     def __init__(self, delay_s: float = 0.002, fail_every: int = 0, seed: int = 0,
-                 sigterm_in_teardown: bool = False):
+                 sigterm_in_teardown: bool = False, may_have_run_after: int | None = None):
         self.delay_s = delay_s
+        #: every call after this many (None: none) answers like a platform that died behind a proxy
+        self.may_have_run_after = may_have_run_after
         self.sigterm_in_teardown = sigterm_in_teardown
         self.fail_every = fail_every
         self.rng = random.Random(seed)
@@ -61,6 +65,12 @@ class InProcessFakeProvider(Provider):
         elapsed = self.delay_s * (0.5 + self.rng.random())
         time.sleep(elapsed)
         end = time.time_ns()
+        if self.may_have_run_after is not None and self.invocations > self.may_have_run_after:
+            # the proxy accepted the request, then the connection closed without a reply: the
+            # function may have run (as the Lambda API provider names it)
+            return InvokeResult(status="client_error", error_type="MayHaveRun.ConnectionClosedError",
+                                error_message="Connection was closed before we received a valid "
+                                              "response from endpoint URL", send_ns=send, end_ns=end)
         if self.fail_every and self.invocations % self.fail_every == 0:
             body = json.dumps({"errorType": "Runtime.ExitError", "errorMessage": "fake crash"}).encode()
             fields = classify(body, "Unhandled")
@@ -97,9 +107,12 @@ def main(argv: list[str]) -> None:
         delay_ms = float(argv[argv.index("--delay-ms") + 1])
     term = "--sigterm-in-teardown" in argv
     add = int(argv[argv.index("--add-replications") + 1]) if "--add-replications" in argv else 0
+    mhr = int(argv[argv.index("--may-have-run-after") + 1]) if "--may-have-run-after" in argv else None
     s = run_campaign(spec, results, resume=resume, progress=False, add_replications=add,
-                     provider_factory=lambda loaded: InProcessFakeProvider(delay_s=delay_ms / 1000,
-                                                                           sigterm_in_teardown=term))
+                     rerun_may_have_run="--rerun-may-have-run" in argv,
+                     provider_factory=lambda loaded: InProcessFakeProvider(
+                         delay_s=delay_ms / 1000, sigterm_in_teardown=term,
+                         may_have_run_after=mhr))
     print(json.dumps({"recorded": s.recorded, "planned": s.planned, "ran_now": s.ran_now}))
 
 
