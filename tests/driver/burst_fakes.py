@@ -31,8 +31,11 @@ BOOT_ID = "fake-boot-0000"
 
 class FakeLambda:
     def __init__(self, delay_s: float = 0.01, concurrency: int = 10_000, contended_io: float = 0.0,
-                 fail_every: int = 0):
+                 fail_every: int = 0, drop_every: int = 0):
         self.delay_s = delay_s
+        #: every drop_every-th invocation runs, then its connection closes without a reply (a
+        #: platform that died behind a proxy): the client can only say it may have run
+        self.drop_every = drop_every
         self.concurrency = concurrency
         self.contended_io = contended_io
         self.fail_every = fail_every
@@ -78,6 +81,9 @@ class FakeLambda:
                 dur += self.contended_io * self.in_flight  # more writers in flight, slower I/O
             await asyncio.sleep(dur)
             end = time.time_ns()
+            if self.drop_every and n % self.drop_every == 0:
+                request.transport.abort()
+                raise asyncio.CancelledError
             if self.fail_every and n % self.fail_every == 0:
                 return web.json_response({"errorType": "Runtime.ExitError", "errorMessage": "fake"},
                                          headers={"X-Amz-Function-Error": "Unhandled"})

@@ -236,3 +236,45 @@ def test_a_failed_rerun_write_keeps_the_old_record(tmp_path):
     with ResultsStore(db) as st:
         st.record(good, supersede=MAY_HAVE_RUN)
     assert _may_have_run_slots(db) == set() and len(_events(db, MAY_HAVE_RUN_RERUN_EVENT)) == 1
+
+
+@pytest.mark.parametrize("dispatcher", ["go", "python"])
+def test_a_burst_with_a_may_have_run_member_is_recorded_whole_then_the_run_stops_with_fake_lambda_endpoint(
+        tmp_path, dispatcher, monkeypatch):
+    """A burst of 10 whose 10th call loses its connection after it ran: the whole burst is
+    recorded (10 records, one MayHaveRun), the next burst is not sent. With --rerun-may-have-run
+    the member runs again as the burst's second attempt; its old record and member row are kept
+    in the event."""
+    from burst_fakes import FakeEndpointProvider, FakeLambda, spec_text
+
+    monkeypatch.setenv("FAASCOPE_DISPATCHER", dispatcher)
+    spec = tmp_path / "spec.yaml"
+    db = tmp_path / "r.db"
+    fake = FakeLambda(delay_s=0.005, drop_every=10)
+    fake.start()
+    try:
+        spec.write_text(spec_text(fake.url, burst=10, reps=2))
+        with pytest.raises(Failure, match="--rerun-may-have-run") as exc:
+            run_campaign(spec, db, progress=False,
+                         provider_factory=lambda _: FakeEndpointProvider(fake.url))
+        assert "10 of 20 invocations are recorded" in exc.value.message
+        assert fake.count == 10
+        assert len(tdf.records(db)) == 10 and len(_may_have_run_slots(db)) == 1
+        (stop,) = _events(db, MAY_HAVE_RUN_STOP_EVENT)
+        assert stop["count"] == 1 and " burst " in stop["burst"]
+
+        fake.drop_every = 0   # the platform is back
+        s = run_campaign(spec, db, progress=False, resume=True, rerun_may_have_run=True,
+                         provider_factory=lambda _: FakeEndpointProvider(fake.url))
+    finally:
+        fake.stop()
+    assert s.complete and s.recorded == 20 and fake.count == 21
+    assert _may_have_run_slots(db) == set() and tdf.records(db) == tdf.planned(db)
+    (ev,) = _events(db, MAY_HAVE_RUN_RERUN_EVENT)
+    assert ev["superseded"]["error_type"].startswith(MAY_HAVE_RUN)
+    assert ev["superseded_member"]["attempt"] == 1
+    with sqlite3.connect(db) as c:
+        attempt = c.execute("SELECT attempt FROM burst_members WHERE cell_key=? AND "
+                            "replication=? AND kind=?", (ev["cell_key"], ev["replication"],
+                                                         ev["kind"])).fetchone()[0]
+    assert attempt == 2
