@@ -318,7 +318,8 @@ class _Bursts:
                                                             "recorded": len(collected)})
                     raise Failure(f"the burst dispatcher died during {label} ({out.get('error')}); "
                                   "members past their instant are recorded as MayHaveRun."
-                                  "DispatcherDied, the rest are left for --resume")
+                                  "DispatcherDied (--resume --rerun-may-have-run sends them "
+                                  "again), the rest are left for --resume")
                 lost = [(m.function, m.row["order_index"], r) for m, r in collected
                         if may_have_run(r)]
                 if lost:
