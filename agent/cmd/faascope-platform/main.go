@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -46,7 +47,8 @@ func run() int {
 	keepAlive := fs.Duration("keep-alive", 5*time.Minute, "idle time before an instance is evicted")
 	concurrency := fs.Int("concurrency", 1000, "account concurrency limit; beyond it invocations are throttled (HTTP 429)")
 	isolation := fs.String("isolation", "auto", "namespaces (real limits, needs root), none (plain processes), or auto")
-	readyFile := fs.String("ready-file", "", "write {\"endpoint\",\"pid\"} here once serving")
+	readyFile := fs.String("ready-file", "", "write {\"endpoint\",\"pid\"} here once serving; removed when the platform ends")
+	readyExtra := fs.String("ready-extra", "", "a JSON object whose fields are added to --ready-file's (faascope: the process's identity)")
 	network := fs.String("network", "isolated", "isolated (a network namespace per sandbox) or host")
 	expose := fs.String("expose", "", "comma-separated host loopback ports every sandbox may reach (e.g. 9000,6379)")
 	netShape := fs.String("net-shape", "profile", "default token-bucket shaping: profile (each sandbox its profile's calibrated bucket), none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
@@ -133,12 +135,31 @@ func run() int {
 		log.Printf("WARNING: isolation none: no CPU, memory or /tmp limits are enforced")
 	}
 	if *readyFile != "" {
-		b, _ := json.Marshal(map[string]any{"endpoint": endpoint, "pid": os.Getpid(), "isolation": iso,
-			"profile": *profile, "data_dir": *dataDir})
+		doc := map[string]any{}
+		if *readyExtra != "" {
+			if err := json.Unmarshal([]byte(*readyExtra), &doc); err != nil {
+				fmt.Fprintln(os.Stderr, "--ready-extra:", err)
+				return 2
+			}
+		}
+		for k, v := range map[string]any{"endpoint": endpoint, "pid": os.Getpid(), "isolation": iso,
+			"profile": *profile, "data_dir": *dataDir} {
+			doc[k] = v
+		}
+		b, _ := json.Marshal(doc)
 		if err := os.WriteFile(*readyFile, b, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "--ready-file:", err)
 			return 2
 		}
+		// A platform that has ended is not ready: `faascope platform status` reads this file
+		// (a foreground platform's state), so it goes with the platform, unless another
+		// platform has written its own there since. A SIGKILLed platform leaves it behind;
+		// faascope then checks the pid and its start time (faascope.processes.is_process).
+		defer func() {
+			if cur, err := os.ReadFile(*readyFile); err == nil && bytes.Equal(cur, b) {
+				os.Remove(*readyFile)
+			}
+		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -1,8 +1,11 @@
 """Start, find and stop the local FaaS platform (the Go binary `faascope-platform`).
 
 The platform keeps its state under a data directory; `platform.json` there records the
-endpoint and pid of the running one, so `faascope run` can reuse a platform that
-`faascope platform start --detach` started, and start one itself when none runs.
+endpoint, pid and process identity (pid and start time) of the running one, so `faascope run`
+and `faascope platform status` find a platform that `faascope platform start` started, detached
+or in the foreground (which writes the file itself once serving and removes it when it ends),
+and `faascope run` starts one itself when none runs. A file a killed platform left behind is
+not believed: its pid must still be the process that wrote it, answering at its endpoint.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from pathlib import Path
 from faascope.binaries import platform_binary
 from faascope.calibration import write_platform_calibration
 from faascope.errors import BadInput, Failure
-from faascope.processes import stop_process
+from faascope.processes import is_process, process_identity, stop_process
 
 PROFILES = ("lambda", "gcf", "unlimited")
 DEFAULT_PORT = 9001
@@ -89,6 +92,12 @@ def running(data_dir: Path | None = None) -> dict | None:
         state = json.loads(_state_file(data_dir).read_text())
     except (OSError, ValueError):
         return None
+    if not isinstance(state, dict) or not isinstance(state.get("endpoint"), str):
+        return None
+    # A killed platform's file outlives it, and the kernel hands its pid on: the recorded pid
+    # must still be the process recorded (same start time), when the file says which.
+    if "identity" in state and not is_process(state.get("pid", 0), state["identity"]):
+        return None
     h = health(state["endpoint"])
     if h is None or h.get("pid") != state.get("pid"):
         return None
@@ -128,17 +137,20 @@ def platform_command(data_dir: Path, listen: str, profile: str, keep_alive: str,
                      isolation: str, network: str, expose: str, net_shape: str,
                      shared_dir: Path | None, s3: dict | None,
                      calibration: Path | list | None = None,
-                     front_end: bool = True) -> tuple[list[str], dict[str, str]]:
+                     front_end: bool = True,
+                     ready_file: Path | None = None) -> tuple[list[str], dict[str, str]]:
     """The `faascope-platform` command line for a data directory, and its environment (S3 keys
     travel there, never in argv), for `start` (detached) and `faascope platform start`
     (foreground, exec'd). The calibrated profiles' figures (the packaged tables, with the
     user's ``calibration`` override files applied) are written to ``<data_dir>/calibration.json``
     and handed over with ``--calibration`` (docs/platform.md, "Calibrated profiles");
-    ``front_end=False`` leaves the modelled front end out (``--no-front-end``)."""
+    ``front_end=False`` leaves the modelled front end out (``--no-front-end``). ``ready_file``:
+    where the platform writes its state once serving (default ``platform.ready``, which
+    :func:`start` copies to ``platform.json``)."""
     cmd = [str(platform_binary()), "--listen", listen, "--profile", profile,
            "--data-dir", str(data_dir / "platform"), "--keep-alive", keep_alive,
            "--concurrency", str(concurrency), "--isolation", isolation,
-           "--ready-file", str(data_dir / "platform.ready"),
+           "--ready-file", str(ready_file or data_dir / "platform.ready"),
            "--network", network, "--expose", expose, "--net-shape", net_shape,
            "--calibration", str(write_platform_calibration(data_dir, calibration, front_end=front_end))]
     if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
@@ -192,10 +204,23 @@ def start(profile: str = "lambda", data_dir: Path | None = None, port: int | Non
     else:
         proc.kill()
         raise Failure(f"the local platform did not start within {wait_s:.0f} s; see {data_dir / 'platform.log'}")
+    state["identity"] = process_identity(proc.pid)
     if by_run:
         state["started_by_run"] = True
     _state_file(data_dir).write_text(json.dumps(state))
     return state
+
+
+def foreground_command(data_dir: Path, *args, **kwargs) -> tuple[list[str], dict[str, str]]:
+    """:func:`platform_command` for a platform this process becomes (``os.execve``: same pid,
+    same start time): it writes ``platform.json`` itself once serving, with this process's
+    identity, and removes it when it ends, so `faascope platform status` and `faascope run`
+    find a foreground platform as they find a detached one."""
+    data_dir = Path(data_dir)
+    state = _state_file(data_dir)
+    state.unlink(missing_ok=True)  # a killed platform's; this one writes its own when serving
+    cmd, env = platform_command(data_dir, *args, ready_file=state, **kwargs)
+    return cmd + ["--ready-extra", json.dumps({"identity": process_identity(os.getpid())})], env
 
 
 def disown(data_dir: Path) -> None:

@@ -15,7 +15,7 @@ import click
 from faascope import standins
 from faascope.errors import BadInput
 from faascope.providers.local_platform import (DEFAULT_PORT, PROFILES, default_data_dir,
-                                               platform_command, port_is_free, running, start,
+                                               foreground_command, port_is_free, running, start,
                                                stop)
 
 
@@ -107,9 +107,9 @@ def start_command(profile, port, data_dir, detach, keep_alive, concurrency, isol
         return
     # Foreground: become the platform, so Ctrl-C and service managers reach it directly.
     data_dir.mkdir(parents=True, exist_ok=True)
-    cmd, env = platform_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if chosen is None else chosen}", profile,
-                                keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3,
-                                list(calibration), front_end)
+    cmd, env = foreground_command(data_dir, f"127.0.0.1:{DEFAULT_PORT if chosen is None else chosen}", profile,
+                                  keep_alive, concurrency, isolation, network, expose, net_shape, shared_dir, s3,
+                                  list(calibration), front_end)
     sys.stdout.flush()
     os.execve(cmd[0], cmd, env)
 
