@@ -5,8 +5,9 @@ stopped by faascope (docs/storage.md).
   files; built once with ``go install github.com/versity/versitygw/cmd/versitygw@v1.8.0`` and
   cached under the faascope data directory (or taken from PATH / ``FAASCOPE_VERSITYGW``).
 - ``redis``: Debian's ``redis-server``, no persistence (the kv workload's ``redis`` backend).
-- ``dynamodb``: moto's server mode (``python -m moto.server``, Apache-2.0), a real HTTP server
-  speaking DynamoDB's API (the kv workload's ``dynamodb`` backend), tables created on start.
+- ``dynamodb``: moto's server mode (run by :mod:`faascope.standins.moto_server`, which refuses
+  moto's own ``/moto-api/`` control API; Apache-2.0), a real HTTP server speaking DynamoDB's API
+  (the kv workload's ``dynamodb`` backend), tables created on start.
 - ``sink``: faascope's network sink (:mod:`faascope.standins.sink`), for the network workload.
 - ``shared``: a directory, mode 1777, to hand to the local platform as ``--shared-dir``.
 
@@ -235,6 +236,9 @@ class StandIns:
         pids += [s.pid for s in self.servers.values()]
         for pid in dict.fromkeys(p for p in pids if p):
             stop_process(pid, STOP_WAIT_S)
+        for s in self.servers.values():
+            if sock := s.extra.get("admin_socket"):
+                shutil.rmtree(Path(sock).parent, ignore_errors=True)
         for m in self.mounts:
             unmount(m)
         for d in self.owned_dirs:
@@ -292,7 +296,13 @@ def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
     log = work / "versitygw.log"
     # --keep-alive: without it VersityGW answers every request with "Connection: close", and
     # each request then costs a new TCP connection (and, from a sandbox, a new relay) on the host
-    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--region", region, "--quiet", "--keep-alive",
+    # --admin-port: without it VersityGW serves its admin API (PATCH /create-user, /list-users,
+    # /change-bucket-owner, ...) on the S3 port, where a function holding the keys could use it;
+    # S3 has no such API. A Unix socket in a directory only this user may enter keeps it
+    # unreachable from every sandbox, in every network mode (host networking included).
+    admin = admin_socket(work)
+    env_cmd = [str(binary), "--port", f"127.0.0.1:{port}", "--admin-port", str(admin),
+               "--region", region, "--quiet", "--keep-alive",
                "posix", "--sidecar", str(store / "sidecar"), str(root)]
     (store / "sidecar").mkdir(exist_ok=True)
     # Credentials through the environment, not argv (argv is world-readable in /proc).
@@ -306,7 +316,26 @@ def start_s3(work: Path, port: int | None = None, bucket: str = DEFAULT_BUCKET,
     return Server("s3", proc.pid, port, endpoint, str(root), str(log),
                   {"bucket": bucket, "region": region, "access_key": access_key, "secret_key": secret_key,
                    "server": f"versitygw {version}", "name": "versitygw", "version": version,
-                   "store": store_kind})
+                   "store": store_kind, "admin_socket": str(admin)})
+
+
+#: longest path a Unix socket's address takes (sun_path: 108 bytes with its NUL), less margin
+SOCKET_PATH_MAX = 100
+
+
+def admin_socket(work: Path) -> Path:
+    """Where the S3 stand-in's admin API listens: a Unix socket in a mode-0700 directory of the
+    work directory, or, where that path is too long for a socket address, of a new directory
+    in the system's temporary directory (removed with the server's work by :meth:`StandIns.stop`
+    through ``extra["admin_socket"]``)."""
+    d = work / "admin"
+    if len(str(d / "vgw.sock")) > SOCKET_PATH_MAX:
+        d = Path(tempfile.mkdtemp(prefix="faascope-vgw-"))
+    d.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(d, 0o700)
+    sock = d / "vgw.sock"
+    sock.unlink(missing_ok=True)  # a killed server's
+    return sock
 
 
 def ensure_bucket(endpoint: str, bucket: str, access_key: str = DEFAULT_ACCESS_KEY,
@@ -366,7 +395,10 @@ def start_dynamodb(work: Path, port: int | None = None, tables: tuple[str, ...] 
     port = port or free_port()
     log = work / "moto.log"
     work.mkdir(parents=True, exist_ok=True)
-    proc = _spawn([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], log)
+    # moto.server behind a check that refuses moto's own control API (/moto-api/: reset,
+    # dashboard, state manager), which DynamoDB does not have (standins/moto_server.py)
+    proc = _spawn([sys.executable, "-m", "faascope.standins.moto_server", "-H", "127.0.0.1",
+                   "-p", str(port)], log)
     _wait_port(port, proc, "moto server", log, wait_s=60.0)
     endpoint = f"http://127.0.0.1:{port}"
     names = list(dict.fromkeys((DEFAULT_TABLE, *tables)))
