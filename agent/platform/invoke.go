@@ -283,7 +283,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 	sb, err := StartSandbox(SandboxOptions{
 		ID: id, Dir: filepath.Join(p.sandboxRoot(), id), CodeZip: t.codePath,
 		Code: p.code, CodeName: codeEntryName(cfg.CodeSha256), OptName: optName, TmpPool: p.tmpPool,
-		Spares: p.spares,
+		Spares: p.spares, Sources: p.sandboxSources(),
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
 		LayerZips: p.layerZips(cfg.Layers), // layers.go: mounted at /opt

@@ -181,7 +181,7 @@ func New(cfg Config) (*Platform, error) {
 			return nil, err
 		}
 		p.spares = newSpares(spareOptions{CgroupGroup: p.cgroupDir, Network: !cfg.HostNetwork,
-			SharedDir: cfg.SharedDir}, p.sandboxRoot(), cfg.SpareSandboxes)
+			SharedDir: cfg.SharedDir, Sources: p.sandboxSources()}, p.sandboxRoot(), cfg.SpareSandboxes)
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.collectCode() // what no function refers to any more (deleted while the platform was down)
@@ -192,6 +192,10 @@ func New(cfg Config) (*Platform, error) {
 }
 
 func (p *Platform) sandboxRoot() string { return filepath.Join(p.cfg.DataDir, "sandboxes") }
+
+// sandboxSources are the host directories every sandbox's root is built from: the code store,
+// /tmp images, the sandboxes' own directories (all in the data directory) and the shared one.
+func (p *Platform) sandboxSources() []string { return []string{p.cfg.DataDir, p.cfg.SharedDir} }
 
 func (p *Platform) cleanStale() {
 	entries, _ := os.ReadDir(p.sandboxRoot())

@@ -131,6 +131,7 @@ type SandboxOptions struct {
 	Stdout            io.Writer
 	TmpPool           *tmpPool // prepared ext4 /tmp images (tmppool.go); nil = make one now
 	Spares            *spares  // sandboxes made ahead (spares.go); nil = make one now
+	Sources           []string // host directories the root is built from (spareOptions.Sources)
 }
 
 // layerLabel names a layer's zip (layers/<name>/<version>.zip) in an error, as name:version.
@@ -214,7 +215,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		st.mark("spare")
 	} else {
 		if sp, err = spawnSpare(spareOptions{Dir: o.Dir + ".spawn", CgroupGroup: o.CgroupGroup, ID: o.ID,
-			Network: o.Network != nil, SharedDir: o.SharedDir}, st); err != nil {
+			Network: o.Network != nil, SharedDir: o.SharedDir, Sources: o.Sources}, st); err != nil {
 			return sb, err
 		}
 	}

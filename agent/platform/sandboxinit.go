@@ -37,6 +37,11 @@ func RunSandboxInit(specJSON string) error {
 		}
 	}
 	rep := initReport{Started: time.Now()}
+	// A spare drops the host's mounts before it waits (sparemounts.go), not at the claim: a
+	// copy it held while waiting pinned them.
+	if err := dropHostMounts(); err != nil {
+		return err
+	}
 	// Credentials, no_new_privs and the seccomp filter are per thread, and exec keeps only the
 	// calling thread's: everything from here to exec happens on this one.
 	runtime.LockOSThread()

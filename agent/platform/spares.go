@@ -39,6 +39,9 @@ type spareOptions struct {
 	ID          string // the cgroup's name
 	Network     bool   // a network namespace of its own
 	SharedDir   string
+	// Sources are the host directories sandboxes are built from (the data and shared
+	// directories): the spare's mount namespace keeps only these and the system's (sparemounts.go).
+	Sources []string
 }
 
 type spare struct {
@@ -110,7 +113,13 @@ func spawnSpare(o spareOptions, st *stepTimer) (sp *spare, err error) {
 	}
 	// The spec comes through the gate (fd 3), not the command line: it is not known yet.
 	cmd := exec.Command(self, SandboxInitArg, "")
-	cmd.Env = []string{}
+	plan, err := spareMountsEnviron(o.Sources)
+	if err != nil {
+		repR.Close()
+		outR.Close()
+		return sp, err
+	}
+	cmd.Env = []string{plan}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{gateR}
 	if o.SharedDir != "" {
