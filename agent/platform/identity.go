@@ -24,7 +24,7 @@ import (
 // instances left every other sandbox with EMFILE.
 //
 // Uids come from [sandboxUIDBase, sandboxUIDBase+sandboxUIDCount), skipping uids and gids the
-// host's /etc/passwd and /etc/group name. A uid is held for the sandbox's life by an exclusive
+// host's /etc/passwd and /etc/group name and uids some process runs as (uidbusy.go). A uid is held for the sandbox's life by an exclusive
 // open-file-description lock (F_OFD_SETLK) on byte uid of one lock file, uidLockFile, so
 // platforms running side by side (one per data directory) never hand out the same uid, and a
 // crashed platform's uids come free with its process. One descriptor holds all of a platform's
@@ -64,6 +64,9 @@ func allocateIdentity() (*sandboxIdentity, error) {
 	for id := range hostIDs("/etc/group") {
 		taken[id] = true
 	}
+	// Outside the lock, as the files above: a uid gains a process only from the platform that
+	// holds it (uidbusy.go).
+	running := sandboxUIDsRunning()
 	uidLocks.Lock()
 	defer uidLocks.Unlock()
 	if uidLocks.f == nil {
@@ -78,7 +81,7 @@ func allocateIdentity() (*sandboxIdentity, error) {
 	}
 	fd := int(uidLocks.f.Fd())
 	for uid := sandboxUIDBase; uid < sandboxUIDBase+sandboxUIDCount; uid++ {
-		if taken[uid] || uidLocks.held[uid] {
+		if taken[uid] || uidLocks.held[uid] || running[uid] {
 			continue
 		}
 		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, lockRange(unix.F_WRLCK, uid)); err != nil {
