@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -91,3 +92,7 @@ def test_sandboxes_end_with_a_killed_platform(tmp_path, agent_zip):
             local_platform.stop(other)
     finally:
         local_platform.stop(data)
+        # the killed platform could not unmount its host disk (a platform starting on this data
+        # directory would): leave no mount in pytest's temporary directory
+        for mount in (m for m in data.rglob("*") if m.is_dir() and os.path.ismount(m)):
+            subprocess.run(["umount", "-l", str(mount)], check=False)
