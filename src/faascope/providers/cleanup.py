@@ -23,6 +23,7 @@ from faascope.provider_kinds import LAMBDA_API_KINDS, PROVIDER_KINDS
 from faascope.providers import leftovers, local_platform
 from faascope.providers.lambda_api import CAMPAIGN_TAG, CREATED_BY_TAG
 from faascope.providers.local import local_credentials
+from faascope.schemas import request_schema
 from faascope.store.reader import ResultsFile
 
 LEGACY_TAG = ("faascope", "1")  # functions from before faascope:created-by
@@ -30,7 +31,7 @@ LEGACY_TAG = ("faascope", "1")  # functions from before faascope:created-by
 
 @dataclass
 class Resource:
-    kind: str      # lambda-function, s3-bucket, dynamodb-table, local-run-leftovers
+    kind: str      # lambda-function, s3-bucket, dynamodb-table, local-run-leftovers, shared-file
     name: str
     campaign: Optional[str]
     action: str    # deleted, would-delete, gone, failed; stopped, would-stop (local-run-leftovers)
@@ -196,6 +197,8 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
                         "resources": [asdict(r) for r in left],
                         "note": "the local platform is not running; no function to clean"}
             endpoint_url = state["endpoint"]
+            left += clean_shared_files((local_platform.health(endpoint_url) or {}).get("shared_dir") or "",
+                                       dry_run, say)
         storage = storage and bool(s3_endpoint_url)  # no DynamoDB locally; S3 only if given
     elif endpoint_url is not None and storage and not s3_endpoint_url:
         # a Lambda-API stand-in: do not reach for the real account's S3 and DynamoDB
@@ -223,6 +226,33 @@ def run_cleanup(provider: str = "aws", campaign: Optional[str] = None, dry_run: 
         raise
     return {"provider": provider, "campaign": campaign, "dry_run": dry_run, "endpoint_url": endpoint_url,
             "resources": [asdict(r) for r in left + res], "note": note}
+
+
+def shared_file_name() -> str:
+    """The file name the sharedfs workload uses when a request names none (its request schema's
+    default: the one source)."""
+    return request_schema()["$defs"]["sharedfs"]["properties"]["path"]["default"]
+
+
+def clean_shared_files(shared_dir: str, dry_run: bool, say: Callable[[str], None]) -> list[Resource]:
+    """Remove (or, dry run, list) the files the sharedfs workload left in the running platform's
+    shared directory under its default name (``faascope-sharedfs.dat`` and its per-invocation
+    ``.N`` files): campaigns leave them behind (issue #29: 512 MB seen). Files a spec named
+    itself are the user's and stay."""
+    if not shared_dir or not Path(shared_dir).is_dir():
+        return []
+    name = shared_file_name()
+    out = []
+    for f in sorted(Path(shared_dir).rglob(name + "*")):
+        if not f.is_file() or not (f.name == name or f.name[len(name):].lstrip(".").isdigit()):
+            continue
+        size = f.stat().st_size
+        if not dry_run:
+            f.unlink(missing_ok=True)
+            say(f"removed {f} ({size:,} B)")
+        out.append(Resource("shared-file", str(f), None, "would-delete" if dry_run else "deleted",
+                            f"{size:,} B"))
+    return out
 
 
 def local_leftovers(data_dir: Path, dry_run: bool, say: Callable[[str], None]) -> list[Resource]:
