@@ -52,18 +52,26 @@ type asyncQueue struct {
 	events int
 }
 
+// orDefaults is the limits with each zero field set to its default.
+func (l AsyncQueueLimits) orDefaults() AsyncQueueLimits {
+	if l.MaxAge <= 0 {
+		l.MaxAge = defaultAsyncMaxAge
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = defaultAsyncMaxBytes
+	}
+	if l.MaxEvents <= 0 {
+		l.MaxEvents = defaultAsyncMaxEvents
+	}
+	return l
+}
+
 // enter takes room for an event of n payload bytes, or says there is none.
 func (q *asyncQueue) enter(n int, lim AsyncQueueLimits) bool {
-	maxBytes, maxEvents := lim.MaxBytes, lim.MaxEvents
-	if maxBytes <= 0 {
-		maxBytes = defaultAsyncMaxBytes
-	}
-	if maxEvents <= 0 {
-		maxEvents = defaultAsyncMaxEvents
-	}
+	lim = lim.orDefaults()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.events+1 > maxEvents || q.bytes+int64(n) > maxBytes {
+	if q.events+1 > lim.MaxEvents || q.bytes+int64(n) > lim.MaxBytes {
 		return false
 	}
 	q.events++
@@ -86,10 +94,7 @@ func (p *Platform) invokeAsync(req InvokeRequest, queued time.Time) {
 	if delays == nil {
 		delays = defaultAsyncRetryDelays
 	}
-	maxAge := p.cfg.AsyncQueue.MaxAge
-	if maxAge <= 0 {
-		maxAge = defaultAsyncMaxAge
-	}
+	maxAge := p.cfg.AsyncQueue.orDefaults().MaxAge
 	for attempt := 0; ; {
 		res, meta, err := p.Invoke(p.ctx, req)
 		if errors.Is(err, errThrottled) {

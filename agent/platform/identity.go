@@ -59,6 +59,15 @@ func lockRange(typ int16, uid int) *unix.Flock_t {
 	return &unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: int64(uid), Len: 1}
 }
 
+// openLockFile opens (creating it and its directory, root's only) a file whose bytes are OFD
+// locks: the uids' (here) and the platforms' (platformlock.go).
+func openLockFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+}
+
 func allocateIdentity() (*sandboxIdentity, error) {
 	taken := hostIDs("/etc/passwd")
 	for id := range hostIDs("/etc/group") {
@@ -70,10 +79,7 @@ func allocateIdentity() (*sandboxIdentity, error) {
 	uidLocks.Lock()
 	defer uidLocks.Unlock()
 	if uidLocks.f == nil {
-		if err := os.MkdirAll(filepath.Dir(uidLockFile), 0o700); err != nil {
-			return nil, fmt.Errorf("uid locks: %w", err)
-		}
-		f, err := os.OpenFile(uidLockFile, os.O_CREATE|os.O_RDWR, 0o600)
+		f, err := openLockFile(uidLockFile)
 		if err != nil {
 			return nil, fmt.Errorf("uid locks: %w", err)
 		}

@@ -3,7 +3,6 @@ package platform
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -20,22 +19,20 @@ import (
 // platformLockFile is where the platforms' locks are; /run is a tmpfs, so a reboot clears it.
 var platformLockFile = "/run/faascope/platforms.lock"
 
-// platformLockRange is the lock of one byte at the platform id's offset (12 hex digits).
+// platformLockRange is the lock of one byte at the platform id's offset (12 hex digits), as
+// identity.go's lockRange locks a uid's byte.
 func platformLockRange(typ int16, id string) (*unix.Flock_t, error) {
 	off, err := strconv.ParseUint(id, 16, 48)
 	if err != nil {
 		return nil, fmt.Errorf("platform id %q: %w", id, err)
 	}
-	return &unix.Flock_t{Type: typ, Whence: 0, Start: int64(off), Len: 1}, nil
+	return lockRange(typ, int(off)), nil
 }
 
 // lockPlatform opens the lock file and locks this platform's byte; the file is held open for
 // the platform's life (closing it releases the lock).
 func lockPlatform(id string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(platformLockFile), 0o700); err != nil {
-		return nil, fmt.Errorf("platform lock: %w", err)
-	}
-	f, err := os.OpenFile(platformLockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := openLockFile(platformLockFile)
 	if err != nil {
 		return nil, fmt.Errorf("platform lock: %w", err)
 	}
