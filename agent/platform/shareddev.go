@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bufio"
 	"fmt"
 	"log"
 	"os"
@@ -46,28 +45,13 @@ func mountSharedDevice(dir string, budget BlockIO) (*sharedDevice, error) {
 // unmountStale removes the mount a crashed platform left over dir (its FUSE file system, or
 // the ext4 loop device earlier versions mounted there).
 func unmountStale(dir string) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	stale := false
-	for sc.Scan() {
-		// mountinfo: id parent major:minor root mountpoint options ... - fstype source ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 || fields[4] != dir {
-			continue
+	mounts, _ := readMountinfo("/proc/self/mountinfo") // sparemounts.go
+	for _, m := range mounts {
+		if m.Point == dir && (m.FSType == "ext4" && strings.HasPrefix(m.Source, "/dev/loop") ||
+			m.FSType == "fuse.faascope") {
+			unix.Unmount(dir, unix.MNT_DETACH)
+			return
 		}
-		for i, x := range fields {
-			if x == "-" && i+2 < len(fields) && (fields[i+1] == "ext4" && strings.HasPrefix(fields[i+2], "/dev/loop") ||
-				fields[i+1] == "fuse.faascope") {
-				stale = true
-			}
-		}
-	}
-	if stale {
-		unix.Unmount(dir, unix.MNT_DETACH)
 	}
 }
 

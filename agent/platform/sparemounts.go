@@ -121,10 +121,12 @@ func dropHostMounts() error {
 	return nil
 }
 
-// mountEntry is one line of a mountinfo file: the mount's id, its parent's, its mount point.
+// mountEntry is one line of a mountinfo file: the mount's id, its parent's, its mount point,
+// and after the "-" separator its file system type and source.
 type mountEntry struct {
-	ID, Parent int
-	Point      string
+	ID, Parent     int
+	Point          string
+	FSType, Source string
 }
 
 func readMountinfo(path string) ([]mountEntry, error) {
@@ -146,7 +148,15 @@ func readMountinfo(path string) ([]mountEntry, error) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		out = append(out, mountEntry{ID: id, Parent: parent, Point: unescapeMountinfo(fields[4])})
+		e := mountEntry{ID: id, Parent: parent, Point: unescapeMountinfo(fields[4])}
+		// id parent major:minor root mountpoint options [optional ...] - fstype source superoptions
+		for i, x := range fields[5:] {
+			if x == "-" && 5+i+2 < len(fields) {
+				e.FSType, e.Source = fields[5+i+1], unescapeMountinfo(fields[5+i+2])
+				break
+			}
+		}
+		out = append(out, e)
 	}
 	return out, sc.Err()
 }

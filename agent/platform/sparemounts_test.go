@@ -14,10 +14,10 @@ import (
 
 func TestMountsToDetachKeepsTreesAndTheWayToThem(t *testing.T) {
 	mounts := []mountEntry{
-		{1, 0, "/"}, {2, 1, "/proc"}, {3, 2, "/proc/sys/fs/binfmt_misc"}, {4, 1, "/dev"},
-		{5, 4, "/dev/shm"}, {6, 1, "/data"}, {7, 6, "/data/a/host-disk"}, {8, 1, "/other"},
-		{9, 8, "/other/host-disk"}, {10, 1, "/usr"}, {11, 10, "/usr/local"}, {12, 1, "/tmp"},
-		{13, 12, "/tmp/x/shared"}, {14, 12, "/tmp/y"}, {15, 14, "/tmp/y"}, {16, 1, "/data2"},
+		{ID: 1, Parent: 0, Point: "/"}, {ID: 2, Parent: 1, Point: "/proc"}, {ID: 3, Parent: 2, Point: "/proc/sys/fs/binfmt_misc"}, {ID: 4, Parent: 1, Point: "/dev"},
+		{ID: 5, Parent: 4, Point: "/dev/shm"}, {ID: 6, Parent: 1, Point: "/data"}, {ID: 7, Parent: 6, Point: "/data/a/host-disk"}, {ID: 8, Parent: 1, Point: "/other"},
+		{ID: 9, Parent: 8, Point: "/other/host-disk"}, {ID: 10, Parent: 1, Point: "/usr"}, {ID: 11, Parent: 10, Point: "/usr/local"}, {ID: 12, Parent: 1, Point: "/tmp"},
+		{ID: 13, Parent: 12, Point: "/tmp/x/shared"}, {ID: 14, Parent: 12, Point: "/tmp/y"}, {ID: 15, Parent: 14, Point: "/tmp/y"}, {ID: 16, Parent: 1, Point: "/data2"},
 	}
 	got := mountsToDetach(mounts, []string{"/data/a", "/usr", "/tmp/x/shared"}, []string{"/dev", "/proc"})
 	// /other goes with its host disk (named once, the topmost); /tmp/y is two stacked mounts at
@@ -26,6 +26,20 @@ func TestMountsToDetachKeepsTreesAndTheWayToThem(t *testing.T) {
 	want := []string{"/proc/sys/fs/binfmt_misc", "/dev/shm", "/other", "/tmp/y", "/data2"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("detach %q, want %q", got, want)
+	}
+}
+
+// The fields after the separator, wherever the optional fields end: what unmountStale
+// (shareddev.go) matches a stale mount by.
+func TestReadMountinfoFindsTypeAndSource(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "mountinfo")
+	os.WriteFile(f, []byte("36 35 98:0 / /mnt/a\\040b rw,noatime master:1 shared:2 - ext4 /dev/loop3 rw\n"+
+		"37 35 0:44 / /srv/shared rw - fuse.faascope faascope rw\n"), 0o600)
+	got, err := readMountinfo(f)
+	want := []mountEntry{{ID: 36, Parent: 35, Point: "/mnt/a b", FSType: "ext4", Source: "/dev/loop3"},
+		{ID: 37, Parent: 35, Point: "/srv/shared", FSType: "fuse.faascope", Source: "faascope"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%+v (%v), want %+v", got, err, want)
 	}
 }
 
