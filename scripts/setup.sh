@@ -29,6 +29,22 @@ if [ "$(id -u)" = 0 ] && [ ! -e /dev/fuse ]; then
   modprobe fuse 2>/dev/null || echo "note: no /dev/fuse (modprobe fuse failed): the calibrated shared file system cannot start" >&2
 fi
 
+# The local platform's managed runtimes (docs/platform.md, "Managed runtimes"): AWS's own runtime
+# interface clients, installed beside each family's committed bootstrap in the git-ignored
+# src/faascope/_runtimes/<family>/, which the platform mounts read-only at /var/runtime.
+# python3.*: awslambdaric from PyPI, pinned (a new release changes what every Python function
+# runs on), built for the sandbox's interpreter (/usr/bin/python3, the machine's own; the
+# runtime table's in agent/platform/runtimes.go): its ABI, not pip's.
+AWSLAMBDARIC_VERSION=4.2.2
+rt=src/faascope/_runtimes
+if [ -x /usr/bin/python3 ] && ! grep -qx "awslambdaric==$AWSLAMBDARIC_VERSION" "$rt/python/.installed" 2>/dev/null; then
+  pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  python3 -m pip install -q --disable-pip-version-check --no-compile --upgrade --target "$rt/python" \
+    --python-version "$pyver" --implementation cp --only-binary=:all: "awslambdaric==$AWSLAMBDARIC_VERSION"
+  /usr/bin/python3 -S -c "import sys; sys.path.insert(0, '$rt/python'); import awslambdaric.bootstrap"
+  echo "awslambdaric==$AWSLAMBDARIC_VERSION" > "$rt/python/.installed"
+fi
+
 # Installs the faascope command; the package's build hook compiles the Go binaries.
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 # The S3-compatible stand-in (VersityGW) is built from source with `go install` once and cached

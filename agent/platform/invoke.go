@@ -286,8 +286,9 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		Spares: p.spares, Sources: p.sandboxSources(),
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
-		LayerZips: p.layerZips(cfg.Layers), // layers.go: mounted at /opt
-		OnUID:     in.serveUID,
+		LayerZips:  p.layerZips(cfg.Layers), // layers.go: mounted at /opt
+		RuntimeDir: p.runtimeDirOf(cfg.Runtime), // runtimes.go: mounted at /var/runtime
+		OnUID:      in.serveUID,
 	})
 	in.Sandbox = sb
 	if err != nil {
@@ -393,6 +394,8 @@ func logStreamGUID() string { return strings.ReplaceAll(newRevision(), "-", "") 
 
 func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limits, runtimeAPI string) []string {
 	env := runtimeDefaults()
+	rt, _ := LookupRuntime(cfg.Runtime)
+	env = append(env, runtimeEnv(rt)...) // a managed runtime's PATH, PYTHONPATH, … (runtimes.go)
 	if cfg.Environment != nil {
 		keys := make([]string, 0, len(cfg.Environment.Variables))
 		for k := range cfg.Environment.Variables {
@@ -405,6 +408,9 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 	}
 	// Lambda's reserved variables come last and win over a function's (the API refuses them
 	// now; a function stored before that rule may still carry some).
+	if rt.Family != FamilyProvided && rt.Family != "" {
+		env = append(env, "AWS_EXECUTION_ENV=AWS_Lambda_"+rt.Name) // reserved: unset for provided.*
+	}
 	return mergeEnv(append(env,
 		"AWS_LAMBDA_RUNTIME_API="+runtimeAPI,
 		"AWS_LAMBDA_FUNCTION_NAME="+cfg.FunctionName,

@@ -140,8 +140,10 @@ func finish(c *FunctionConfiguration, failure string) {
 	switch {
 	case failure == "":
 		c.LastUpdateStatus = "Successful"
-		if created {
-			c.State, c.StateReason, c.StateReasonCode = "Active", "", ""
+		if created || c.State == "Active" {
+			// An Active function has no reason on Lambda; here it says where the interpreter's
+			// version differs from the runtime's (runtimes.go: RuntimeNote), "" otherwise.
+			c.State, c.StateReason, c.StateReasonCode = "Active", RuntimeNote(c.Runtime), ""
 		}
 	case created:
 		c.State, c.StateReason, c.StateReasonCode = "Failed", failure, "InvalidZipFileException"

@@ -31,6 +31,9 @@ type Config struct {
 	Expose         []PortMapping // host loopback ports every sandbox may reach
 	NetShape       string        // default network shaping (see ParseNetShape)
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
+	// RuntimesDir holds the managed runtimes, one directory a family (runtimes.go):
+	// <RuntimesDir>/python is mounted at /var/runtime for python3.*; "" = no managed runtimes.
+	RuntimesDir string
 	Token          string        // when set, API calls must present it (see authorized)
 	S3             S3Config      // where Code.S3Bucket/S3Key are read from (s3code.go); zero = nowhere
 	// AsyncRetryDelays are the waits before each retry of a failed Event invocation; nil is

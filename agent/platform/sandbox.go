@@ -21,6 +21,9 @@ type SandboxSpec struct {
 	Rootfs     string            `json:"rootfs"`
 	TaskDir    string            `json:"task_dir"` // unpacked package (codestore.go), mounted read-only at /var/task
 	OptDir     string            `json:"opt_dir"`  // unpacked layers, mounted read-only at /opt; "" = an empty /opt
+	// RuntimeDir is a managed runtime's directory (runtimes.go), mounted read-only at
+	// /var/runtime; "" = an empty /var/runtime (provided.*).
+	RuntimeDir string `json:"runtime_dir"`
 	Tmp        TmpKind           `json:"tmp"`
 	TmpSource  string            `json:"tmp_source"` // ext4 image or directory on the host
 	TmpBytes   int64             `json:"tmp_bytes"`
@@ -122,6 +125,7 @@ type SandboxOptions struct {
 	Code              *codeStore
 	CodeName, OptName string
 	LayerZips         []string // the function's layers in order, unpacked into one /opt (layers.go)
+	RuntimeDir        string   // a managed runtime's directory, mounted at /var/runtime; "" for provided.*
 	Limits            Limits
 	Env               []string
 	CgroupGroup       string      // parent cgroup, e.g. "faascope/<platform id>"
@@ -197,8 +201,14 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		return sb, err
 	}
 	// Lambda runs /var/task/bootstrap, else /opt/bootstrap: a custom runtime may come in a layer.
+	// A managed runtime's bootstrap is the runtime's own, /var/runtime/bootstrap.
 	entry := "/var/task/bootstrap"
-	if err = checkEntrypoint(filepath.Join(task, "bootstrap")); err != nil {
+	if o.RuntimeDir != "" {
+		entry = "/var/runtime/bootstrap"
+		if err = checkEntrypoint(filepath.Join(o.RuntimeDir, "bootstrap")); err != nil {
+			return sb, fmt.Errorf("the runtime's bootstrap (%s): %w", o.RuntimeDir, err)
+		}
+	} else if err = checkEntrypoint(filepath.Join(task, "bootstrap")); err != nil {
 		if opt == "" || checkEntrypoint(filepath.Join(opt, "bootstrap")) != nil {
 			return sb, err
 		}
@@ -228,7 +238,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	}
 	spec := SandboxSpec{
 		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
-		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: entry, OptDir: opt,
+		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: entry, OptDir: opt, RuntimeDir: o.RuntimeDir,
 		UID: sp.uid(), Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
 		SharedIDMap: sp.sharedIDMap, ReportFD: sp.reportFD,
 		CgroupDirs: sb.Cgroup.Dirs(), CgroupV2: sb.Cgroup.V2(),
@@ -294,13 +304,19 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
 	}
-	runtimeDir := filepath.Join(o.Dir, "runtime")
-	if err := os.MkdirAll(runtimeDir, 0o755); err != nil {
-		return err
+	runtimeDir := o.RuntimeDir
+	if runtimeDir == "" {
+		runtimeDir = filepath.Join(o.Dir, "runtime")
+		if err := os.MkdirAll(runtimeDir, 0o755); err != nil {
+			return err
+		}
 	}
 	bootstrap := filepath.Join(task, "bootstrap")
-	if entry == "/opt/bootstrap" {
+	switch entry {
+	case "/opt/bootstrap":
 		bootstrap = filepath.Join(opt, "bootstrap")
+	case "/var/runtime/bootstrap":
+		bootstrap = filepath.Join(runtimeDir, "bootstrap")
 	}
 	cmd := exec.Command(bootstrap)
 	cmd.Dir = task
@@ -308,8 +324,11 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	// LD_LIBRARY_PATH is left as it is).
 	env := append([]string{"TMPDIR=" + tmp}, o.Env...)
 	env = append(env, "LAMBDA_TASK_ROOT="+task, "LAMBDA_RUNTIME_DIR="+runtimeDir)
-	if getEnv(o.Env, "LD_LIBRARY_PATH") == libraryPath(sandboxTaskRoot, sandboxRuntimeDir) {
-		env = append(env, "LD_LIBRARY_PATH="+libraryPath(task, runtimeDir))
+	// The paths Lambda sets that name /var/task or /var/runtime, when the function left them.
+	for _, name := range []string{"LD_LIBRARY_PATH", "PYTHONPATH", "NODE_PATH"} {
+		if v := getEnv(o.Env, name); isLambdaPathDefault(name, v) {
+			env = append(env, name+"="+hostPaths(v, task, runtimeDir))
+		}
 	}
 	if opt != "" {
 		env = append(env, "FAASCOPE_OPT_DIR="+opt)
@@ -328,6 +347,35 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	// Plain mode has no init to hold the process back: the limit is restored a moment after
 	// the start (limits.go: RaiseFDLimit).
 	return restoreSandboxFDLimit(cmd.Process.Pid)
+}
+
+// isLambdaPathDefault: v is the value Lambda gives the path variable name (env.go,
+// runtimes.go), not one the function set.
+func isLambdaPathDefault(name, v string) bool {
+	switch name {
+	case "LD_LIBRARY_PATH":
+		lp := libraryPath(sandboxTaskRoot, sandboxRuntimeDir)
+		return v == lp || v == "/var/lang/lib:"+lp
+	case "PYTHONPATH":
+		return v == sandboxRuntimeDir
+	case "NODE_PATH":
+		return strings.HasPrefix(v, "/opt/nodejs/node") && strings.HasSuffix(v, ":"+sandboxRuntimeDir+":"+sandboxTaskRoot)
+	}
+	return false
+}
+
+// hostPaths is a path list with /var/task and /var/runtime (and what is below them) replaced by
+// the host directories a plain process finds them in.
+func hostPaths(v, task, runtimeDir string) string {
+	parts := strings.Split(v, ":")
+	for i, p := range parts {
+		for _, m := range [][2]string{{sandboxTaskRoot, task}, {sandboxRuntimeDir, runtimeDir}} {
+			if p == m[0] || strings.HasPrefix(p, m[0]+"/") {
+				parts[i] = m[1] + strings.TrimPrefix(p, m[0])
+			}
+		}
+	}
+	return strings.Join(parts, ":")
 }
 
 func (sb *Sandbox) wait() {

@@ -171,6 +171,11 @@ func buildRoot(s *SandboxSpec, st *stepTimer) error {
 	if err := bindReadOnly(s.TaskDir, filepath.Join(root, "var/task")); err != nil {
 		return err
 	}
+	if s.RuntimeDir != "" { // a managed runtime (runtimes.go); else /var/runtime stays empty
+		if err := bindReadOnly(s.RuntimeDir, filepath.Join(root, "var/runtime")); err != nil {
+			return err
+		}
+	}
 	if s.OptDir != "" { // the function's layers (layers.go); else /opt stays empty, as on Lambda
 		if err := bindReadOnly(s.OptDir, filepath.Join(root, "opt")); err != nil {
 			return err

@@ -7,6 +7,9 @@ from pathlib import Path
 from faascope.errors import Failure
 
 BIN_DIR = Path(__file__).parent / "_bin"
+# The managed runtimes (one directory a family: its committed bootstrap and AWS's runtime
+# interface client, which scripts/setup.sh installs); the platform mounts one at /var/runtime.
+RUNTIMES_DIR = Path(__file__).parent / "_runtimes"
 HOST_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 # Lambda's names for architectures -> Go's
 LAMBDA_ARCH = {"x86_64": "amd64", "arm64": "arm64"}

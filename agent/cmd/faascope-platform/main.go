@@ -53,6 +53,8 @@ func run() int {
 	expose := fs.String("expose", "", "comma-separated host loopback ports every sandbox may reach (e.g. 9000,6379)")
 	netShape := fs.String("net-shape", "profile", "default token-bucket shaping: profile (each sandbox its profile's calibrated bucket), none, lambda, or size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]")
 	token := fs.Bool("require-token", false, "require the token in $FAASCOPE_PLATFORM_TOKEN on every API call (as the AWS access key id, or a bearer token)")
+	runtimesDir := fs.String("runtimes-dir", "", "the managed runtimes' directory, one subdirectory a family (python, nodejs) with its bootstrap and AWS's runtime interface client (faascope passes src/faascope/_runtimes); \"\" = provided.* only")
+	listRuntimes := fs.Bool("list-runtimes", false, "print the runtimes this platform runs (JSON) and exit")
 	sharedDir := fs.String("shared-dir", "", "directory mounted read-write at /mnt/shared in every sandbox (EFS stand-in)")
 	s3Endpoint := fs.String("s3-endpoint", "", "S3 endpoint (http://127.0.0.1:PORT) to read Code.S3Bucket/S3Key packages from; keys in $FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID and $FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY (anonymous without)")
 	s3Region := fs.String("s3-region", "us-east-1", "signing region of --s3-endpoint")
@@ -61,6 +63,11 @@ func run() int {
 	calibration := fs.String("calibration", "", "the calibrated profiles' figures, as faascope.calibration.platform_calibration writes them (block I/O limits, modelled cold start, network token bucket, shared file system budget); \"\" = uncalibrated")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
+	}
+	if *listRuntimes {
+		b, _ := json.Marshal(platform.Runtimes)
+		fmt.Println(string(b))
+		return 0
 	}
 	if *token && os.Getenv("FAASCOPE_PLATFORM_TOKEN") == "" {
 		fmt.Fprintln(os.Stderr, "--require-token: set FAASCOPE_PLATFORM_TOKEN (a token on the command line would show in ps)")
@@ -113,7 +120,7 @@ func run() int {
 	}
 	p, err := platform.New(platform.Config{DataDir: *dataDir, Listen: *listen, DefaultProfile: *profile,
 		KeepAlive: *keepAlive, Concurrency: *concurrency, Isolation: iso, HostNetwork: *network == "host",
-		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN"),
+		Expose: ports, NetShape: *netShape, SharedDir: *sharedDir, RuntimesDir: *runtimesDir, Token: os.Getenv("FAASCOPE_PLATFORM_TOKEN"),
 		// Keys through the environment, not argv (argv is world-readable in /proc).
 		S3: platform.S3Config{Endpoint: *s3Endpoint, Region: *s3Region,
 			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")},

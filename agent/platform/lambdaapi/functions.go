@@ -38,8 +38,6 @@ type createRequest struct {
 	Code platform.CodeLocation `json:"Code"`
 }
 
-var supportedRuntimes = map[string]bool{"provided.al2023": true, "provided.al2": true, "provided": true}
-
 func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (response, error) {
 	var req createRequest
 	zip, err := a.p.ReadCodeRequest(rc, r, "CreateFunction", []string{"Code", "ZipFile"}, &req)
@@ -64,10 +62,11 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 		return response{}, err
 	}
 	if req.PackageType == "Image" {
-		return response{}, platform.ErrInvalid("PackageType: this local platform runs .zip packages only")
+		return response{}, platform.ErrInvalid("The PackageType parameter of Image is not offered by this local platform " +
+			"(it runs .zip packages, not container images)")
 	}
-	if !supportedRuntimes[req.Runtime] {
-		return response{}, platform.ErrInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", req.Runtime)
+	if err := a.p.CheckRuntime(req.Runtime); err != nil { // the runtime table (runtimes.go)
+		return response{}, err
 	}
 	code, err := a.p.CodeOf(r.Context(), zip, req.Code, "Code") // inline or from S3 (s3code.go)
 	if err != nil {
@@ -200,8 +199,10 @@ func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) 
 	if err != nil {
 		return response{}, err
 	}
-	if req.Runtime != nil && !supportedRuntimes[*req.Runtime] {
-		return response{}, platform.ErrInvalid("Runtime %q: the local platform runs custom runtimes (provided.al2023, provided.al2)", *req.Runtime)
+	if req.Runtime != nil {
+		if err := a.p.CheckRuntime(*req.Runtime); err != nil {
+			return response{}, err
+		}
 	}
 	cfg, err := a.p.UpdateConfiguration(key, platform.ConfigurationUpdate{
 		Settings: platform.Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,

@@ -19,7 +19,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from faascope.binaries import platform_binary
+from faascope.binaries import RUNTIMES_DIR, platform_binary
 from faascope.calibration import write_platform_calibration
 from faascope.errors import BadInput, Failure
 from faascope.processes import is_process, process_identity, stop_process
@@ -152,7 +152,8 @@ def platform_command(data_dir: Path, listen: str, profile: str, keep_alive: str,
            "--concurrency", str(concurrency), "--isolation", isolation,
            "--ready-file", str(ready_file or data_dir / "platform.ready"),
            "--network", network, "--expose", expose, "--net-shape", net_shape,
-           "--calibration", str(write_platform_calibration(data_dir, calibration, front_end=front_end))]
+           "--calibration", str(write_platform_calibration(data_dir, calibration, front_end=front_end)),
+           "--runtimes-dir", str(RUNTIMES_DIR)]
     if os.environ.get("FAASCOPE_PLATFORM_TOKEN"):
         cmd.append("--require-token")
     if shared_dir:
