@@ -286,7 +286,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		Spares: p.spares, Sources: p.sandboxSources(),
 		Limits: limits, Env: p.sandboxEnv(cfg, in, limits, runtimeAPI), CgroupGroup: p.cgroupDir,
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
-		LayerZips:  p.layerZips(cfg.Layers), // layers.go: mounted at /opt
+		LayerZips:  p.layerZips(cfg.Layers),     // layers.go: mounted at /opt
 		RuntimeDir: p.runtimeDirOf(cfg.Runtime), // runtimes.go: mounted at /var/runtime
 		OnUID:      in.serveUID,
 	})

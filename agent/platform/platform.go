@@ -34,8 +34,8 @@ type Config struct {
 	// RuntimesDir holds the managed runtimes, one directory a family (runtimes.go):
 	// <RuntimesDir>/python is mounted at /var/runtime for python3.*; "" = no managed runtimes.
 	RuntimesDir string
-	Token          string        // when set, API calls must present it (see authorized)
-	S3             S3Config      // where Code.S3Bucket/S3Key are read from (s3code.go); zero = nowhere
+	Token       string   // when set, API calls must present it (see authorized)
+	S3          S3Config // where Code.S3Bucket/S3Key are read from (s3code.go); zero = nowhere
 	// AsyncRetryDelays are the waits before each retry of a failed Event invocation; nil is
 	// Lambda's (1 min, 2 min), empty means no retries (async.go).
 	AsyncRetryDelays []time.Duration

@@ -2,11 +2,11 @@ package platform
 
 import (
 	"fmt"
-	"slices"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )

@@ -18,12 +18,12 @@ const SandboxUID = 1051
 
 // SandboxSpec is what the host side passes to the in-namespace init (see sandboxinit.go).
 type SandboxSpec struct {
-	Rootfs     string            `json:"rootfs"`
-	TaskDir    string            `json:"task_dir"` // unpacked package (codestore.go), mounted read-only at /var/task
-	OptDir     string            `json:"opt_dir"`  // unpacked layers, mounted read-only at /opt; "" = an empty /opt
+	Rootfs  string `json:"rootfs"`
+	TaskDir string `json:"task_dir"` // unpacked package (codestore.go), mounted read-only at /var/task
+	OptDir  string `json:"opt_dir"`  // unpacked layers, mounted read-only at /opt; "" = an empty /opt
 	// RuntimeDir is a managed runtime's directory (runtimes.go), mounted read-only at
 	// /var/runtime; "" = an empty /var/runtime (provided.*).
-	RuntimeDir string `json:"runtime_dir"`
+	RuntimeDir string            `json:"runtime_dir"`
 	Tmp        TmpKind           `json:"tmp"`
 	TmpSource  string            `json:"tmp_source"` // ext4 image or directory on the host
 	TmpBytes   int64             `json:"tmp_bytes"`
