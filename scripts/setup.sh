@@ -10,7 +10,10 @@ command -v go >/dev/null || { echo "faascope needs Go (https://go.dev/dl) to bui
 #   fio           the reference the I/O engine is benchmarked against
 #   redis-server  the local stand-in for key-value storage
 #   chromium      renders the HTML report in tests
-want=(e2fsprogs fio redis-server chromium)
+#   cmake g++ make autoconf automake libtool
+#                 build the native addon of aws-lambda-ric (the nodejs*.x managed runtime, below):
+#                 its install compiles the libcurl and aws-lambda-cpp it bundles
+want=(e2fsprogs fio redis-server chromium cmake g++ make autoconf automake libtool)
 if command -v dpkg >/dev/null && [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -43,6 +46,22 @@ if [ -x /usr/bin/python3 ] && ! grep -qx "awslambdaric==$AWSLAMBDARIC_VERSION" "
     --python-version "$pyver" --implementation cp --only-binary=:all: "awslambdaric==$AWSLAMBDARIC_VERSION"
   /usr/bin/python3 -S -c "import sys; sys.path.insert(0, '$rt/python'); import awslambdaric.bootstrap"
   echo "awslambdaric==$AWSLAMBDARIC_VERSION" > "$rt/python/.installed"
+fi
+# nodejs*.x: aws-lambda-ric from npm, pinned likewise, for the machine's Node (/usr/bin/node):
+# 4.x needs Node 22 or later, 3.3.0 runs on Node 18 and 20. Its install builds a native addon
+# (libcurl and aws-lambda-cpp from source): about a minute and a half on two cores, once.
+if [ -x /usr/bin/node ] && command -v npm >/dev/null; then
+  node_major=$(/usr/bin/node -p 'process.versions.node.split(".")[0]')
+  if [ "$node_major" -ge 22 ]; then ric=aws-lambda-ric@4.0.2; else ric=aws-lambda-ric@3.3.0; fi
+  if ! grep -qx "$ric" "$rt/nodejs/.installed" 2>/dev/null; then
+    echo "building $ric (native addon) for Node $node_major"
+    t0=$(date +%s)
+    npm install --silent --no-audit --no-fund --no-save --prefix "$rt/nodejs" "$ric"
+    echo "$ric" > "$rt/nodejs/.installed"
+    echo "$ric built in $(( $(date +%s) - t0 )) s"
+  fi
+else
+  echo "note: no /usr/bin/node or npm: the local platform offers no nodejs*.x runtime" >&2
 fi
 
 # Installs the faascope command; the package's build hook compiles the Go binaries.
