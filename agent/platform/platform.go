@@ -198,7 +198,11 @@ func (p *Platform) sandboxRoot() string { return filepath.Join(p.cfg.DataDir, "s
 
 // sandboxSources are the host directories every sandbox's root is built from: the code store,
 // /tmp images, the sandboxes' own directories (all in the data directory) and the shared one.
-func (p *Platform) sandboxSources() []string { return []string{p.cfg.DataDir, p.cfg.SharedDir} }
+func (p *Platform) sandboxSources() []string {
+	// The managed runtimes' directory too: a spare keeps only the mounts its roots are built
+	// from (sparemounts.go), and /var/runtime is bound from there.
+	return []string{p.cfg.DataDir, p.cfg.SharedDir, p.cfg.RuntimesDir}
+}
 
 func (p *Platform) cleanStale() {
 	entries, _ := os.ReadDir(p.sandboxRoot())

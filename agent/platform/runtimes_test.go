@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // recordedDir holds LocalStack's recordings against AWS (tests/conformance/recorded, NOTICE there).
@@ -182,6 +185,55 @@ func TestCreateRefusesImagesAndUnofferedRuntimes(t *testing.T) {
 		resp, body := tp.call("POST", "/2015-03-31/functions", req, nil)
 		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Amzn-Errortype") != "InvalidParameterValueException" {
 			t.Errorf("%v: %d %s %s", req["FunctionName"], resp.StatusCode, resp.Header.Get("X-Amzn-Errortype"), body)
+		}
+	}
+}
+
+// TestManagedRuntimeFromItsOwnMount runs a python3.12 function whose runtime directory is on a
+// file system of its own (a tmpfs here; /home or a second disk on a user's machine), through the
+// spare sandboxes made before it was asked for: /var/runtime is that directory, the bootstrap
+// there runs (a probe standing in for awslambdaric), with the managed runtime's environment.
+// Spares keep only the mounts sandboxes are built from (sparemounts.go): without the runtimes'
+// directory among them, the bootstrap was not found and the runtime exited with status 127.
+func TestManagedRuntimeFromItsOwnMount(t *testing.T) {
+	needSandboxes(t)
+	if _, err := os.Stat(Interpreters[FamilyPython]); err != nil {
+		t.Skip("no " + Interpreters[FamilyPython])
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	probe(t, nil) // builds probeBin
+	bin, err := os.ReadFile(probeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam := filepath.Join(dir, string(FamilyPython))
+	if err := os.MkdirAll(fam, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fam, "bootstrap"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fam, installedMarker), []byte("probe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tp := startPlatform(t, Config{RuntimesDir: dir})
+	tp.create("py", map[string]any{"Runtime": "python3.12", "Handler": "app.handler",
+		"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(zipOf(nil, map[string][]byte{"app.py": []byte("x = 1\n")}))}})
+	res, _ := tp.invokeDirect(InvokeRequest{Name: "py", Payload: []byte(`{"op":"env"}`)})
+	env := decodeMap(t, res.Payload)
+	want := map[string]string{
+		"AWS_EXECUTION_ENV": "AWS_Lambda_python3.12", "PYTHONPATH": "/var/runtime", "LC_CTYPE": "C.UTF-8",
+		"LAMBDA_RUNTIME_DIR": "/var/runtime", "LAMBDA_TASK_ROOT": "/var/task", "_HANDLER": "app.handler",
+		"PATH":            "/var/lang/bin:/usr/local/bin:/usr/bin/:/bin:/opt/bin",
+		"LD_LIBRARY_PATH": "/var/lang/lib:/lib64:/usr/lib64:/var/runtime:/var/runtime/lib:/var/task:/var/task/lib:/opt/lib",
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
 }
