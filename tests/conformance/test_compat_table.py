@@ -43,5 +43,5 @@ def test_every_row_names_a_test_that_exists():
 
 def test_every_conformance_test_module_is_in_the_table():
     named = {file for _, refs in compat_rows() for file, _ in refs}
-    for module in ("test_runtimes.py", "test_control_plane.py", "test_cli.py"):
+    for module in ("test_runtimes.py", "test_control_plane.py", "test_cli.py", "test_managed_runtimes.py"):
         assert module in named, module
