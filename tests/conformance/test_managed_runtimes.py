@@ -299,3 +299,21 @@ def test_aws_cli_creates_and_invokes_python312(platform, tmp_path):
         assert body["ctx"]["function_name"] == name
     finally:
         aws(ep, "delete-function", "--function-name", name)
+
+
+def test_node_es_module_handler(mlam):
+    """index.handler in an index.mjs (an ES module, Node's default for new code) runs as in
+    index.js: aws-lambda-ric finds either."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("index.mjs", "export const handler = async (event) => ({esm: true, got: event});\n")
+    name = f"managed-esm-{uuid.uuid4().hex[:6]}"
+    mlam.create_function(FunctionName=name, Runtime="nodejs20.x", Role=ROLE, Handler="index.handler",
+                         Code={"ZipFile": buf.getvalue()})
+    try:
+        mlam.get_waiter("function_active_v2").wait(FunctionName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+        r, out = invoke(mlam, name, {"a": 1})
+        assert "FunctionError" not in r, out
+        assert out == {"esm": True, "got": {"a": 1}}
+    finally:
+        mlam.delete_function(FunctionName=name)
