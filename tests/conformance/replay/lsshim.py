@@ -1,0 +1,182 @@
+"""Stand-ins for the LocalStack test utilities that the ported tests (ported.py) call, so their
+bodies stay as LocalStack wrote them. Each does what LocalStack's does against AWS (the behaviour
+recorded), minus what only matters inside LocalStack; sources are named per item
+(localstack-core/localstack/...; Apache-2.0, NOTICE beside this file)."""
+from __future__ import annotations
+
+import io
+import time
+import uuid
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+FUNCTIONS = Path(__file__).parent / "functions"
+TEST_LAMBDA_PYTHON_ECHO = str(FUNCTIONS / "lambda_echo.py")
+TEST_LAMBDA_PYTHON_VERSION = str(FUNCTIONS / "lambda_python_version.py")
+TEST_LAMBDA_VERSION = str(FUNCTIONS / "lambda_version.py")
+TEST_LAMBDA_NODEJS = str(FUNCTIONS / "lambda_handler.js")
+
+LAMBDA_DEFAULT_HANDLER = "handler.handler"  # utils/testutil.py:59
+LAMBDA_DEFAULT_RUNTIME = "python3.12"        # utils/testutil.py:60
+LAMBDA_TIMEOUT_SEC = 30                      # utils/testutil.py:62
+
+
+class Runtime:
+    """localstack.aws.api.lambda_.Runtime: the values are the API's strings."""
+    python3_8 = "python3.8"
+    python3_9 = "python3.9"
+    python3_10 = "python3.10"
+    python3_11 = "python3.11"
+    python3_12 = "python3.12"
+    python3_13 = "python3.13"
+    nodejs18_x = "nodejs18.x"
+    nodejs20_x = "nodejs20.x"
+    java21 = "java21"
+    provided_al2023 = "provided.al2023"
+
+
+class Architecture:
+    x86_64 = "x86_64"
+    arm64 = "arm64"
+
+
+class _Markers:
+    """localstack.testing.pytest.markers: only decorations here (the replay reads skip paths from
+    data/index.json, extracted from the original markers)."""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]
+        return lambda fn: fn
+
+
+markers = _Markers()
+
+
+def short_uid() -> str:  # utils/strings.py
+    return str(uuid.uuid4())[:8]
+
+
+def long_uid() -> str:
+    return str(uuid.uuid4())
+
+
+def load_file(path: str, mode: str = "r"):
+    """utils/files.py load_file (text, or bytes with mode "rb")."""
+    return Path(path).read_bytes() if "b" in mode else Path(path).read_text()
+
+
+def get_partition(region: str) -> str:
+    return "aws"
+
+
+def is_aws_cloud() -> bool:
+    # The branches LocalStack guards with this are AWS's eventual consistency (IAM role
+    # propagation sleeps): the local platform is consistent at once, so they are not taken.
+    return False
+
+
+def wait_until(fn, wait: float = 1.0, max_retries: int = 10, strategy: str = "exponential", **_):
+    """utils/sync.py wait_until: retry fn until it returns truthy."""
+    for i in range(max_retries):
+        if fn():
+            return True
+        time.sleep(min(wait * (2 ** i if strategy == "exponential" else 1), 5))
+    return False
+
+
+def create_lambda_archive(script: str, get_content: bool = False, libs=None, runtime: str | None = None,
+                          file_name: str | None = None, **_):
+    """utils/testutil.py:72 create_lambda_archive: the script as handler.py (handler.js for
+    node runtimes), mode 0777, in a zip."""
+    runtime = runtime or LAMBDA_DEFAULT_RUNTIME
+    if not file_name:
+        file_name = "handler.js" if runtime.startswith("nodejs") else "handler.py"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        info = zipfile.ZipInfo(file_name, date_time=(2020, 1, 1, 0, 0, 0))
+        info.external_attr = 0o100777 << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, script)
+    data = buf.getvalue()
+    assert get_content, "the replay only uses archives as bytes"
+    return data
+
+
+def create_zip_file(file_path: str, get_content: bool = False, **_):
+    return create_lambda_archive(load_file(file_path), get_content=True, file_name=Path(file_path).name)
+
+
+def create_lambda_function(func_name, zip_file=None, handler_file=None, handler=None, runtime=None,
+                           envvars=None, tags=None, layers=None, client=None, role=None, timeout=None,
+                           **kwargs):
+    """utils/testutil.py:184 create_lambda_function (without event sources or S3 uploads)."""
+    runtime = runtime or LAMBDA_DEFAULT_RUNTIME
+    if not zip_file and handler_file:
+        content = load_file(handler_file) if Path(handler_file).exists() else handler_file
+        zip_file = create_lambda_archive(content, get_content=True, runtime=runtime)
+    args = {"FunctionName": func_name, "Runtime": runtime, "Handler": handler or LAMBDA_DEFAULT_HANDLER,
+            "Role": role, "Code": {"ZipFile": zip_file}, "Timeout": timeout or LAMBDA_TIMEOUT_SEC,
+            "Environment": {"Variables": envvars or {}}, "Tags": tags or {}}
+    args.update(kwargs)
+    if layers:
+        args["Layers"] = layers
+    return {"CreateFunctionResponse": client.create_function(**args), "CreateEventSourceMappingResponse": None}
+
+
+testutil = SimpleNamespace(create_lambda_function=create_lambda_function,
+                           create_lambda_archive=create_lambda_archive, create_zip_file=create_zip_file)
+
+TEST_LAMBDA_PYTHON_ECHO_ZIP = str(FUNCTIONS / "echo.zip")
+# services/lambda_/runtimes.py:84-104, in that order (the recorded cases are named after them)
+DEPRECATED_RUNTIMES = ["java8", "go1.x", "provided", "ruby2.7", "nodejs14.x", "python3.7",
+                       "dotnetcore3.1", "nodejs12.x"]
+
+
+class LogFormat:
+    JSON = "JSON"
+    Text = "Text"
+
+
+def to_str(b, encoding: str = "utf-8"):
+    return b.decode(encoding) if isinstance(b, (bytes, bytearray)) else b
+
+
+def _resource_arn(name: str, pattern: str, account_id: str, region_name: str) -> str:
+    return pattern % (get_partition(region_name), region_name, account_id, name)
+
+
+def lambda_function_arn(function_name: str, account_id: str, region_name: str) -> str:
+    """utils/aws/arns.py:266 (a plain name: the unqualified ARN)."""
+    if function_name.startswith("arn:"):
+        return function_name
+    return f"arn:aws:lambda:{region_name}:{account_id}:function:{function_name}"
+
+
+def lambda_event_source_mapping_arn(uuid_: str, account_id: str, region_name: str) -> str:
+    return _resource_arn(uuid_, "arn:%s:lambda:%s:%s:event-source-mapping:%s", account_id, region_name)
+
+
+def capacity_provider_arn(name: str, account_id: str, region_name: str) -> str:
+    return _resource_arn(name, "arn:%s:lambda:%s:%s:capacity-provider:%s", account_id, region_name)
+
+
+def s3_bucket_arn(bucket_name: str, *_, **__) -> str:  # utils/aws/arns.py
+    return f"arn:aws:s3:::{bucket_name}"
+
+
+arns = SimpleNamespace(lambda_function_arn=lambda_function_arn, s3_bucket_arn=s3_bucket_arn,
+                       lambda_event_source_mapping_arn=lambda_event_source_mapping_arn,
+                       capacity_provider_arn=capacity_provider_arn)
+
+
+def check_concurrency_quota(aws_client, min_concurrent_executions: int):
+    """tests/aws/services/lambda_/test_lambda.py:166: skip below the quota the test needs."""
+    import pytest
+    limit = aws_client.lambda_.get_account_settings()["AccountLimit"]["ConcurrentExecutions"]
+    if limit < min_concurrent_executions:
+        pytest.skip(f"Account limit for Lambda ConcurrentExecutions is too low: ({limit}/{min_concurrent_executions})")
