@@ -50,6 +50,11 @@ def index() -> dict:
     return json.loads((DATA / "index.json").read_text())
 
 
+class NotPortable(Exception):
+    """The test needs a LocalStack fixture the replay has no stand-in for: the port's gap, not
+    the platform's answer."""
+
+
 class ReplaySession(SnapshotSession):
     """LocalStack's SnapshotSession reading the recorded state from the parsed file once (it
     re-reads the whole file per test otherwise)."""
@@ -224,11 +229,17 @@ class Fixtures:
             "cleanups": cleanups,
             "monkeypatch": mp,
             "request": SimpleNamespace(node=SimpleNamespace(callspec=SimpleNamespace(id=case_id)),
-                                       getfixturevalue=lambda name: fixtures[name]),
+                                       getfixturevalue=lambda name: _fixture(fixtures, name)),
             "dummylayer": (HERE / "functions" / "testlayer.zip").read_bytes(),
             "aws_client_factory": aws_client_factory,
         }
         return fixtures, made
+
+
+def _fixture(fixtures: dict, name: str):
+    if name not in fixtures:
+        raise NotPortable(f"needs LocalStack's fixture {name!r}, which has no stand-in here")
+    return fixtures[name]
 
 
 def run_case(fixtures: Fixtures, key: str, cls, method: str, params: dict) -> dict:
@@ -243,6 +254,8 @@ def run_case(fixtures: Fixtures, key: str, cls, method: str, params: dict) -> di
         fn(**kwargs)
     except pytest.skip.Exception as e:
         return {"outcome": "not ported", "why": f"the LocalStack test skips itself here: {e.msg}"}
+    except NotPortable as e:
+        return {"outcome": "not ported", "why": str(e)}
     except (Exception, pytest.fail.Exception) as e:  # noqa: BLE001 - the local platform's answer stopped the test
         error = _stopped_by(e)
     finally:
@@ -293,7 +306,10 @@ def run_all(client, client_for, account_id: str, region_name: str, only=None) ->
         if meta["needs"]:
             out[key] = {"outcome": "not supported", "why": "; ".join(meta["needs"])}
         elif key not in cases:
-            out[key] = {"outcome": "not ported"}
+            fn = key.split("[", 1)[0]
+            stale = "[" in key and any(k.startswith(fn + "[") for k in cases)
+            out[key] = {"outcome": "not ported"} if not stale else {
+                "outcome": "not ported", "why": "this recorded case is no longer in LocalStack's test"}
         else:
             out[key] = run_case(fixtures, key, *cases[key])
     return out

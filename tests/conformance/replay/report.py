@@ -63,6 +63,15 @@ def _fmt(v) -> str:
     return s if len(s) <= 160 else s[:157] + "..."
 
 
+def _pair(recorded, local) -> tuple[str, str]:
+    """Both values, or for two long strings the stretch from just before they first differ."""
+    if isinstance(recorded, str) and isinstance(local, str) and max(len(recorded), len(local)) > 160:
+        p = next((i for i, (a, b) in enumerate(zip(recorded, local)) if a != b), min(len(recorded), len(local)))
+        start = max(0, p - 40)
+        return ("…" * (start > 0) + recorded[start:start + 150], "…" * (start > 0) + local[start:start + 150])
+    return _fmt(recorded), _fmt(local)
+
+
 def render_text(results: dict) -> str:
     s = replay.summary(results)
     lines = [f"recorded tests (LocalStack's test_lambda_api, recorded against AWS): {s['recorded']}",
@@ -75,7 +84,8 @@ def render_text(results: dict) -> str:
         if r.get("stopped"):
             lines.append(f"    stopped: {r['stopped']}")
         for d in r.get("differences", []):
-            lines.append(f"    {d['path']}: recorded {_fmt(d['recorded'])} | local {_fmt(d['local'])}")
+            rec, loc = _pair(d["recorded"], d["local"])
+            lines.append(f"    {d['path']}: recorded {rec} | local {loc}")
         if r.get("not_reached"):
             lines.append(f"    not reached: {', '.join(r['not_reached'])}")
     return "\n".join(lines)
@@ -103,17 +113,19 @@ def difference_kinds(results: dict) -> list[tuple[str, int]]:
 
 
 def render_doc(results: dict) -> str:
+    """The docs' section (bullets, not a table: the Compatibility table's check reads every table
+    row of the section as a row of its own)."""
     s = replay.summary(results)
     out = [BEGIN, "",
-           "| recorded tests | need only Lambda | ported | pass | differ | not supported | not ported |",
-           "|---|---|---|---|---|---|---|",
-           f"| {s['recorded']} | {s['lambda_only']} | {s['ported']} | {s['pass']} | {s['differs']} | "
-           f"{s['not supported']} | {s['not ported']} |", "",
-           f"Pass rate: {s['pass']}/{s['recorded']} of all recorded tests, {s['pass']}/{s['lambda_only']} "
+           f"- recorded tests: {s['recorded']}; needing only Lambda: {s['lambda_only']}; ported: "
+           f"{s['ported']}; pass: {s['pass']}; differ: {s['differs']}; not supported (another "
+           f"service needed): {s['not supported']}; not ported: {s['not ported']}.",
+           f"- Pass rate: {s['pass']}/{s['recorded']} of all recorded tests, {s['pass']}/{s['lambda_only']} "
            f"of those needing only Lambda, {s['pass']}/{s['ported']} of those ported.", "",
-           "What differs from AWS's recorded answers (JSON path of the normalised answer, or the call "
-           "that stopped a test; the number of recorded test functions showing it):", ""]
-    out += [f"- {k} ({n})" for k, n in difference_kinds(results)]
+           "What differs from AWS's recorded answers (the JSON path of the normalised answer, or the "
+           "call that stopped a test and what the platform answered; in brackets the number of "
+           "recorded test functions showing it):", ""]
+    out += [f"- {k.replace('|', '¦')} ({n})" for k, n in difference_kinds(results)]
     out += ["", END]
     return "\n".join(out)
 

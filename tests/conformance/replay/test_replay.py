@@ -1,0 +1,92 @@
+"""The local platform held to real AWS's recorded answers (LocalStack's test_lambda_api snapshots):
+one platform for the module, every recorded test replayed once (a few seconds), and the outcome
+of each held to results.json, which docs/platform.md states (report.py --write regenerates both)."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from . import replay, report
+
+@pytest.fixture(scope="module")
+def platform_client():
+    with report.platform() as make:
+        client = make()
+        yield client, make, replay.account_of(client)
+
+
+@pytest.fixture(scope="module")
+def results(platform_client):
+    client, make, account = platform_client
+    return replay.run_all(client, make, account, report.REGION)
+
+
+def committed() -> dict:
+    return json.loads(report.RESULTS.read_text())
+
+
+def test_every_recorded_test_is_counted(results):
+    recorded = replay.recorded()
+    assert len(recorded) == 239, "the committed snapshot file changed: regenerate with extract.py"
+    assert set(results) == {k.removeprefix(replay.NODE_PREFIX) for k in recorded}
+    s = replay.summary(results)
+    assert s["pass"] + s["differs"] + s["not supported"] + s["not ported"] == s["recorded"]
+
+
+def test_outcomes_are_the_documented_ones(results):
+    """A recorded test that passed and now differs is a regression; one that now passes while
+    results.json says it differs means the docs understate the platform: regenerate them."""
+    was = committed()
+    changed = {k: (was.get(k, {}).get("outcome"), r["outcome"]) for k, r in results.items()
+               if was.get(k, {}).get("outcome") != r["outcome"]}
+    assert not changed, ("outcomes (documented, now) changed; if intended run "
+                         "`python3 -m tests.conformance.replay.report --write`:\n"
+                         + "\n".join(f"{k}: {a} -> {b}" for k, (a, b) in sorted(changed.items())))
+
+
+def test_pass_rate_is_not_below_the_documented_one(results):
+    text = report.DOC.read_text()
+    m = re.search(r"Pass rate: (\d+)/(\d+) of all recorded tests, (\d+)/(\d+) of those needing only Lambda",
+                  report.doc_section(text))
+    assert m, "docs/platform.md lost the replay's pass rate"
+    documented_pass, recorded_n, _, lambda_only_n = map(int, m.groups())
+    s = replay.summary(results)
+    assert (s["recorded"], s["lambda_only"]) == (recorded_n, lambda_only_n)
+    assert s["pass"] >= documented_pass, f"pass rate dropped: {s['pass']} < documented {documented_pass}"
+
+
+def test_docs_section_is_generated_from_the_committed_results():
+    text = report.DOC.read_text()
+    assert report.doc_section(text) == report.render_doc(committed()), (
+        "docs/platform.md's replay section and results.json drifted: "
+        "`python3 -m tests.conformance.replay.report --write`")
+
+
+def test_differ_catches_a_wrong_answer(platform_client):
+    """The platform's real not-found answer matches AWS's recorded one once normalised (its
+    request id and the random name do not count); the same answer with the wrong error code or
+    status is caught, at the JSON path that differs."""
+    client, _, account = platform_client
+    scope = "TestLambdaFunction::test_ops_on_nonexisting_fn[get_function]"
+    name = f"i-dont-exist-{replay.lsshim.short_uid()}"
+    with pytest.raises(client.exceptions.ResourceNotFoundException) as e:
+        client.get_function(FunctionName=name)
+    answer = e.value.response
+    name_rx = [replay.normalise.TransformerUtility.regex(name, "<nonexisting-fn-name>")]
+
+    def diff(obj):
+        return replay.compare(scope, {"not_found_exception": obj}, account_id=account,
+                              region_name=report.REGION, extra_transformers=name_rx)
+
+    assert diff(json.loads(json.dumps(answer))) == []
+    wrong = json.loads(json.dumps(answer))
+    wrong["Error"]["Code"] = "ValidationException"
+    wrong["ResponseMetadata"]["HTTPStatusCode"] = 400
+    paths = {d["path"]: (d["recorded"], d["local"]) for d in diff(wrong)}
+    assert paths == {"not_found_exception.Error.Code": ("ResourceNotFoundException", "ValidationException"),
+                     "not_found_exception.ResponseMetadata.HTTPStatusCode": (404, 400)}
+    missing = json.loads(json.dumps(answer))
+    del missing["Message"]
+    assert [d["path"] for d in diff(missing)] == ["not_found_exception.Message"]
