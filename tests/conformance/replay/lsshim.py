@@ -180,3 +180,18 @@ def check_concurrency_quota(aws_client, min_concurrent_executions: int):
     limit = aws_client.lambda_.get_account_settings()["AccountLimit"]["ConcurrentExecutions"]
     if limit < min_concurrent_executions:
         pytest.skip(f"Account limit for Lambda ConcurrentExecutions is too low: ({limit}/{min_concurrent_executions})")
+
+
+# localstack/config.py:1024-1060: the defaults, which are Lambda's documented quotas
+config = SimpleNamespace(
+    LAMBDA_RUNTIME_VALIDATION=0,
+    LAMBDA_LIMITS_CONCURRENT_EXECUTIONS=1_000,
+    LAMBDA_LIMITS_MINIMUM_UNRESERVED_CONCURRENCY=100,
+    LAMBDA_LIMITS_CODE_SIZE_ZIPPED=52_428_800,
+    LAMBDA_LIMITS_CODE_SIZE_UNZIPPED=262_144_000,
+    LAMBDA_LIMITS_CREATE_FUNCTION_REQUEST_SIZE=70_167_211,
+)
+
+
+class ShortCircuitWaitException(Exception):
+    """utils/sync.py: stops a wait_until at once."""
