@@ -297,6 +297,11 @@ def _stopped_by(e: Exception) -> str:
     """One line: the test's own line that failed and what the platform answered there."""
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.endswith("ported.py")]
     where = f"ported.py:{frames[-1].lineno} `{frames[-1].line}`" if frames else "?"
+    if frames and frames[-1].line.startswith("with pytest.raises"):
+        # the call expected to fail is the with-block's first line
+        import linecache
+        nxt = linecache.getline(frames[-1].filename, frames[-1].lineno + 1).strip()
+        where += f" `{nxt}`"
     resp = getattr(e, "response", None)
     if isinstance(resp, dict) and "Error" in resp:
         what = f"{resp['Error'].get('Code')}: {resp['Error'].get('Message')}"

@@ -91,22 +91,33 @@ def render_text(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _stop_kind(stopped: str) -> str:
+    where, _, msg = stopped.partition(" -> ")
+    msg = re.sub(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", "…", msg)
+    msg = re.sub(r"/\S*/(src/faascope/)", r"\1", msg)  # this checkout's path: not the platform's answer
+    msg = re.sub(r"(/(functions|layers|event-source-mappings)/)[^/\s]+", r"\1{name}", msg)
+    msg = re.sub(r"arn:aws:lambda:[^ ]+", "{arn}", msg)
+    if msg.startswith(("Failed: DID NOT RAISE", "AssertionError")):
+        call = re.findall(r"`([^`]*)`", where)
+        msg += " at `" + " ".join(call).strip()[:160] + "`"
+    return f"the test stopped: {msg[:220]}"
+
+
 def difference_kinds(results: dict) -> list[tuple[str, int]]:
-    """The differences grouped by what differs (the snapshot key dropped: `$.path` over tests),
-    most tests first: what the docs list."""
+    """The differences grouped by what differs (a field missing, extra or different, named
+    without its container; or what stopped a test), most recorded test functions first."""
     counts: dict[str, set] = {}
     for key, r in results.items():
         if r["outcome"] != "differs":
             continue
         kinds = set()
         if r.get("stopped"):
-            msg = r["stopped"].split(" -> ", 1)[-1]
-            msg = re.sub(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|\b[0-9a-f]{6,}\b", "…", msg)
-            kinds.add(f"the test stopped: {msg[:200]}")
+            kinds.add(_stop_kind(r["stopped"]))
         for d in r.get("differences", []):
-            path = d["path"].split(".", 1)[1] if "." in d["path"] else d["path"]
-            path = re.sub(r"\[\d+\]", "[]", path)
-            kinds.add(f"`{path}`")
+            field = re.sub(r"\[\d+\]", "[]", d["path"].rsplit(".", 1)[-1])
+            how = ("missing" if d["local"] == replay._ABSENT else
+                   "extra (AWS has none)" if d["recorded"] == replay._ABSENT else "different")
+            kinds.add(f"`{field}` {how}")
         for k in kinds:
             counts.setdefault(k, set()).add(key.split("[")[0])
     return sorted(((k, len(v)) for k, v in counts.items()), key=lambda kv: (-kv[1], kv[0]))
