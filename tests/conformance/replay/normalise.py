@@ -10,11 +10,11 @@ as the recorded AWS answers were before they were written down:
   -> 111111111111, region -> <region>, partition, `x-localstack` removed, and for
   `tests/aws/services/lambda_` the legacy SNAPSHOT_BASIC_TRANSFORMER).
 - `SNAPSHOT_BASIC_TRANSFORMER`: `localstack-core/localstack/testing/snapshots/transformer_utility.py`
-  lines 916-945 (response metadata, uuids in keys ending in "id", ISO 8601 dates, timestamps).
+  lines 916-943 (response metadata, uuids in keys ending in "id", ISO 8601 dates, timestamps).
 - `TransformerUtility.key_value/jsonpath/regex/remove_key/resource_name/lambda_api`: same file,
   lines 55-163; `_resource_name_transformer` lines 846-874, `_log_stream_name_transformer`
   830-835, `_replace_camel_string_with_hyphen` 824-827, the patterns lines 31-43.
-- `module_transformers`: `tests/aws/services/lambda_/test_lambda_api.py` lines 84-87 (its
+- `module_transformers`: `tests/aws/services/lambda_/test_lambda_api.py` lines 80-83 (its
   autouse `fixture_snapshot`: lambda_api() and CodeSha256).
 """
 from __future__ import annotations
