@@ -7,8 +7,8 @@ distributions (quantiles and a two-sample KS distance) without shipping megabyte
   every invocation of every repetition (100,000 per operation) pooled, then SUBSET values drawn
   without replacement;
 - lambda-perf (maxday/lambda-perf, Apache-2.0): data/YYYY-MM-DD.json, the Init Duration of
-  go_on_provided_al2023, zip, 128 MB, x86_64 (10 cold starts a day) over the DAYS days up to
-  LAST_DAY: every value kept (DAYS * 10).
+  go_on_provided_al2023, python312 and nodejs20x, zip, 128 and 1024 MB, x86_64 (10 cold starts a
+  day each, LAMBDA_PERF_RUNS) over the DAYS days up to LAST_DAY: every value kept.
 
 Run it with the two repositories' git directories (e.g. from a `git clone --bare`):
 
@@ -34,7 +34,14 @@ SKYRISE_FILES = {"s3_standard": "s3/s3s_latency_1a.json", "s3_express": "s3/s3e_
                  "efs": "efs/efs_latency_1a.json", "dynamodb": "dynamodb/ddb_latency_1a.json"}
 SKYRISE_DIR = "resources/benchmark/measurement/storage_latency/"
 OPS = {"kWrite": "write", "kRead": "read"}
-LAMBDA_PERF_RUNTIME = "lambda-perf-go_on_provided_al2023-zip-128-x86_64"
+#: lambda-perf's runs kept, by set name: the Go custom runtime faascope's own functions are, and
+#: the managed runtimes users' functions run on, at the smallest size and at 1024 MB (the INIT
+#: phase's CPU, agent/platform/initcpu.go, is judged on how Init Duration changes between them)
+LAMBDA_PERF_RUNS = {
+    f"{name}_{mb}": f"lambda-perf-{run}-zip-{mb}-x86_64"
+    for name, run in (("go_provided_al2023", "go_on_provided_al2023"), ("python312", "python312"),
+                      ("nodejs20x", "nodejs20x"))
+    for mb in (128, 1024)}
 LAST_DAY = dt.date(2026, 8, 22)
 DAYS = 40
 
@@ -85,7 +92,9 @@ def skyrise(gitdir: str) -> dict:
 
 def lambda_perf(gitdir: str) -> dict:
     commit = git(gitdir, "rev-parse", "HEAD").strip()
-    values, days = [], []
+    values = {name: [] for name in LAMBDA_PERF_RUNS}
+    days = {name: [] for name in LAMBDA_PERF_RUNS}
+    by_run = {run: name for name, run in LAMBDA_PERF_RUNS.items()}
     for k in range(DAYS):
         day = LAST_DAY - dt.timedelta(days=k)
         try:
@@ -93,20 +102,23 @@ def lambda_perf(gitdir: str) -> dict:
         except subprocess.CalledProcessError:
             continue
         for r in doc["runtimeData"]:
-            if r["r"] == LAMBDA_PERF_RUNTIME:
-                values += r["i"]
-                days.append(day.isoformat())
-    v = np.array(values, float)
+            if r["r"] in by_run:
+                values[by_run[r["r"]]] += r["i"]
+                days[by_run[r["r"]]].append(day.isoformat())
+    every_day = sorted({d for ds in days.values() for d in ds})
     return {"name": "lambda-perf-init", "unit": "ms",
-            "what": "Init Duration of a cold start (REPORT line), hello-world Go custom runtime "
-                    "on provided.al2023, zip, 128 MB, x86_64, 10 cold starts a day",
+            "what": "Init Duration of a cold start (REPORT line) of a hello-world zip function, "
+                    "x86_64, 10 cold starts a day; per set the runtime and memory size",
             "source": "lambda-perf (github.com/maxday/lambda-perf), daily cold-start runs",
             "repository": "https://github.com/maxday/lambda-perf", "commit": commit,
             "license": "Apache-2.0", "license_file": "LICENSE-lambda-perf.txt",
-            "subset": f"every value of the {len(days)} daily files from {min(days)} to {max(days)}",
-            "sets": {"go_provided_al2023_128": {
-                "file": "data/YYYY-MM-DD.json", "runtime": LAMBDA_PERF_RUNTIME,
-                "days": sorted(days), "full": summary(v), "values": [float(x) for x in values]}}}
+            "subset": f"every value of the {len(every_day)} daily files from {min(every_day)} "
+                      f"to {max(every_day)}",
+            "sets": {name: {"file": "data/YYYY-MM-DD.json", "runtime": run,
+                            "days": sorted(days[name]),
+                            "full": summary(np.array(values[name], float)),
+                            "values": [float(x) for x in values[name]]}
+                     for name, run in LAMBDA_PERF_RUNS.items()}}
 
 
 def main(skyrise_git: str, lambda_perf_git: str) -> None:

@@ -53,18 +53,20 @@ func (b BlockIO) Zero() bool { return b == BlockIO{} }
 
 // profileCalibration is what one profile's table sets.
 type profileCalibration struct {
-	table     CalibrationTable
-	tmpIO     BlockIO        // the sandbox's /tmp device (ext4 /tmp only), at tmpScale's memory and above
-	tmpScale  tmpMemoryScale // how tmpIO shrinks below that memory size (tmpmemory.go)
-	coldFixed time.Duration  // the provider's part of a cold start before the runtime's init
-	fetchBps  float64        // package fetch rate; 0 = no fetch term
-	shared    BlockIO        // the shared file system's one budget (the platform's default profile)
-	hostTmp   BlockIO        // the host disk's budget for all the profile's /tmp images (hostdisk.go)
-	net       *Shaping       // the profile's network token bucket; nil = none calibrated
-	frontEnd  time.Duration  // the modelled front end on every invocation's reply (frontend.go)
-	cpuSpeed  float64        // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
-	cpuPeriod int64          // the CFS period in µs (cpuperiod.go); 0 = the kernel's default
-	syscallUs float64        // the extra cost of every system call (syscallcost.go); 0 = none
+	table        CalibrationTable
+	tmpIO        BlockIO        // the sandbox's /tmp device (ext4 /tmp only), at tmpScale's memory and above
+	tmpScale     tmpMemoryScale // how tmpIO shrinks below that memory size (tmpmemory.go)
+	coldFixed    time.Duration  // the provider's part of a cold start before the runtime's init
+	fetchBps     float64        // package fetch rate; 0 = no fetch term
+	shared       BlockIO        // the shared file system's one budget (the platform's default profile)
+	hostTmp      BlockIO        // the host disk's budget for all the profile's /tmp images (hostdisk.go)
+	net          *Shaping       // the profile's network token bucket; nil = none calibrated
+	frontEnd     time.Duration  // the modelled front end on every invocation's reply (frontend.go)
+	cpuSpeed     float64        // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
+	cpuPeriod    int64          // the CFS period in µs (cpuperiod.go); 0 = the kernel's default
+	syscallUs    float64        // the extra cost of every system call (syscallcost.go); 0 = none
+	initVCPU     float64        // the CPU during INIT (initcpu.go); 0 = the profile's share
+	initOverhead time.Duration  // the modelled time inside INIT (initcpu.go); 0 = none
 }
 
 // Calibration is the platform's calibrated profiles; nil means none.
@@ -166,6 +168,8 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 	pc.cpuSpeed = get(keyCPUSpeed, "1")
 	pc.cpuPeriod = round(get(keyCPUPeriod, "ms") * 1000)
 	pc.syscallUs = get(keySyscallCost, "us")
+	pc.initVCPU = get(keyInitVCPU, "vCPU")
+	pc.initOverhead = time.Duration(get(keyInitOverhead, "ms") * float64(time.Millisecond))
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
 	burst, peak := round(get(keyNetOneTimeBurst, "B")), round(get(keyNetPeakRate, "B/s"))
 	if err != nil {
@@ -205,6 +209,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 	lim.CPUSpeed = pc.cpuSpeed
 	lim.CPUPeriodUs = pc.cpuPeriod
 	lim.SyscallCostUs = pc.syscallUs
+	lim.InitVCPU, lim.InitOverhead = pc.initVCPU, pc.initOverhead
 	if pc.fetchBps > 0 && packageBytes > 0 {
 		lim.ModelledColdStart += time.Duration(float64(packageBytes) / pc.fetchBps * float64(time.Second))
 	}

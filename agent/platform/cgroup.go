@@ -116,18 +116,17 @@ func enableV2Controllers(parent string) error {
 }
 
 func (cg *Cgroup) apply(lim Limits) error {
+	// A sandbox starts in its INIT phase: its CPU quota is the INIT one (initcpu.go) until the
+	// runtime's first /next.
 	quota, period := int64(-1), int64(defaultCFSPeriodUs)
 	if lim.VCPU > 0 {
-		quota, period = lim.cpuQuota() // cpuperiod.go, cpuspeed.go
+		quota, period = lim.initCPUQuota() // initcpu.go, cpuperiod.go, cpuspeed.go
 	}
-	periodText := strconv.FormatInt(period, 10)
-	var writes [][2]string
+	if err := cg.setCPU(quota, period); err != nil {
+		return err
+	}
 	if cg.v2 {
-		cpuMax := "max " + periodText
-		if quota > 0 {
-			cpuMax = fmt.Sprintf("%d %d", quota, period)
-		}
-		writes = append(writes, [2]string{"cpu.max", cpuMax}, [2]string{"pids.max", strconv.Itoa(pidsLimit)})
+		writes := [][2]string{{"pids.max", strconv.Itoa(pidsLimit)}}
 		if lim.MemoryBytes > 0 {
 			mem := strconv.FormatInt(lim.MemoryBytes, 10)
 			writes = append(writes, [2]string{"memory.max", mem}, [2]string{"memory.swap.max", "0"})
@@ -138,12 +137,6 @@ func (cg *Cgroup) apply(lim Limits) error {
 			}
 		}
 		return nil
-	}
-	if err := cg.write("cpu", "cpu.cfs_period_us", periodText); err != nil {
-		return err
-	}
-	if err := cg.write("cpu", "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)); err != nil {
-		return err
 	}
 	if err := cg.write("pids", "pids.max", strconv.Itoa(pidsLimit)); err != nil {
 		return err

@@ -359,6 +359,13 @@ func (in *Instance) waitReady(ctx context.Context, limit time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-in.ready:
+		// The runtime asked for work: INIT ends (initcpu.go), with the profile's modelled
+		// overhead inside it, as Lambda's Init Duration has it.
+		overhead, err := in.Sandbox.endInit(ctx)
+		if err != nil {
+			return err
+		}
+		in.readyAt = in.readyAt.Add(overhead)
 		in.setupTimes()
 		return nil
 	case body := <-in.initErr:

@@ -35,9 +35,14 @@ type Limits struct {
 	// SyscallCostUs is the extra time of every system call in the sandbox, from the profile's
 	// calibration (syscallcost.go); 0 = none.
 	SyscallCostUs float64 `json:"syscall_cost_us,omitempty"`
-	MemoryBytes   int64   `json:"memory_bytes"` // 0 = no memory limit
-	TmpKind       TmpKind `json:"tmp_kind"`
-	TmpBytes      int64   `json:"tmp_bytes"` // 0 = no size limit
+	// InitVCPU is the CPU the sandbox gets during INIT, from the profile's calibration
+	// (initcpu.go); 0 or less than the profile's share = the share. InitOverhead is the
+	// modelled time the provider spends inside INIT (initcpu.go); 0 = none.
+	InitVCPU     float64       `json:"init_vcpu,omitempty"`
+	InitOverhead time.Duration `json:"init_overhead_ns,omitempty"`
+	MemoryBytes  int64         `json:"memory_bytes"` // 0 = no memory limit
+	TmpKind      TmpKind       `json:"tmp_kind"`
+	TmpBytes     int64         `json:"tmp_bytes"` // 0 = no size limit
 	// TmpIO throttles the /tmp device (an ext4 /tmp's loop device), from the profile's
 	// calibration (calibration.go); zero = unthrottled.
 	TmpIO BlockIO `json:"tmp_io"`

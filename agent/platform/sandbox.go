@@ -72,6 +72,7 @@ type Sandbox struct {
 	code, opt *codeRef         // the code store's entries mounted at /var/task and /opt
 	tmpImage  *tmpImage        // the prepared /tmp image (tmppool.go), if any
 	spare     *spare           // the process, cgroup and uid made ahead (spares.go)
+	limits    Limits           // what the sandbox was started with (endInit, initcpu.go)
 }
 
 // maxSandboxSetups bounds the sandbox set-ups running at once. Each blocks OS threads in the
@@ -178,7 +179,7 @@ func (sb *Sandbox) unpackCode(o SandboxOptions) (task, opt string, err error) {
 func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	t0 := time.Now()
 	st := &stepTimer{last: t0}
-	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate, Started: t0}
+	sb = &Sandbox{ID: o.ID, Dir: o.Dir, exited: make(chan struct{}), isolated: o.Isolate, Started: t0, limits: o.Limits}
 	// At most maxSandboxSetups set-ups at once; the others wait their turn (the step "queue",
 	// reported only when there was a wait).
 	select {

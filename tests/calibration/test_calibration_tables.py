@@ -149,13 +149,15 @@ def test_anchors_say_which_entries_were_fitted():
     # the thesis cells and Skyrise's network fit the lambda profile, STeLLAR's cold medians each
     # profile's modelled cold start, STeLLAR's warm median both profiles' modelled front end, the
     # two large urandom-write cells gcf's CPU speed, gcf's large 512 B read cell its system-call
-    # cost; nothing else (the runtime's init is held out)
+    # cost, lambda-perf's Go init the lambda profile's modelled INIT overhead; nothing else
     assert {k for k, tables in fitted.items() if tables == ["platform-gcf@2026-11-23"]} == \
         {"stellar_cold_median_google"} | CPU_SPEED_CELLS | SYSCALL_COST_CELLS
     assert sorted(fitted["stellar_warm_median"]) == ["platform-gcf@2026-11-23", "platform-lambda@2026-11-23"]
     assert set(fitted) - FIT_CELLS - CPU_SPEED_CELLS - SYSCALL_COST_CELLS == {"skyrise_net_burst_bytes", "skyrise_net_burst_rate",
                                        "skyrise_net_baseline_rate", "stellar_cold_median_aws",
-                                       "stellar_cold_median_google", "stellar_warm_median"}
+                                       "stellar_cold_median_google", "stellar_warm_median",
+                                       "lambda_perf_init_go_al2023"}
+    assert fitted["lambda_perf_init_go_al2023"] == ["platform-lambda@2026-11-23"]
     # request latencies are not repeated here: standins-aws holds them
     assert not any(k.startswith(("s3_", "dynamodb_", "efs_")) for k in t.entries)
 

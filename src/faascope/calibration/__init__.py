@@ -42,10 +42,10 @@ TABLES_DIR = "tables"
 ROLES = ("published", "fit", "assumed")
 #: the units an entry may have; bytes are integers (B, B/s), times in ms, s or us, rates per second,
 #: memory sizes in MB (as Lambda and GCF count them: MiB)
-UNITS = ("B", "B/s", "IOPS", "req/s", "ms", "s", "us", "MB", "1")
+UNITS = ("B", "B/s", "IOPS", "req/s", "ms", "s", "us", "MB", "vCPU", "1")
 #: each unit's factor to seconds, bytes or a rate per second, for those who compute with an
 #: entry (a memory size stays in MB, as a function's memory_mb states it)
-TO_SI = {"ms": 1e-3, "s": 1.0, "us": 1e-6, "B": 1.0, "B/s": 1.0, "IOPS": 1.0, "req/s": 1.0, "1": 1.0, "MB": 1.0}
+TO_SI = {"ms": 1e-3, "s": 1.0, "us": 1e-6, "B": 1.0, "B/s": 1.0, "IOPS": 1.0, "req/s": 1.0, "1": 1.0, "MB": 1.0, "vCPU": 1.0}
 ENTRY_FIELDS = ("value", "unit", "source", "date", "role", "note")
 
 
