@@ -39,6 +39,12 @@ func (p *Platform) codeStorageUsed() int64 {
 	var n int64
 	for _, f := range p.functions {
 		n += f.Config.CodeSize
+		// Every published version counts its package again, even one with $LATEST's code: AWS's
+		// TotalCodeSize grows by the package's size at each PublishVersion
+		// (test_account_settings_total_code_size*'s recording).
+		for _, v := range f.Versions {
+			n += v.Config.CodeSize
+		}
 	}
 	for _, versions := range p.layers {
 		for _, lv := range versions {

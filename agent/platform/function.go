@@ -30,6 +30,8 @@ type FunctionConfiguration struct {
 	EphemeralStorage EphemeralStorage `json:"EphemeralStorage"`
 	RevisionId       string           `json:"RevisionId"`
 	Layers           []LayerRef       `json:"Layers,omitempty"` // in mount order (layers.go)
+	// What AWS answers beside them, with AWS's defaults (configshape.go).
+	configShape
 	// State and LastUpdateStatus follow Lambda's lifecycle (lifecycle.go): Pending → Active
 	// after a create, InProgress → Successful after an update; these say why.
 	statusReasons

@@ -72,8 +72,9 @@ type CreateFunctionInput struct {
 	Architecture                              string // "x86_64" or "arm64"
 	Settings
 	Tags   map[string]string
-	Code   io.Reader // the zip package; read to its end before the function exists
-	Layers []string  // layer version ARNs, in mount order (layers.go)
+	Code   io.Reader  // the zip package; read to its end before the function exists
+	Layers []string   // layer version ARNs, in mount order (layers.go)
+	Shape  ShapeInput // LoggingConfig, TracingConfig (configshape.go)
 }
 
 // CreateFunction validates, persists and publishes a new function. A name that exists, or
@@ -94,6 +95,9 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		Architectures: []string{in.Architecture}, EphemeralStorage: EphemeralStorage{Size: minEphemeralMB},
 	}}
 	setPending(&f.Config)
+	if err := applyShape(&f.Config, in.Shape); err != nil {
+		return FunctionConfiguration{}, err
+	}
 	f.Generation = p.newGeneration()
 	if f.Tags == nil {
 		f.Tags = map[string]string{}
@@ -208,6 +212,7 @@ type ConfigurationUpdate struct {
 	Settings
 	Description, Role, Handler, Runtime *string
 	Layers                              *[]string // replaces the function's layers ([] removes them)
+	Shape                               ShapeInput
 }
 
 // UpdateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
@@ -231,6 +236,9 @@ func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (Functi
 				return err
 			}
 			next.Config.Layers = layers
+		}
+		if err := applyShape(&next.Config, u.Shape); err != nil { // after Runtime: its version
+			return err
 		}
 		return p.checkTags(next)
 	})

@@ -27,9 +27,11 @@ const (
 	reasonCreating = "The function is being created."
 )
 
+// setPending: a function being created has no LastUpdateStatus on AWS (the recorded
+// create_response of every test_lambda_api test); it answers Successful once Active.
 func setPending(c *FunctionConfiguration) {
 	c.State, c.StateReason, c.StateReasonCode = "Pending", reasonCreating, "Creating"
-	c.LastUpdateStatus, c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "InProgress", reasonCreating, "Creating"
+	c.LastUpdateStatus, c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "", "", ""
 }
 
 func setInProgress(c *FunctionConfiguration) {
@@ -136,6 +138,9 @@ func (p *Platform) tryUnpack(key fnKey) string {
 // finish ends a configuration's creation or update, failed when failure is not "".
 func finish(c *FunctionConfiguration, failure string) {
 	created := c.State == "Pending"
+	// AWS issues a new RevisionId when a creation or an update ends, whatever its outcome
+	// (TestLambdaRevisions and every recorded get after a wait: <uuid:2> after <uuid:1>).
+	c.RevisionId = newRevision()
 	c.LastUpdateStatusReason, c.LastUpdateStatusReasonCode = "", ""
 	switch {
 	case failure == "":

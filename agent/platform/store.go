@@ -158,6 +158,10 @@ func (s functionStore) loadAll() (map[fnKey]*Function, error) {
 		if err := json.Unmarshal(b, &f); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
 		}
+		fillShape(&f.Config) // stored before configshape.go
+		for _, v := range f.Versions {
+			fillShape(&v.Config)
+		}
 		out[f.key()] = &f
 	}
 	return out, nil

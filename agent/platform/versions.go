@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"net/http"
 	"regexp"
 	"sort"
@@ -211,6 +212,12 @@ func (p *Platform) ListVersions(key fnKey, marker string, max int) ([]FunctionCo
 }
 
 // deleteVersion deletes one published version, refused while an alias points to it.
+// errNoVersion stops a delete of a version the function does not have.
+var errNoVersion = errors.New("no such version")
+
+// deleteVersion removes a published version. One the existing function does not have is no
+// error: AWS answers it as a success, again and again (test_delete_on_nonexisting_version's
+// recording: "delete function on a random qualifier is idempotent").
 func (p *Platform) deleteVersion(key fnKey, n string) error {
 	_, err := p.replace(key, func(next *Function) error {
 		i := -1
@@ -220,7 +227,7 @@ func (p *Platform) deleteVersion(key fnKey, n string) error {
 			}
 		}
 		if i < 0 {
-			return errNotFound(key, n)
+			return errNoVersion
 		}
 		var refs []string
 		for _, a := range next.Aliases {
@@ -235,6 +242,9 @@ func (p *Platform) deleteVersion(key fnKey, n string) error {
 		next.Versions = append(next.Versions[:i], next.Versions[i+1:]...)
 		return nil
 	})
+	if errors.Is(err, errNoVersion) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
