@@ -128,6 +128,15 @@ func fillShape(c *FunctionConfiguration) {
 	c.RuntimeVersionConfig = runtimeVersion(c.FunctionArn, c.Runtime)
 }
 
+// listed is a configuration as ListFunctions and ListVersionsByFunction show it: AWS leaves out
+// the state, the last update's status and the runtime version there (every Functions[] and
+// Versions[] item of test_lambda_api's recording), which GetFunction shows.
+func listed(c FunctionConfiguration) FunctionConfiguration {
+	c.State, c.LastUpdateStatus, c.statusReasons = "", "", statusReasons{}
+	c.RuntimeVersionConfig = nil
+	return c
+}
+
 // runtimeVersion is the runtime version ARN of a runtime in the function's region: one per
 // runtime (the recording shows python3.12 and python3.11 with different ARNs, and the same ARN
 // for every python3.12 function of a test). AWS's hash names a build of the runtime; here it is

@@ -23,7 +23,7 @@ type FunctionConfiguration struct {
 	LastModified     string           `json:"LastModified"`
 	Version          string           `json:"Version"`
 	Environment      *Environment     `json:"Environment,omitempty"`
-	State            string           `json:"State"`
+	State            string           `json:"State,omitempty"` // "" only in lists (configshape.go: listed)
 	LastUpdateStatus string           `json:"LastUpdateStatus,omitempty"`
 	PackageType      string           `json:"PackageType"`
 	Architectures    []string         `json:"Architectures"`

@@ -150,6 +150,9 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		if out, err = p.publishLocked(f, code, ""); err != nil {
 			return FunctionConfiguration{}, err
 		}
+		// AWS answers version 1's configuration under the function's unqualified ARN
+		// (test_publish_version_on_create's and test_list_functions' recorded create_response).
+		out.FunctionArn = key.arn()
 	} else if err := p.store.commit(f, code); err != nil {
 		return FunctionConfiguration{}, err
 	}
@@ -199,7 +202,7 @@ func (p *Platform) ListFunctions(region, marker string, max int) (list []Functio
 	sort.Strings(names)
 	list = []FunctionConfiguration{}
 	for i := sort.SearchStrings(names, marker); i < len(names) && len(list) < max; i++ {
-		list = append(list, p.functions[fnKey{region, names[i]}].Config)
+		list = append(list, listed(p.functions[fnKey{region, names[i]}].Config))
 		if len(list) == max && i+1 < len(names) {
 			next = names[i+1]
 		}

@@ -185,9 +185,9 @@ func (p *Platform) ListVersions(key fnKey, marker string, max int) ([]FunctionCo
 	}
 	latest := f.Config
 	latest.FunctionArn = key.qualifiedARN("$LATEST")
-	all := []FunctionConfiguration{latest}
+	all := []FunctionConfiguration{listed(latest)}
 	for _, v := range f.Versions {
-		all = append(all, v.Config)
+		all = append(all, listed(v.Config))
 	}
 	start := 0
 	if marker != "" {

@@ -76,9 +76,12 @@ def render_text(results: dict) -> str:
     s = replay.summary(results)
     lines = [f"recorded tests (LocalStack's test_lambda_api, recorded against AWS): {s['recorded']}",
              f"  need only Lambda: {s['lambda_only']}; ported: {s['ported']}; pass: {s['pass']}; "
+             f"{replay.STATED_OUTCOME}: {s[replay.STATED_OUTCOME]}; "
              f"differ: {s['differs']}; not supported: {s['not supported']}; not ported: {s['not ported']}",
              f"  pass rate over all recorded: {s['pass_rate_all']:.1%}; over Lambda-only: "
-             f"{s['pass_rate_lambda_only']:.1%}; over ported: {s['pass_rate_ported']:.1%}", ""]
+             f"{s['pass_rate_lambda_only']:.1%}; over ported: {s['pass_rate_ported']:.1%}",
+             f"  pass or {replay.STATED_OUTCOME}, over Lambda-only: "
+             f"{s['stated_or_pass_rate_lambda_only']:.1%}", ""]
     for key, r in sorted(results.items()):
         lines.append(f"{r['outcome']:13s} {key}" + (f"  ({r['why']})" if r.get("why") else ""))
         if r.get("stopped"):
@@ -86,6 +89,9 @@ def render_text(results: dict) -> str:
         for d in r.get("differences", []):
             rec, loc = _pair(d["recorded"], d["local"])
             lines.append(f"    {d['path']}: recorded {rec} | local {loc}")
+        for d in r.get("stated", []):
+            rec, loc = _pair(d["recorded"], d["local"])
+            lines.append(f"    stated ({d['deviation']}) {d['path']}: recorded {rec} | local {loc}")
         if r.get("not_reached"):
             lines.append(f"    not reached: {', '.join(r['not_reached'])}")
     return "\n".join(lines)
@@ -123,16 +129,36 @@ def difference_kinds(results: dict) -> list[tuple[str, int]]:
     return sorted(((k, len(v)) for k, v in counts.items()), key=lambda kv: (-kv[1], kv[0]))
 
 
+def stated_counts(results: dict) -> dict[str, int]:
+    """{stated deviation: the recorded tests showing it}."""
+    out: dict[str, int] = {}
+    for r in results.values():
+        for name in {d["deviation"] for d in r.get("stated", [])}:
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
 def render_doc(results: dict) -> str:
     """The docs' section (bullets, not a table: the Compatibility table's check reads every table
     row of the section as a row of its own)."""
     s = replay.summary(results)
     out = [BEGIN, "",
            f"- recorded tests: {s['recorded']}; needing only Lambda: {s['lambda_only']}; ported: "
-           f"{s['ported']}; pass: {s['pass']}; differ: {s['differs']}; not supported (another "
+           f"{s['ported']}; pass: {s['pass']}; {replay.STATED_OUTCOME}: {s[replay.STATED_OUTCOME]}; "
+           f"differ: {s['differs']}; not supported (another "
            f"service needed): {s['not supported']}; not ported: {s['not ported']}.",
            f"- Pass rate: {s['pass']}/{s['recorded']} of all recorded tests, {s['pass']}/{s['lambda_only']} "
-           f"of those needing only Lambda, {s['pass']}/{s['ported']} of those ported.", "",
+           f"of those needing only Lambda, {s['pass']}/{s['ported']} of those ported.",
+           f"- Counted apart, never as a pass: {s[replay.STATED_OUTCOME]} recorded tests "
+           f"({s[replay.STATED_OUTCOME]}/{s['lambda_only']} of those needing only Lambda) differ "
+           "from AWS only by a deviation the platform states on purpose (`replay.STATED`); "
+           "with them, "
+           f"{s['pass'] + s[replay.STATED_OUTCOME]}/{s['lambda_only']} of those needing only Lambda.",
+           "", "The stated deviations (the field, AWS's recorded value, the local one; in brackets "
+           "the recorded tests showing it, those that differ otherwise too included):", ""]
+    out += [f"- {dev.name}: `{dev.field}` recorded {dev.recorded}, local “{dev.local_text}” "
+            f"({stated_counts(results).get(dev.name, 0)}); why: {dev.why}." for dev in replay.STATED]
+    out += ["",
            "What differs from AWS's recorded answers (the JSON path of the normalised answer, or the "
            "call that stopped a test and what the platform answered; in brackets the number of "
            "recorded test functions showing it):", ""]

@@ -35,7 +35,7 @@ def test_every_recorded_test_is_counted(results):
     assert len(recorded) == 239, "the committed snapshot file changed: regenerate with extract.py"
     assert set(results) == {k.removeprefix(replay.NODE_PREFIX) for k in recorded}
     s = replay.summary(results)
-    assert s["pass"] + s["differs"] + s["not supported"] + s["not ported"] == s["recorded"]
+    assert sum(s[o] for o in replay.OUTCOMES) == s["recorded"]
 
 
 def test_outcomes_are_the_documented_ones(results):
@@ -93,3 +93,45 @@ def test_differ_catches_a_wrong_answer(platform_client):
     missing = json.loads(json.dumps(answer))
     del missing["Message"]
     assert [d["path"] for d in diff(missing)] == ["not_found_exception.Message"]
+
+
+NOTE = ("The local platform runs python3.12 under Python 3.11 (/usr/bin/python3), not Python 3.12: "
+        "this machine has no other.")
+
+
+def test_only_the_stated_interpreter_note_is_counted_apart():
+    """A StateReason AWS does not have, saying the interpreter note, is the stated deviation (AWS's
+    recorded value kept beside the local one); any other difference stays a difference: the note
+    in another field, another StateReason, the note where AWS recorded a reason, or a
+    different note."""
+    note = {"path": "get_function_response.Configuration.StateReason", "recorded": replay._ABSENT, "local": NOTE}
+    rest, stated = replay.split_stated([note])
+    assert rest == [] and stated == [{**note, "deviation": "interpreter note"}]
+    node = {**note, "local": NOTE.replace("python3.12", "nodejs20.x").replace("Python", "Node.js")}
+    assert replay.split_stated([node])[1] != []
+    others = [
+        {**note, "path": "get_function_response.Configuration.Description"},
+        {**note, "local": "The function is being created."},
+        {**note, "recorded": "The function is being created."},
+        {**note, "local": NOTE.replace("not Python 3.12", "not Node.js 3.12")},
+        {**note, "local": NOTE + " And more."},
+        {"path": "x.State", "recorded": "Active", "local": "Pending"},
+    ]
+    rest, stated = replay.split_stated(others)
+    assert stated == [] and rest == others
+
+
+def test_stated_outcome_is_neither_pass_nor_differs(monkeypatch):
+    """run_case's verdict: only stated deviations -> the stated outcome (not "pass"); one more
+    difference -> "differs", with the stated ones still listed apart."""
+    note = {"path": "a.StateReason", "recorded": replay._ABSENT, "local": NOTE}
+    other = {"path": "a.Description", "recorded": "x", "local": "y"}
+    results = {"t1": {"outcome": replay.STATED_OUTCOME, "stated": [{**note, "deviation": "interpreter note"}]},
+               "t2": {"outcome": "pass"}}
+    s = replay.summary(results)
+    assert (s["pass"], s[replay.STATED_OUTCOME], s["pass_rate_all"]) == (1, 1, 0.5)
+    assert s["stated_or_pass_rate_lambda_only"] == 1.0
+    rest, stated = replay.split_stated([note, other])
+    assert rest == [other] and len(stated) == 1
+    assert "passes but for the stated interpreter note: 1" in report.render_text(results)
+    assert "Counted apart, never as a pass: 1 recorded tests" in report.render_doc(results)
