@@ -216,11 +216,15 @@ type ConfigurationUpdate struct {
 	Description, Role, Handler, Runtime *string
 	Layers                              *[]string // replaces the function's layers ([] removes them)
 	Shape                               ShapeInput
+	RevisionId                          string // "" or $LATEST's, else PreconditionFailedException
 }
 
 // UpdateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
 func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (FunctionConfiguration, error) {
 	return p.update(key, nil, false, func(next *Function) error {
+		if err := checkRevision(u.RevisionId, next.Config.RevisionId); err != nil {
+			return err
+		}
 		if err := applySettings(&next.Config, u.Settings); err != nil {
 			return err
 		}
@@ -250,9 +254,17 @@ func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (Functi
 // UpdateCode replaces a function's package; the next invocation gets a fresh instance. With
 // publish, the new code and configuration are published as a version at once.
 func (p *Platform) UpdateCode(key fnKey, code io.Reader, publish bool) (FunctionConfiguration, error) {
+	return p.UpdateCodeIf(key, code, publish, "")
+}
+
+// UpdateCodeIf is UpdateCode refused with PreconditionFailedException unless revisionID is ""
+// or $LATEST's RevisionId (UpdateFunctionCode's RevisionId).
+func (p *Platform) UpdateCodeIf(key fnKey, code io.Reader, publish bool, revisionID string) (FunctionConfiguration, error) {
 	if f, err := p.function(key); err != nil { // before writing a package that could only be thrown away
 		return FunctionConfiguration{}, err
 	} else if err := updatable(f); err != nil {
+		return FunctionConfiguration{}, err
+	} else if err := checkRevision(revisionID, f.Config.RevisionId); err != nil {
 		return FunctionConfiguration{}, err
 	}
 	staged, err := p.stage(code)
@@ -261,6 +273,9 @@ func (p *Platform) UpdateCode(key fnKey, code io.Reader, publish bool) (Function
 	}
 	defer staged.discard()
 	return p.update(key, staged, publish, func(next *Function) error {
+		if err := checkRevision(revisionID, next.Config.RevisionId); err != nil {
+			return err
+		}
 		if err := p.checkCombinedSize(staged.path, next.Config.Layers); err != nil {
 			return err
 		}

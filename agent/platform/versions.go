@@ -40,10 +40,20 @@ type AliasRoutingConfiguration struct {
 // aliasNameRE is Lambda's alias name: not all digits (that would be a version).
 var aliasNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
 
-func errPreconditionFailed(what string) error {
+// errPreconditionFailed: AWS's words are the same for a function's and an alias's RevisionId
+// (UpdateFunctionCode, UpdateFunctionConfiguration, PublishVersion, UpdateAlias in
+// test_lambda_api's recording).
+func errPreconditionFailed() error {
 	return &apiError{http.StatusPreconditionFailed, "PreconditionFailedException",
-		"The Revision Id provided does not match the latest Revision Id. Call the " + what +
-			" API to retrieve the latest Revision Id", ""}
+		"The Revision Id provided does not match the latest Revision Id. Call the GetFunction/GetAlias API to retrieve the latest Revision Id", ""}
+}
+
+// checkRevision refuses a RevisionId that is given and is not the current one.
+func checkRevision(given, current string) error {
+	if given != "" && given != current {
+		return errPreconditionFailed()
+	}
+	return nil
 }
 
 func errAliasNotFound(k fnKey, alias string) error {
@@ -123,8 +133,8 @@ func (p *Platform) PublishVersion(key fnKey, in PublishInput) (FunctionConfigura
 		return FunctionConfiguration{}, errInvalid("CodeSHA256 (%s) is different from current CodeSHA256 in $LATEST (%s). Please try again with the CodeSHA256 in $LATEST.",
 			in.CodeSha256, f.Config.CodeSha256)
 	}
-	if in.RevisionId != "" && in.RevisionId != f.Config.RevisionId {
-		return FunctionConfiguration{}, errPreconditionFailed("GetFunction")
+	if err := checkRevision(in.RevisionId, f.Config.RevisionId); err != nil {
+		return FunctionConfiguration{}, err
 	}
 	if n := len(f.Versions); n > 0 && f.Versions[n-1].Generation == f.Generation {
 		last := f.Versions[n-1].Config
@@ -157,6 +167,9 @@ func (p *Platform) publishLocked(next *Function, code *stagedCode, description s
 	}
 	v := next.Config
 	v.Version, v.FunctionArn, v.RevisionId = n, key.qualifiedARN(n), newRevision()
+	// Publishing gives $LATEST a new RevisionId too (test_function_revisions_version_and_alias:
+	// "publish_version changes the revision id of $LATEST").
+	next.Config.RevisionId = newRevision()
 	if description != "" {
 		v.Description = description
 	}
@@ -337,7 +350,7 @@ func (p *Platform) UpdateAlias(key fnKey, in AliasInput) (Alias, error) {
 			return errAliasNotFound(key, in.Name)
 		}
 		if in.RevisionId != "" && in.RevisionId != cur.RevisionId {
-			return errPreconditionFailed("GetAlias")
+			return errPreconditionFailed()
 		}
 		out = *cur
 		if in.FunctionVersion != nil {

@@ -195,6 +195,7 @@ type updateConfigRequest struct {
 	Layers           *[]string                  `json:"Layers"`
 	LoggingConfig    *platform.LoggingConfig    `json:"LoggingConfig"`
 	TracingConfig    *platform.TracingConfig    `json:"TracingConfig"`
+	RevisionId       string                     `json:"RevisionId"`
 }
 
 func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) (response, error) {
@@ -215,8 +216,9 @@ func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) 
 		Settings: platform.Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 		Description: req.Description, Role: req.Role, Handler: req.Handler, Runtime: req.Runtime,
-		Layers: req.Layers,
-		Shape:  platform.ShapeInput{LoggingConfig: req.LoggingConfig, TracingConfig: req.TracingConfig},
+		Layers:     req.Layers,
+		Shape:      platform.ShapeInput{LoggingConfig: req.LoggingConfig, TracingConfig: req.TracingConfig},
+		RevisionId: req.RevisionId,
 	})
 	if err != nil {
 		return response{}, err
@@ -228,7 +230,8 @@ func (a *api) updateCode(rc *http.ResponseController, r *http.Request) (response
 	var req struct {
 		Architectures []string `json:"Architectures"`
 		platform.CodeLocation
-		Publish bool `json:"Publish"`
+		Publish    bool   `json:"Publish"`
+		RevisionId string `json:"RevisionId"`
 	}
 	zip, err := a.p.ReadCodeRequest(rc, r, "UpdateFunctionCode", []string{"ZipFile"}, &req)
 	if err != nil {
@@ -243,7 +246,7 @@ func (a *api) updateCode(rc *http.ResponseController, r *http.Request) (response
 	if err != nil {
 		return response{}, err
 	}
-	cfg, err := a.p.UpdateCode(key, code, req.Publish)
+	cfg, err := a.p.UpdateCodeIf(key, code, req.Publish, req.RevisionId)
 	if err != nil {
 		return response{}, err
 	}
