@@ -209,3 +209,13 @@ func TestTotalCodeSizeCountsPublishedVersions(t *testing.T) {
 		t.Fatalf("a deleted version counts no more: %+v", use)
 	}
 }
+
+// UpdateAlias of an alias that does not exist: AWS's words differ from GetAlias's
+// (test_non_existent_alias_update).
+func TestUpdateOfAMissingAliasIsAliasNotFound(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.create("ua", nil)
+	resp, body := tp.call("PUT", fnPath+"ua/aliases/non-existent", map[string]any{"Description": "x"}, nil)
+	wantError(t, "UpdateAlias", resp, body, 404, "ResourceNotFoundException",
+		"Alias not found: arn:aws:lambda:us-east-1:000000000000:function:ua:non-existent")
+}

@@ -347,7 +347,9 @@ func (p *Platform) UpdateAlias(key fnKey, in AliasInput) (Alias, error) {
 	_, err := p.replace(key, func(next *Function) error {
 		cur, ok := next.Aliases[in.Name]
 		if !ok {
-			return errAliasNotFound(key, in.Name)
+			// UpdateAlias words it otherwise than GetAlias on AWS (test_non_existent_alias_update's
+			// recording: "Alias not found: ARN"; GetAlias: "Cannot find alias arn: ARN").
+			return &notFoundError{"Alias not found: " + key.qualifiedARN(in.Name)}
 		}
 		if in.RevisionId != "" && in.RevisionId != cur.RevisionId {
 			return errPreconditionFailed()
