@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -218,4 +219,25 @@ func TestUpdateOfAMissingAliasIsAliasNotFound(t *testing.T) {
 	resp, body := tp.call("PUT", fnPath+"ua/aliases/non-existent", map[string]any{"Description": "x"}, nil)
 	wantError(t, "UpdateAlias", resp, body, 404, "ResourceNotFoundException",
 		"Alias not found: arn:aws:lambda:us-east-1:000000000000:function:ua:non-existent")
+}
+
+// Tagging and untagging give $LATEST a new RevisionId, as on AWS (TestLambdaTags::test_tag_lifecycle).
+func TestTagsChangeTheRevisionId(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.create("tg", nil)
+	arn := url.PathEscape("arn:aws:lambda:us-east-1:000000000000:function:tg")
+	seen := map[any]bool{}
+	for i, step := range []func(){
+		func() {},
+		func() { tp.call("POST", "/2017-03-31/tags/"+arn, map[string]any{"Tags": map[string]string{"a": "1"}}, nil) },
+		func() { tp.call("POST", "/2017-03-31/tags/"+arn, map[string]any{"Tags": map[string]string{"a": "2"}}, nil) },
+		func() { tp.call("DELETE", "/2017-03-31/tags/"+arn+"?tagKeys=a", nil, nil) },
+	} {
+		step()
+		_, c := tp.config("GET", fnPath+"tg/configuration", nil)
+		if seen[c["RevisionId"]] {
+			t.Errorf("step %d kept RevisionId %v", i, c["RevisionId"])
+		}
+		seen[c["RevisionId"]] = true
+	}
 }

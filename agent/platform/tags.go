@@ -127,6 +127,9 @@ func (p *Platform) retag(key fnKey, change func(map[string]string)) error {
 		if err := p.checkTags(next); err != nil {
 			return err
 		}
+		// AWS gives $LATEST a new RevisionId at each TagResource and UntagResource
+		// (TestLambdaTags::test_tag_lifecycle's recording: uuid:1, 2, 3, 4, 5).
+		next.Config.RevisionId = newRevision()
 		if steering {
 			next.Generation = p.newGeneration()
 		}
