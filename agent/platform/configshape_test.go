@@ -229,8 +229,12 @@ func TestTagsChangeTheRevisionId(t *testing.T) {
 	seen := map[any]bool{}
 	for i, step := range []func(){
 		func() {},
-		func() { tp.call("POST", "/2017-03-31/tags/"+arn, map[string]any{"Tags": map[string]string{"a": "1"}}, nil) },
-		func() { tp.call("POST", "/2017-03-31/tags/"+arn, map[string]any{"Tags": map[string]string{"a": "2"}}, nil) },
+		func() {
+			tp.call("POST", "/2017-03-31/tags/"+arn, map[string]any{"Tags": map[string]string{"a": "1"}}, nil)
+		},
+		func() {
+			tp.call("POST", "/2017-03-31/tags/"+arn, map[string]any{"Tags": map[string]string{"a": "2"}}, nil)
+		},
 		func() { tp.call("DELETE", "/2017-03-31/tags/"+arn+"?tagKeys=a", nil, nil) },
 	} {
 		step()
