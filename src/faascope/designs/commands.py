@@ -29,7 +29,7 @@ def level_formatter(factor, kinds: list[str]) -> Callable[[Any], str]:
     elif factor.section == "load" and factor.field.rpartition(".")[2] in SECONDS_LOAD_FIELDS:
         unit = "s"
     elif factor.section == "workload":
-        for kind in kinds:
+        for kind in (k for k in kinds if k in workload_kinds()):  # invoke: a user's event
             prop = workload_def(kind).get("properties", {}).get(factor.field)
             if prop is not None:
                 unit = unit_of(prop)

@@ -228,7 +228,7 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
     deployments = getattr(plan.spec, "deployments", None) or {}
     for c in plan.cells:
         f = c.function
-        w = c.payload["workload"]
+        w = c.workload_request
         dep = deployments.get(getattr(c, "deployment", None))
         ckind = dep.kind if dep is not None else kind
         csettings = dep.parsed_settings() if dep is not None else settings
@@ -311,7 +311,7 @@ def estimate_plan_cost(plan: Any, settings: Any = None, pricing: Optional[Pricin
         notes.append("storage: requests and request units only; objects and items left behind "
                      "(drop: false) are billed per GB-month afterwards, and retries, throttles "
                      "and data transfer out of the region are not included")
-    if any(w.get("kind") == "network" for w in (c.payload["workload"] for c in plan.cells)):
+    if any(w.get("kind") == "network" for w in (c.workload_request for c in plan.cells)):
         notes.append("the network workload's traffic to its sink is not priced (inter-AZ or "
                      "internet transfer depends on where the sink runs)")
     notes.append("billed durations come from the rough duration model (docs/specs.md); free tiers "

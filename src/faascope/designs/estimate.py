@@ -440,7 +440,7 @@ def workload_seconds(cell: Cell, provider: Optional[str] = None, *, fresh: bool 
     """The workload's part of one invocation (for transfer: the whole chain, which the first
     hop waits for). ``fresh``: on a new instance (a full network bucket; a warm one's was drained
     by the invocation before); ``inputs`` collects the calibration entries read."""
-    w = cell.payload["workload"]
+    w = cell.workload_request
     site = cell_site(cell, provider, inputs)
     kind = w.get("kind")
     if kind == "spin":
@@ -468,7 +468,7 @@ def hop_seconds(cell: Cell, provider: Optional[str] = None) -> list[float]:
     """The workload time of each function invocation one planned invocation makes: one entry,
     except a transfer chain, whose hop k waits for the rest of the chain (synchronous Invoke),
     so hop k lasts (chain_length - 1 - k) links."""
-    w = cell.payload["workload"]
+    w = cell.workload_request
     if w.get("kind") != "transfer":
         return [workload_seconds(cell, provider)]
     link = transfer_link_seconds(w, cell_site(cell, provider))
@@ -482,7 +482,7 @@ def standins_needed(plan: Plan) -> int:
     calibrated profile's functions use them."""
     need: set[str] = set()
     for c in plan.cells:
-        w = c.payload["workload"]
+        w = c.workload_request
         kind = w.get("kind")
         store = {"object": "s3", "kv": "dynamodb" if w.get("backend", "redis") == "dynamodb" else "redis",
                  "transfer": {"object": "s3", "kv": "dynamodb" if w.get("backend", "redis") == "dynamodb"
@@ -499,7 +499,7 @@ def shared_budget_seconds(cell: Cell, n: int, provider: Optional[str] = None) ->
     """``n`` concurrent local sharedfs invocations share one file system's budget (the
     profile's ``shared_*`` entries, as EFS's throughput is the file system's): their bytes over
     it. 0 for other kinds and profiles without a budget."""
-    w = cell.payload["workload"]
+    w = cell.workload_request
     site = cell_site(cell, provider)
     write = w.get("op") == "write"
     if w.get("kind") == "sharedfs":

@@ -48,6 +48,13 @@ CONFIG_FIELDS = ("memory_mb", "ephemeral_mb", "timeout_s", "arch", "profile", "i
                  "net_shape")
 
 
+def code_config(code: Any) -> dict[str, Any]:
+    """The configuration fields of a user's own function (FunctionConfig's ``code``,
+    ``runtime``, ``handler``, ``environment``): hashable, the environment as sorted JSON."""
+    return {"code": code.path, "runtime": code.runtime, "handler": code.handler,
+            "environment": json.dumps(code.environment, sort_keys=True) if code.environment else None}
+
+
 @dataclass
 class Cell:
     index: int
@@ -71,10 +78,21 @@ class Cell:
         return n + (n if pool == "burst" else int(pool or 0))
 
     @property
+    def workload_request(self) -> dict:
+        """The workload as estimates, costs and the plan read it: the agent's request's
+        ``workload``; for a user's own function only its kind (``invoke``), since what it does
+        is its own (the estimates then count no workload time)."""
+        if self.function.code is not None:
+            return {"kind": "invoke"}
+        return self.payload["workload"]
+
+    @property
     def config(self) -> dict[str, Any]:
         out = {k: getattr(self.function, k) for k in CONFIG_FIELDS}
         if self.deployment is not None:  # only then: other campaigns' configs stay as they were
             out["deployment"] = self.deployment
+        if self.function.code is not None:  # a user's own function (only then, likewise)
+            out.update(code_config(self.function.code))
         return out
 
 
@@ -154,7 +172,7 @@ class Plan:
         d: dict[str, Any] = {
             "cells": [
                 {"levels": c.levels, "replications": self.replications, "key": c.key,
-                 "function": c.function.model_dump(mode="json"), "workload": c.payload["workload"],
+                 "function": c.function.model_dump(mode="json"), "workload": c.workload_request,
                  **({"load": c.load} if c.load is not None else {})}
                 for c in self.cells
             ],

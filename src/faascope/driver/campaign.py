@@ -52,7 +52,7 @@ from faascope.providers.invocation import MAY_HAVE_RUN, NEVER_SENT, InvokeResult
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
 from faascope.analysis.host_bound import host_bound_cells
-from faascope.standins.needs import needs_of
+from faascope.standins.needs import needs_of, uses_payloads
 from faascope.store.reader import NotAResultsFile, ResultsFile
 from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT, MAY_HAVE_RUN_STOP_EVENT
 from faascope.store.timestamps import iso_local_from_ns, iso_utc_from_ns
@@ -106,6 +106,17 @@ class Executor(Protocol):
     is set."""
 
     def run(self, campaign: "Campaign") -> None: ...
+
+
+def needs_payloads(cells: list[Cell]) -> list[dict]:
+    """What the cells' stand-ins are chosen from: the agent's payloads, and for a user's own
+    function (spec ``function.code``) the stand-ins it names in ``uses`` (its event says
+    nothing about them)."""
+    out: list[dict] = []
+    for c in cells:
+        code = c.function.code
+        out += uses_payloads(code.uses) if code is not None else [c.payload]
+    return out
 
 
 def default_results_path(loaded: LoadedSpec) -> Path:
@@ -402,7 +413,7 @@ class Campaign:
                 self.provider = self._deployment_providers()
             else:
                 self.provider = open_provider(self.loaded.provider_kind, self.settings,
-                                              [c.payload for c in self.plan.cells], self.event,
+                                              needs_payloads(self.plan.cells), self.event,
                                               profiles=[c.config.get("profile") for c in self.plan.cells],
                                               image_sizes=[c.config.get("image_size") for c in self.plan.cells],
                                               keep_platform=self.keep_platform, say=self.say_plain)
@@ -425,7 +436,7 @@ class Campaign:
         profiles: dict[str, list] = {}
         sizes: dict[str, list] = {}
         for c in self.plan.cells:
-            payloads.setdefault(group[c.deployment], []).append(c.payload)
+            payloads.setdefault(group[c.deployment], []).extend(needs_payloads([c]))
             profiles.setdefault(group[c.deployment], []).append(c.config.get("profile"))
             sizes.setdefault(group[c.deployment], []).append(c.config.get("image_size"))
         made: dict[str, Provider] = {}
@@ -633,7 +644,7 @@ class Campaign:
             probes = [e for e in events if e["kind"] == HOST_CAPACITY_EVENT]
             df = rf.flat(include_warmups=False)
         capacity = json.loads(probes[-1]["detail_json"] or "{}") if probes else {}
-        uses = {c.key: sorted(needs_of([c.payload]).kinds) for c in self.plan.cells}
+        uses = {c.key: sorted(needs_of(needs_payloads([c])).kinds) for c in self.plan.cells}
         try:
             detail = host_bound_cells(df, uses, capacity)
         except (ValueError, KeyError, TypeError) as exc:

@@ -15,6 +15,8 @@ from faascope.errors import BadInput
 from faascope.providers.invocation import InvokeResult, RequestFactory
 
 COLD_NONCE_VAR = "FAASCOPE_COLD_NONCE"
+#: the FunctionConfig fields of a user's own function (None for faascope's agent)
+USER_CODE_FIELDS = ("code", "runtime", "handler", "environment")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,12 @@ class FunctionConfig:
     net_shape: Optional[str] = None  # local platform only (the faascope:net-shape tag)
     #: the deployment it runs on, in a campaign comparing several (a spec's ``deployments``)
     deployment: Optional[str] = None
+    #: a user's own function (spec ``function.code``): its package (a directory or a zip, an
+    #: absolute path), runtime, handler and environment (sorted JSON); None: faascope's agent
+    code: Optional[str] = None
+    runtime: Optional[str] = None
+    handler: Optional[str] = None
+    environment: Optional[str] = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "FunctionConfig":
@@ -37,9 +45,15 @@ class FunctionConfig:
 
     def as_dict(self) -> dict:
         d = asdict(self)
-        if d["deployment"] is None:
-            del d["deployment"]  # recorded configurations of one-provider campaigns unchanged
+        for k in ("deployment",) + USER_CODE_FIELDS:
+            if d[k] is None:
+                del d[k]  # recorded configurations of campaigns without them unchanged
         return d
+
+    @property
+    def user_code(self) -> bool:
+        """Whether this is a user's own function rather than faascope's agent."""
+        return self.code is not None
 
     def identity(self, strategy: str = "per_config") -> tuple:
         """What must match for two cells to share a function.
@@ -56,7 +70,8 @@ class FunctionConfig:
     def _shape(self) -> tuple:
         # only when set, so that function names of campaigns without them stay as they were
         return ((self.net_shape,) if self.net_shape else ()) + \
-            ((("deployment", self.deployment),) if self.deployment else ())
+            ((("deployment", self.deployment),) if self.deployment else ()) + \
+            (tuple((k, getattr(self, k)) for k in USER_CODE_FIELDS) if self.code else ())
 
 
 class Provider(abc.ABC):

@@ -112,6 +112,33 @@ def classify(body: bytes | None, function_error: str | None) -> dict[str, Any]:
     return out
 
 
+def classify_user(body: bytes | None, function_error: str | None,
+                  cold: Optional[bool] = None) -> dict[str, Any]:
+    """Status, response and error fields of a reply from a user's own function (spec
+    ``function.code``): no agent answers, so any reply without ``X-Amz-Function-Error`` is
+    ``ok`` and what the function returned is kept whole under ``response["returned"]`` (its
+    JSON, or its text when it is not JSON); a function error is ``function_error`` with
+    Lambda's ``errorType``/``errorMessage``. ``response["cold"]`` is the platform's word on the
+    start (the local platform's X-Faascope-Cold, or an Init Duration in the REPORT line), so
+    the flat view's ``cold`` column is filled as the agent's own ``cold`` fills it."""
+    text = body.decode("utf-8", errors="replace") if body is not None else None
+    try:
+        returned: Any = json.loads(text) if text else None
+    except ValueError:
+        returned = text
+    out: dict[str, Any] = {"status": "ok", "response": {"returned": returned, "cold": cold},
+                           "raw_payload": None, "function_error": function_error,
+                           "error_type": None, "error_message": None}
+    if function_error:
+        out["status"] = "function_error"
+        if isinstance(returned, dict):
+            out["error_type"] = str(returned.get("errorType") or function_error)
+            msg = returned.get("errorMessage")
+            out["error_message"] = msg if msg is None or isinstance(msg, str) else json.dumps(msg)
+        else:
+            out["error_type"] = function_error
+    return out
+
 
 @dataclass
 class Prepared:

@@ -51,8 +51,9 @@ from faascope.providers.invocation import (
     RequestFactory,
     Timing,
     classify,
+    classify_user,
 )
-from faascope.providers.packaging import build_zip
+from faascope.providers.packaging import build_zip, user_package
 from faascope.specs.lambda_quotas import DIRECT_UPLOAD_MAX_BYTES
 
 PROFILE_TAG = "faascope:profile"
@@ -130,7 +131,7 @@ def _error_type(headers: dict[str, str], body: Optional[bytes]) -> tuple[str, Op
 
 def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes], *,
                   send_ns: Optional[int], headers_ns: Optional[int], end_ns: Optional[int],
-                  attempts: int = 1, retries: int = 0) -> InvokeResult:
+                  attempts: int = 1, retries: int = 0, user_function: bool = False) -> InvokeResult:
     """The one reading of a Lambda ``Invoke`` reply (RequestResponse), for both clients.
 
     ``status``, ``headers`` (any case) and ``body`` are the HTTP reply as the API reference
@@ -140,7 +141,8 @@ def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes]
     :func:`~faascope.providers.base.classify` with ``X-Amz-Function-Error``, and
     ``X-Amz-Log-Result`` is the base64 log tail (its ``REPORT`` line parsed into
     ``platform["report"]``). ``X-Amzn-RequestId`` is the request id; the local platform's
-    ``X-Faascope-*`` headers go to ``platform``.
+    ``X-Faascope-*`` headers go to ``platform``. ``user_function``: the reply is a user's own
+    function's, not the agent's (:func:`~faascope.providers.invocation.classify_user`).
     """
     h = _lower(headers)
     common = dict(send_ns=send_ns, headers_ns=headers_ns, end_ns=end_ns, attempts=attempts,
@@ -154,7 +156,6 @@ def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes]
         return InvokeResult(status="client_error", error_type=et,
                             error_message=f"HTTP {status}: {msg}" if msg else f"HTTP {status}",
                             platform=extra or None, **common)
-    fields = classify(body, h.get("x-amz-function-error"))
     tail = h.get("x-amz-log-result")
     if tail:
         try:
@@ -164,7 +165,35 @@ def lambda_result(status: int, headers: Mapping[str, str], body: Optional[bytes]
         report = parse_report(tail)
         if report:
             extra["report"] = report
+    if user_function:
+        fields = classify_user(body, h.get("x-amz-function-error"), _platform_cold(extra))
+    else:
+        fields = classify(body, h.get("x-amz-function-error"))
     return InvokeResult(**fields, log_tail=tail or None, platform=extra or None, **common)
+
+
+def _platform_cold(extra: Mapping[str, Any]) -> Optional[bool]:
+    """Whether the platform says the invocation started an instance: the local platform's
+    X-Faascope-Cold header, else an Init Duration in the REPORT line (Lambda reports one on a
+    cold start only); None when neither says."""
+    cold = extra.get("cold")
+    if cold in ("true", "false"):
+        return cold == "true"
+    report = extra.get("report")
+    if isinstance(report, dict) and "duration_ms" in report:
+        return "init_duration_ms" in report
+    return None
+
+
+def user_environment(config: FunctionConfig, standins: Mapping[str, str]) -> dict[str, str]:
+    """A user's function's environment: the stand-ins' variables, ``AWS_ENDPOINT_URL_S3`` beside
+    the S3 stand-in's (the variable the AWS SDKs read, so ``boto3.client("s3")`` reaches the
+    stand-in unchanged), then the spec's own variables, which win."""
+    env = dict(standins)
+    if "FAASCOPE_S3_ENDPOINT_URL" in env:
+        env.setdefault("AWS_ENDPOINT_URL_S3", env["FAASCOPE_S3_ENDPOINT_URL"])
+    env.update(json.loads(config.environment) if config.environment else {})
+    return env
 
 
 def _boto3_reply(resp: dict, payload: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -448,7 +477,8 @@ class LambdaAPIProvider(Provider):
     def deploy(self, name: str, config: FunctionConfig) -> None:
         from botocore.exceptions import ClientError
 
-        code = self._zip(config.arch, config.image_size)
+        code = user_package(config.code) if config.user_code else \
+            self._zip(config.arch, config.image_size)
         try:
             current = self.control.get_function(FunctionName=name)
         except ClientError as exc:
@@ -464,7 +494,10 @@ class LambdaAPIProvider(Provider):
                 self.teardown(name)
                 current = None
         if current is None:
-            env = {**self._function_env(config), COLD_NONCE_VAR: secrets.token_hex(8)}
+            env = self._function_env(config)
+            if config.user_code:
+                env = user_environment(config, env)
+            env[COLD_NONCE_VAR] = secrets.token_hex(8)
             with self._code_source(name, code, "CreateFunction") as source:
                 try:
                     self.control.create_function(**self._create_kwargs(name, config, source, env))
@@ -488,7 +521,9 @@ class LambdaAPIProvider(Provider):
                               ephemeral_mb=(cfg.get("EphemeralStorage") or {}).get("Size", 512),
                               timeout_s=cfg.get("Timeout"), arch=config.arch,
                               profile=config.profile, image_size=config.image_size,
-                              net_shape=config.net_shape, deployment=config.deployment)
+                              net_shape=config.net_shape, deployment=config.deployment,
+                              code=config.code, runtime=config.runtime, handler=config.handler,
+                              environment=config.environment)
         self._config[name] = have
         if have != config:
             self.update_configuration(name, config)
@@ -501,11 +536,14 @@ class LambdaAPIProvider(Provider):
                        env: dict[str, str]) -> dict[str, Any]:
         """The CreateFunction parameters (subclasses add VPC and file-system settings); ``code``
         is its ``Code`` (:meth:`_code_source`)."""
-        return dict(FunctionName=name, Runtime=RUNTIME, Role=self.role, Handler="bootstrap",
+        user = config.user_code
+        return dict(FunctionName=name, Runtime=config.runtime if user else RUNTIME,
+                    Role=self.role, Handler=config.handler if user else "bootstrap",
                     Code=code, MemorySize=config.memory_mb,
                     EphemeralStorage={"Size": config.ephemeral_mb}, Timeout=config.timeout_s,
                     Environment={"Variables": env}, Architectures=[config.arch],
-                    Tags=self._tags(config), Description="faascope measurement agent")
+                    Tags=self._tags(config),
+                    Description="faascope: a user's function" if user else "faascope measurement agent")
 
     def update_configuration(self, name: str, config: FunctionConfig) -> None:
         from botocore.exceptions import ClientError
@@ -546,8 +584,11 @@ class LambdaAPIProvider(Provider):
         self._env.pop(name, None)
 
     # ------------------------------------------------------------------ invoke
-    def invoke(self, name: str, payload: dict) -> InvokeResult:
+    def invoke(self, name: str, payload: Any) -> InvokeResult:
         from botocore.exceptions import BotoCoreError, ClientError
+
+        cfg = self._config.get(name)
+        user = cfg is not None and cfg.user_code
 
         body = json.dumps(payload).encode()
         self._attempts = 0
@@ -575,7 +616,8 @@ class LambdaAPIProvider(Provider):
             return lambda_result(status, headers, reply, send_ns=wall(self._send_pc),
                                  headers_ns=wall(self._headers_pc), end_ns=wall(end_pc),
                                  attempts=max(self._attempts, 1),
-                                 retries=retries(exc.response.get("ResponseMetadata") or {}))
+                                 retries=retries(exc.response.get("ResponseMetadata") or {}),
+                                 user_function=user)
         except (BotoCoreError, OSError) as exc:
             end_pc = time.perf_counter_ns()
             kind, message = type(exc).__name__, str(exc)
@@ -593,7 +635,8 @@ class LambdaAPIProvider(Provider):
         return lambda_result(status, headers, reply, send_ns=wall(self._send_pc),
                              headers_ns=wall(headers_pc), end_ns=wall(end_pc),
                              attempts=max(self._attempts, 1),
-                             retries=retries(resp.get("ResponseMetadata") or {}))
+                             retries=retries(resp.get("ResponseMetadata") or {}),
+                             user_function=user)
 
     def close(self) -> None:
         if self._zipdir is not None:

@@ -6,6 +6,7 @@ Lambda's 50 MB direct-upload limit is deployed through S3 (faascope.specs.lambda
 """
 from __future__ import annotations
 
+import io
 import os
 import zipfile
 from pathlib import Path
@@ -67,6 +68,27 @@ def build_zip(out_path: str | os.PathLike, arch: str = "x86_64", image_size: int
                     left -= n
     tmp.replace(out)
     return out
+
+
+def user_package(path: str | os.PathLike) -> bytes:
+    """A user's own function's package (spec ``function.code.path``): a zip file as it is, or a
+    directory zipped with its files at the root. The zip is the same bytes for the same files
+    (sorted names, a fixed date, modes kept), so a resumed campaign finds the deployed
+    function's CodeSha256 unchanged and does not redeploy it."""
+    src = Path(path)
+    if src.is_file():
+        return src.read_bytes()
+    if not src.is_dir():
+        raise BadInput(f"{src}: no such directory or zip", field="function.code.path")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            info = zipfile.ZipInfo(f.relative_to(src).as_posix(), date_time=(2024, 1, 1, 0, 0, 0))
+            # executable files (a custom runtime's bootstrap) stay executable, as Lambda needs
+            info.external_attr = ((0o100755 if os.access(f, os.X_OK) else 0o100644) << 16)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, f.read_bytes())
+    return buf.getvalue()
 
 
 def _size(ctx, param, value):

@@ -14,7 +14,7 @@ from faascope.specs.model import (
     FunctionSpec,
     LoadSpec,
     StaggerSpec,
-    WORKLOAD_MODELS,
+    SPEC_WORKLOADS,
 )
 
 # short factor names for function fields (workload parameters are used by their own names)
@@ -54,7 +54,7 @@ MB_AS_BYTES = {"memory": "memory_mb", "ephemeral": "ephemeral_mb"}
 def workload_fields() -> dict[str, list[str]]:
     """field name -> the workload kinds that have it."""
     out: dict[str, list[str]] = {}
-    for kind, model in WORKLOAD_MODELS.items():
+    for kind, model in SPEC_WORKLOADS.items():
         for name in model.model_fields:
             out.setdefault(name, []).append(kind)
     return out
@@ -130,9 +130,9 @@ def validate_workload_value(kinds: list[str], fname: str, value: Any) -> Any:
     object's put/get); the first kind's error when none does."""
     first: ValidationError | None = None
     for kind in kinds:
-        if fname in WORKLOAD_MODELS[kind].model_fields:
+        if fname in SPEC_WORKLOADS[kind].model_fields:
             try:
-                return field_adapter(WORKLOAD_MODELS[kind], fname).validate_python(value)
+                return field_adapter(SPEC_WORKLOADS[kind], fname).validate_python(value)
             except ValidationError as exc:
                 first = first or exc
     if first is None:

@@ -28,7 +28,7 @@ from faascope.specs.model import (
     FunctionSpec,
     LoadSpec,
     Spec,
-    WORKLOAD_MODELS,
+    SPEC_WORKLOADS,
     agent_request,
 )
 from faascope.specs.rules import Rule, RuleError
@@ -184,7 +184,7 @@ class LoadedSpec:
         for alias, fname in MB_AS_BYTES.items():
             env[alias] = fn[fname] * MIB if fn.get(fname) is not None else None
         kind = wl.get("kind")
-        model = WORKLOAD_MODELS.get(kind)
+        model = SPEC_WORKLOADS.get(kind)
         if model is not None:
             for fname, info in model.model_fields.items():
                 if fname in wl:
@@ -216,11 +216,11 @@ class LoadedSpec:
         kind = wl.get("kind")
         work = None
         if kind is None:
-            problems.append(("workload.kind", f"required; one of {', '.join(WORKLOAD_MODELS)}"))
-        elif kind not in WORKLOAD_MODELS:
-            problems.append(("workload.kind", f"must be one of {', '.join(WORKLOAD_MODELS)} (got {kind!r})"))
+            problems.append(("workload.kind", f"required; one of {', '.join(SPEC_WORKLOADS)}"))
+        elif kind not in SPEC_WORKLOADS:
+            problems.append(("workload.kind", f"must be one of {', '.join(SPEC_WORKLOADS)} (got {kind!r})"))
         else:
-            model = WORKLOAD_MODELS[kind]
+            model = SPEC_WORKLOADS[kind]
             if any(f.field == "kind" for f in self.factors):
                 wl = {k: v for k, v in wl.items() if k in model.model_fields}
             try:

@@ -19,6 +19,7 @@ from faascope.errors import BadInput
 from faascope.specs.fields import format_errors, raise_errors, resolve_name  # noqa: F401
 from faascope.specs.loaded import LoadedSpec
 from faascope.specs.model import Spec
+from faascope.specs.sections.code import check_code
 from faascope.specs.sections.design import check_rules, check_time_structure
 from faascope.specs.sections.factors import check_factors
 from faascope.specs.sections.load import check_load
@@ -142,6 +143,7 @@ def parse_spec(data: Any, source: str = "") -> LoadedSpec:
     problems: list[tuple[str, str]] = []
     deployments = check_provider(spec, problems)
     kinds = check_workload(spec, problems)
+    check_code(spec, source, problems)
     factors = check_factors(spec, kinds, deployments, problems)
     loaded = LoadedSpec(spec=spec, source=source, factors=factors, rules=[], overrides=[], raw=data,
                         deployments=deployments)

@@ -220,6 +220,38 @@ class DeploymentSpec(Strict):
 # --------------------------------------------------------------------------------------------
 # function
 # --------------------------------------------------------------------------------------------
+#: the stand-ins a user's function may ask the local provider for (docs/user-functions.md)
+CODE_USES = ("s3", "dynamodb", "redis")
+
+
+class CodeSpec(Strict):
+    """A user's own function (docs/user-functions.md): its package, runtime and handler, in
+    place of faascope's agent. The workload is then ``kind: invoke`` (the event to send)."""
+    #: a directory (zipped as it is, its files at the package's root) or a .zip file, relative
+    #: to the spec file; made absolute when the spec is loaded
+    path: str = Field(..., min_length=1)
+    #: Lambda's runtime identifier: a managed one (python3.12) or a custom one (provided.al2023,
+    #: with a ``bootstrap`` in the package)
+    runtime: str = Field(..., pattern=r"^[a-z0-9.]{3,32}$")
+    #: Lambda's handler (``app.handler``: function ``handler`` of module ``app``)
+    handler: str = Field(..., min_length=1, max_length=128, pattern=r"^[^\s]+$")
+    #: environment variables of the function (names as Lambda allows them)
+    environment: dict[str, str] = Field(default_factory=dict)
+    #: local provider only: the stand-ins the function talks to; it finds them through the
+    #: environment (AWS_ENDPOINT_URL_S3 and FAASCOPE_S3_BUCKET for s3 …); ignored elsewhere
+    uses: list[Literal["s3", "dynamodb", "redis"]] = Field(default_factory=list)
+
+    @field_validator("environment")
+    @classmethod
+    def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
+        import re
+        for k in v:
+            if not re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_]*", k):
+                raise ValueError(f"{k!r} is not a valid environment variable name "
+                                 "(a letter, then letters, digits and _)")
+        return v
+
+
 class FunctionSpec(Strict):
     #: Lambda's memory "MB" (= MiB); CPU follows memory on every platform
     memory_mb: MemoryMB = Field(128, ge=128, le=10240)
@@ -238,18 +270,49 @@ class FunctionSpec(Strict):
     #: "size=B,refill_ms=N[,one_time_burst=B][,peak=B/s]"; fixed when the function is created
     net_shape: Optional[str] = Field(
         None, pattern=r"^(none|lambda|size=\d+,refill_ms=\d+(,one_time_burst=\d+)?(,peak=\d+)?)$")
+    #: a user's own function instead of faascope's agent (with ``workload: {kind: invoke}``)
+    code: Optional[CodeSpec] = None
 
 
 # --------------------------------------------------------------------------------------------
 # workloads (the agent's request, docs/agent.md): generated from agent-request.schema.json
 # --------------------------------------------------------------------------------------------
 NoopWorkload = WORKLOAD_MODELS["noop"]
+#: the workload kind of a user's own function (``function.code``): not the agent's
+INVOKE_KIND = "invoke"
 SpinWorkload = WORKLOAD_MODELS["spin"]
 FileIOWorkload = WORKLOAD_MODELS["fileio"]
 
 
+class InvokeWorkload(WorkloadModel):
+    """A user's own function's invocation: the event sent as it is (``payload``, any JSON).
+    Not an agent request: the agent's schema does not know this kind, so it has no
+    schema problems and its request is the payload itself."""
+    kind: Literal["invoke"]
+    #: the event (Lambda's Invoke ``Payload``): any JSON value; a factor may vary it
+    payload: Any = Field(default_factory=dict)
+
+    def agent_request(self) -> Any:
+        return self.payload
+
+    def schema_problems(self) -> list[tuple[str, str]]:
+        import json
+        try:
+            json.dumps(self.payload, allow_nan=False)
+        except ValueError as exc:
+            return [("payload", f"must be JSON: {exc}")]
+        return []
+
+
+#: the workload kinds a spec may name: the agent's (its request schema) and a user's function's
+SPEC_WORKLOADS: dict[str, type[WorkloadModel]] = {**WORKLOAD_MODELS, INVOKE_KIND: InvokeWorkload}
+
+
 def agent_request(workload: WorkloadModel) -> dict:
-    """The invocation payload for the agent: ``{"workload": {...}}`` (docs/agent.md)."""
+    """The invocation payload: for the agent ``{"workload": {...}}`` (docs/agent.md); for a
+    user's function (``kind: invoke``) its event as it is."""
+    if isinstance(workload, InvokeWorkload):
+        return workload.payload
     return {"workload": workload.agent_request()}
 
 

@@ -105,6 +105,19 @@ def needs(payload: Mapping) -> Needs:
     return n
 
 
+#: the stand-ins a user's own function may name (spec ``function.code.uses``), as the agent
+#: workloads that need the same (faascope.specs.model.CODE_USES lists the names)
+USES: dict[str, dict] = {"s3": {"kind": "object"},
+                         "dynamodb": {"kind": "kv", "backend": "dynamodb"},
+                         "redis": {"kind": "kv", "backend": "redis"}}
+
+
+def uses_payloads(uses: Iterable[str]) -> list[dict]:
+    """Payloads whose needs are the stand-ins a user's function uses (its own payload is its
+    event, which says nothing about them)."""
+    return [{"workload": USES[u]} for u in uses]
+
+
 def needs_of(payloads: Iterable[Mapping]) -> Needs:
     """What all of a campaign's payloads need together."""
     total = Needs()

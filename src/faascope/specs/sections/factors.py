@@ -2,6 +2,8 @@
 the deployment factor's levels name deployments."""
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ValidationError
 
 from faascope.provider_kinds import PROVIDER_KINDS
@@ -14,8 +16,16 @@ from faascope.specs.fields import (
     validate_workload_value,
 )
 from faascope.specs.loaded import Deployment, Factor
-from faascope.specs.model import WORKLOAD_MODELS, FunctionSpec, Spec
+from faascope.specs.model import SPEC_WORKLOADS, FunctionSpec, Spec
 from faascope.specs.sections.provider import deployment_levels
+
+
+def _same_level(v):
+    """What makes two levels the same: type and value; a JSON level (an invoke payload, which
+    is a mapping or a list) by its canonical JSON."""
+    if isinstance(v, (dict, list)):
+        return (type(v), json.dumps(v, sort_keys=True))
+    return (type(v), v)
 
 
 def check_factors(spec: Spec, kinds: list[str], deployments: dict[str, Deployment],
@@ -65,18 +75,18 @@ def check_factors(spec: Spec, kinds: list[str], deployments: dict[str, Deploymen
         elif fname == "kind":
             model = None  # type: ignore[assignment]
         else:
-            owners = [k for k in kinds if fname in WORKLOAD_MODELS[k].model_fields]
+            owners = [k for k in kinds if fname in SPEC_WORKLOADS[k].model_fields]
             if not owners:
                 problems.append((f"factors.{name}", f"the {'/'.join(kinds)} workload has no field "
                                  f"{fname!r}"))
                 continue
-            model = WORKLOAD_MODELS[owners[0]]
+            model = SPEC_WORKLOADS[owners[0]]
         levels = []
         in_workload = section == "workload" and model is not None
         for i, raw in enumerate(raw_levels):
             if model is None:
-                if raw not in WORKLOAD_MODELS:
-                    problems.append((f"factors.{name}[{i}]", f"must be one of {', '.join(WORKLOAD_MODELS)} (got {raw!r})"))
+                if raw not in SPEC_WORKLOADS:
+                    problems.append((f"factors.{name}[{i}]", f"must be one of {', '.join(SPEC_WORKLOADS)} (got {raw!r})"))
                     continue
                 levels.append(raw)
                 continue
@@ -88,7 +98,7 @@ def check_factors(spec: Spec, kinds: list[str], deployments: dict[str, Deploymen
             except ValidationError as exc:
                 problems += format_errors(exc, ("factors", name, i))
                 continue
-            if (type(value), value) in {(type(v), v) for v in levels}:
+            if _same_level(value) in {_same_level(v) for v in levels}:
                 problems.append((f"factors.{name}[{i}]", f"{raw!r} repeats an earlier level ({value!r})"))
                 continue
             levels.append(value)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from faascope.specs.loaded import Factor
-from faascope.specs.model import WORKLOAD_MODELS, Spec
+from faascope.specs.model import SPEC_WORKLOADS, Spec
 
 
 def check_load(spec: Spec, factors: list[Factor], kinds: list[str],
@@ -17,6 +17,6 @@ def check_load(spec: Spec, factors: list[Factor], kinds: list[str],
             problems.append(("design.cold", "with a load section, choose cold or warm bursts with "
                              "load.start (cold, fresh, expire or warm)"))
         mi = spec.load.member_index if spec.load is not None else None
-        if mi is not None and not any(mi in WORKLOAD_MODELS[k].model_fields for k in kinds):
+        if mi is not None and not any(mi in SPEC_WORKLOADS[k].model_fields for k in kinds):
             problems.append(("load.member_index", f"the {'/'.join(kinds)} workload has no field "
                              f"{mi!r} to set per member"))

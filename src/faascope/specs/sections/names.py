@@ -12,7 +12,7 @@ from faascope.specs.fields import (
     PROVIDER_NAME,
 )
 from faascope.specs.loaded import LoadedSpec
-from faascope.specs.model import WORKLOAD_MODELS
+from faascope.specs.model import SPEC_WORKLOADS
 from faascope.specs.rules import Rule
 
 
@@ -21,7 +21,7 @@ def known_names(loaded: LoadedSpec, kinds: list[str]) -> set[str]:
     if loaded.spec.load is not None or any(f.section == "load" for f in loaded.factors):
         names |= set(LOAD_ALIASES)
     for k in kinds:
-        names |= set(WORKLOAD_MODELS[k].model_fields)
+        names |= set(SPEC_WORKLOADS[k].model_fields)
     names |= {f.name for f in loaded.factors if f.name.isidentifier()}
     return names
 

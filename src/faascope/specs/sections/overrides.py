@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from faascope.specs.fields import field_adapter, format_errors, resolve_name, validate_workload_value
 from faascope.specs.loaded import Factor, OverrideRule
-from faascope.specs.model import WORKLOAD_MODELS, FunctionSpec, Spec
+from faascope.specs.model import SPEC_WORKLOADS, FunctionSpec, Spec
 from faascope.specs.rules import Rule, RuleError
 from faascope.specs.sections.names import unknown_names
 
@@ -48,7 +48,7 @@ def check_overrides(spec: Spec, factors: list[Factor], kinds: list[str], known: 
                 problems.append((f"overrides[{i}].set.{key}", "is a factor; an override cannot change "
                                  "a factor's level"))
                 continue
-            owners = [k for k in kinds if fname in WORKLOAD_MODELS[k].model_fields]
+            owners = [k for k in kinds if fname in SPEC_WORKLOADS[k].model_fields]
             if section == "workload" and (not owners or fname == "kind"):
                 problems.append((f"overrides[{i}].set.{key}", f"the {'/'.join(kinds)} workload "
                                  f"has no field {fname!r}" if not owners else "cannot set the workload kind"))
