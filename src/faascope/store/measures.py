@@ -161,7 +161,8 @@ MEASURES: list[Measure] = [
 #: the flat view's fixed columns that are responses (the view's other fixed columns are ids,
 #: levels and timestamps)
 FIXED_MEASURES: list[Measure] = [
-    Measure("latency_seconds", "the agent's timed workload, elapsed_s", "s", "lower", "latency"),
+    Measure("latency_seconds", "the agent's timed workload, elapsed_s; for a user's own function "
+            "the platform's duration (REPORT Duration)", "s", "lower", "latency"),
     Measure("client_latency_seconds", "the client's round trip of the invocation", "s", "lower",
             "round trip"),
     Measure("client_headers_seconds", "the client's time to the reply's headers", "s", "lower",

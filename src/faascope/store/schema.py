@@ -52,7 +52,7 @@ from faascope.store.measures import MEASURES
 from faascope.store.bucket_state import BUCKET_COLUMNS, bucket_view_sql
 
 #: the version this faascope writes; files of every version in HISTORY stay readable
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: (version, date, what changed): a file says in ``meta.schema_version`` which version created it
 HISTORY = [
@@ -106,6 +106,12 @@ HISTORY = [
                       "null where the agent did not report them. The host_bound event's cells "
                       "gain cpu: the most vCPU promised at once to the cell's running instances "
                       "against the host's CPUs. No table changed."),
+    (9, "2026-11-27", "a user's own function (spec function.code, workload kind invoke): its "
+                      "response_json is {returned: what the function returned, cold: the "
+                      "platform's word on the start}, and invocations_flat's latency_seconds is "
+                      "then the platform's duration (the REPORT line's Duration, in seconds), "
+                      "as faascope tune's; cold is filled from the platform. No table changed: "
+                      "files of versions 1-8 (agent responses only) read as before."),
 ]
 
 #: the event kind of a run's provenance record (detail: ``phase`` start or end, and the facts)
@@ -383,7 +389,11 @@ SELECT
     i.warmup,
     i.block,
     {factor_sql}
-    json_extract({r}, '$.workload.elapsed_s') AS latency_seconds,
+    -- the agent's own time; a user's function (a response with returned) has the platform's
+    COALESCE(json_extract({r}, '$.workload.elapsed_s'),
+             CASE WHEN json_type({r}, '$.returned') IS NOT NULL
+                  THEN CAST(json_extract(i.platform_json, '$.report.duration_ms') AS REAL) / 1000.0
+             END) AS latency_seconds,
     i.client_latency_s AS client_latency_seconds,
     i.client_headers_s AS client_headers_seconds,
     json_extract({r}, '$.cold') AS cold,

@@ -32,6 +32,11 @@ def tuning_spec(spec_path: Path, memories: list[int], arches: Optional[list[str]
         factors["arch"] = arches
     spec["factors"] = factors
     spec["name"] = f"{spec.get('name', 'spec')}-tune"
+    code = (spec.get("function") or {}).get("code") if isinstance(spec.get("function"), dict) else None
+    if isinstance(code, dict) and isinstance(code.get("path"), str):
+        # a user's function's package is named relative to its spec; the derived spec is
+        # written elsewhere (beside the results), so it names the package absolutely
+        code["path"] = str((spec_path.resolve().parent / code["path"]).resolve())
     design = dict(spec.get("design") or {})
     design.update(cold=True, warmup=0)  # true: each cell's first run of a block is cold
     design.setdefault("replications", 5)
