@@ -75,7 +75,7 @@ def needed_keys(plan) -> set[str]:
             continue
         table = f"platform-{p}"
         need.add(f"{table}:cold_start_fixed")
-        w = c.payload["workload"]
+        w = c.workload_request
         kind, op = w.get("kind"), w.get("op")
         if kind == "fileio" and not site.tmpfs and table == "platform-lambda":
             if op == "read":

@@ -389,9 +389,9 @@ SELECT
     i.warmup,
     i.block,
     {factor_sql}
-    -- the agent's own time; a user's function (a response with returned) has the platform's
+    -- the agent's own time; a user's function (a configuration with code) has the platform's
     COALESCE(json_extract({r}, '$.workload.elapsed_s'),
-             CASE WHEN json_type({r}, '$.returned') IS NOT NULL
+             CASE WHEN json_extract(i.config_json, '$.code') IS NOT NULL
                   THEN CAST(json_extract(i.platform_json, '$.report.duration_ms') AS REAL) / 1000.0
              END) AS latency_seconds,
     i.client_latency_s AS client_latency_seconds,
