@@ -22,7 +22,7 @@ import sys
 import time
 
 from faascope.providers.base import FunctionConfig, Provider
-from faascope.providers.invocation import InvokeResult, classify
+from faascope.providers.invocation import InvokeResult, classify, classify_user
 
 
 class InProcessFakeProvider(Provider):
@@ -74,6 +74,17 @@ class InProcessFakeProvider(Provider):
         if self.fail_every and self.invocations % self.fail_every == 0:
             body = json.dumps({"errorType": "Runtime.ExitError", "errorMessage": "fake crash"}).encode()
             fields = classify(body, "Unhandled")
+        elif self.functions.get(name) is not None and self.functions[name].user_code:
+            # a user's own function: it echoes its event; the platform's REPORT gives the time
+            ms = elapsed * 1000
+            report = {"duration_ms": ms, "billed_duration_ms": int(ms) + 1,
+                      "memory_size_mb": self.functions[name].memory_mb, "max_memory_used_mb": 30}
+            if cold:
+                report["init_duration_ms"] = 100.0
+            fields = classify_user(json.dumps({"echo": payload}).encode(), None, cold)
+            return InvokeResult(**fields, send_ns=send, headers_ns=end, end_ns=time.time_ns(),
+                                attempts=1, retries=0, request_id=secrets.token_hex(4),
+                                platform={"report": report})
         else:
             w = payload["workload"]
             body = json.dumps({
