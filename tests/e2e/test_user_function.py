@@ -1,8 +1,8 @@
 """A user's own function (examples/user-function: a Python handler that writes and reads /tmp and
 S3, nothing of faascope's inside) on the REAL local platform's lambda profile, as a user meets
 it: the example spec as a campaign (`faascope run` starts the S3 stand-in it names), with a
-payload that makes the function fail; `faascope analyze` on its latency; `faascope tune --spec`
-with one row per memory size."""
+payload that makes the function fail; `faascope analyze` and `faascope report` on its latency;
+`faascope tune --spec` with one row per memory size."""
 from __future__ import annotations
 
 import json
@@ -81,6 +81,12 @@ def test_example_campaign_records_the_functions_replies_and_the_platforms_figure
     out = json.loads(res.stdout)
     assert out["n"] == 4 and {c["levels"]["memory"] for c in out["cells"]} == {"128", "1024"}
     assert all(c["mean"] > 0 for c in out["cells"])
+
+    rep = runner.invoke(cli, ["report", str(db), "--out", str(tmp_path / "report"),
+                              "--response", "latency_seconds", "--formats", "none"])
+    assert rep.exit_code == 0, rep.output
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    assert "Fastest:" in summary and "workload: kind=invoke" in summary, summary[:3000]
 
 
 def test_tune_on_the_example_gives_one_row_per_memory_size(tmp_path, platform_dir):
