@@ -37,7 +37,7 @@ def config(path, **kw) -> FunctionConfig:
                           handler="app.handler", environment=json.dumps({"BUCKET": "photos"}), **kw)
 
 
-def test_create_function_request_of_a_user_function(aws_env, tmp_path):
+def test_create_function_request_of_a_user_function_mock_check_no_live_aws(aws_env, tmp_path):
     d = package(tmp_path)
     p = AWSProvider(role=ROLE, region="eu-west-1")
     sent = []
@@ -77,7 +77,7 @@ def _invoke(p: AWSProvider, name: str, payload: bytes, function_error=None):
         return p.invoke(name, {"key": "a"})
 
 
-def test_invoke_replies_are_the_functions_not_the_agents(aws_env, tmp_path):
+def test_invoke_replies_are_the_functions_not_the_agents_mock_check_no_live_aws(aws_env, tmp_path):
     d = package(tmp_path)
     p = AWSProvider(role=ROLE, region="eu-west-1")
     p._config["mine"] = config(d)
@@ -98,3 +98,23 @@ def test_invoke_replies_are_the_functions_not_the_agents(aws_env, tmp_path):
     # faascope's agent's functions are still read as the agent's
     p._config["agent"] = FunctionConfig(memory_mb=512)
     assert _invoke(p, "agent", b'{"hi": 1}').error_type == "InvalidAgentResponse"
+
+
+def test_environment_points_the_sdks_at_the_stand_ins_and_the_users_variables_win(tmp_path):
+    from faascope.providers.lambda_api import user_environment
+    from faascope.specs.model import CODE_USES
+    from faascope.standins.needs import USES, needs_of, uses_payloads
+
+    standins = {"FAASCOPE_S3_ENDPOINT_URL": "http://127.0.0.1:9100", "FAASCOPE_S3_BUCKET": "faascope"}
+    cfg = config(tmp_path)
+    env = user_environment(cfg, standins)
+    assert env["AWS_ENDPOINT_URL_S3"] == "http://127.0.0.1:9100" and env["BUCKET"] == "photos"
+    mine = FunctionConfig(memory_mb=128, code=str(tmp_path), runtime="python3.12", handler="a.b",
+                          environment=json.dumps({"AWS_ENDPOINT_URL_S3": "http://elsewhere"}))
+    assert user_environment(mine, standins)["AWS_ENDPOINT_URL_S3"] == "http://elsewhere"
+    assert "AWS_ENDPOINT_URL_S3" not in user_environment(cfg, {})   # no stand-in: AWS's own S3
+    # every name a spec may give in function.code.uses starts the stand-in of that name
+    assert set(USES) == set(CODE_USES)
+    assert needs_of(uses_payloads(["s3"])).kinds == {"s3"}
+    assert needs_of(uses_payloads(["dynamodb"])).kinds == {"dynamodb"}
+    assert needs_of(uses_payloads(["redis"])).kinds == {"redis"}

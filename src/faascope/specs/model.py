@@ -239,7 +239,7 @@ class CodeSpec(Strict):
     environment: dict[str, str] = Field(default_factory=dict)
     #: local provider only: the stand-ins the function talks to; it finds them through the
     #: environment (AWS_ENDPOINT_URL_S3 and FAASCOPE_S3_BUCKET for s3 …); ignored elsewhere
-    uses: list[Literal["s3", "dynamodb", "redis"]] = Field(default_factory=list)
+    uses: list[Literal[CODE_USES]] = Field(default_factory=list)  # type: ignore[valid-type]
 
     @field_validator("environment")
     @classmethod
