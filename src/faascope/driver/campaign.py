@@ -49,6 +49,7 @@ from faascope.provider_kinds import PROVIDER_KINDS
 from faascope.providers.base import FunctionConfig, Provider
 from faascope.providers.deployments import DeploymentProviders
 from faascope.providers.invocation import MAY_HAVE_RUN, NEVER_SENT, InvokeResult
+from faascope.providers.packaging import package_sha256
 from faascope.specs.loader import LoadedSpec
 from faascope.standins.wiring import open_provider
 from faascope.analysis.host_bound import host_bound_cells
@@ -469,13 +470,34 @@ class Campaign:
         """Deploy a function the campaign runs (once; deleted when the campaign completes)."""
         if name in self.deployed:
             return
+        code_sha = self._same_package(name, config)
         provider = self.open_provider()
         t0 = time.perf_counter()
         provider.deploy(name, config)
         self.deployed[name] = config
-        self.event("deployed", {"function": name, "config": config.as_dict(),
-                                "seconds": round(time.perf_counter() - t0, 3),
-                                "provider": provider.describe_function(name)})
+        detail = {"function": name, "config": config.as_dict(),
+                  "seconds": round(time.perf_counter() - t0, 3),
+                  "provider": provider.describe_function(name)}
+        if code_sha is not None:
+            detail["code_sha256"] = code_sha
+        self.event("deployed", detail)
+
+    def _same_package(self, name: str, config: FunctionConfig) -> Optional[str]:
+        """A user's function's package digest (None for the agent), refused when the campaign
+        deployed other code under this name before: one campaign measures one package, and a
+        package edited between a run and its --resume would mix two programs' times in one
+        cell without a word."""
+        if not config.user_code:
+            return None
+        sha = package_sha256(config.code)
+        earlier = [d.get("code_sha256") for kind, d in self.store.events(self.id, ("deployed",))
+                   if d.get("function") == name and d.get("code_sha256")]
+        if earlier and earlier[-1] != sha:
+            raise BadInput(f"the package {config.code} changed since this campaign deployed it "
+                           f"(SHA-256 {earlier[-1][:12]}… then, {sha[:12]}… now); a campaign "
+                           "measures one package: restore it, or run the new one into a new "
+                           "results file", field="function.code.path")
+        return sha
 
     def configure(self, name: str, config: FunctionConfig) -> None:
         """Give a deployed function this configuration (in place: shared functions change

@@ -6,6 +6,7 @@ Lambda's 50 MB direct-upload limit is deployed through S3 (faascope.specs.lambda
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import zipfile
@@ -89,6 +90,12 @@ def user_package(path: str | os.PathLike) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, f.read_bytes())
     return buf.getvalue()
+
+
+def package_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 (hex) of a user's package as :func:`user_package` builds it: what a campaign
+    records of the code it measured."""
+    return hashlib.sha256(user_package(path)).hexdigest()
 
 
 def _size(ctx, param, value):
