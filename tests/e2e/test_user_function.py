@@ -49,7 +49,7 @@ def test_example_campaign_records_the_functions_replies_and_the_platforms_figure
         c.row_factory = sqlite3.Row
         rows = [dict(x) for x in c.execute(
             "SELECT f.*, i.response_json, i.platform_json FROM invocations_flat f "
-            "JOIN invocations i ON i.order_index = f.order_index")]
+            "JOIN invocations i ON i.id = f.invocation_id")]
         servers = {s["kind"] for (d,) in c.execute("SELECT detail_json FROM events WHERE kind = 'standins'")
                    for s in json.loads(d).get("servers", [])}
     assert len(rows) == 8 and "s3" in servers
@@ -101,3 +101,30 @@ def test_tune_on_the_example_gives_one_row_per_memory_size(tmp_path, platform_di
     # each size has its warm latency (the REPORT Duration) and a price from the billed duration
     assert all(x["n_warm"] >= 1 and x["latency_mean"] > 0 and x["cost_per_million"] > 0
                for x in rows), rows
+
+
+def test_a_burst_of_the_example_each_member_its_own_reply_and_report(tmp_path, platform_dir):
+    """Bursts (load:) of a user's function: the burst driver reads each member's reply as the
+    function's (not as a failed agent's) and asks for the log tail, so the REPORT figures and
+    latency_seconds are there; {index} in the payload gives every member its own S3 key."""
+    spec = example(tmp_path, platform_dir, memory=[256])
+    doc = yaml.safe_load(spec.read_text())
+    doc["workload"]["payload"] = {"key": "burst/{index}.bin", "size": 4096}
+    doc["load"] = {"burst_size": 3, "start": "cold"}
+    doc["design"]["replications"] = 1
+    del doc["design"]["cold"]          # bursts choose their start with load.start
+    spec.write_text(yaml.safe_dump(doc))
+    db = tmp_path / "b.db"
+    r = CliRunner().invoke(cli, ["run", str(spec), "--results", str(db), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    with sqlite3.connect(db) as c:
+        rows = c.execute("SELECT f.status, f.cold, f.latency_seconds, f.report_duration_ms, "
+                         "i.response_json FROM invocations_flat f JOIN invocations i "
+                         "ON i.id = f.invocation_id WHERE f.warmup = 0").fetchall()
+    assert len(rows) == 3, rows
+    keys = set()
+    for status, cold, lat, dur, resp in rows:
+        assert status == "ok" and cold == 1, (status, cold, resp)
+        assert lat == pytest.approx(dur / 1000) and lat > 0
+        keys.add(json.loads(resp)["returned"]["key"])
+    assert keys == {"burst/0.bin", "burst/1.bin", "burst/2.bin"}

@@ -83,7 +83,7 @@ def test_the_example_plans_as_it_is():
     ({"function__code__environment": {"1BAD": "x"}}, "function.code.environment", "not a valid"),
     ({"function__code__uses": ["ftp"]}, "function.code.uses", "s3"),
     ({"function__image_size": "10MB"}, "function.image_size", "package"),
-    ({"load": {"burst_size": 2}}, "load", "not supported"),
+    ({"load": {"burst_size": 2, "member_index": "payload"}}, "load.member_index", "{index}"),
     ({"provider": {"kind": "http", "settings": {"endpoints": ["http://127.0.0.1:1/"]}}},
      "provider.kind", "Lambda API"),
     ({"factors__payload": [{"n": 1}, {"n": 1}]}, "factors.payload[1]", "repeats"),
@@ -93,6 +93,13 @@ def test_mistakes_are_refused_naming_the_field(tmp_path, changes, field, words):
     err = refused(write_spec(tmp_path, **changes))
     text = str(err)
     assert field in text and words in text, text
+
+
+def test_bursts_of_a_user_function_plan_with_index_in_the_event(tmp_path):
+    plan = build_plan(load_spec(write_spec(tmp_path, load={"burst_size": 3},
+                                           workload={"kind": "invoke", "payload": {"k": "{index}"}},
+                                           factors__payload=None)))
+    assert [c.burst_invocations for c in plan.cells] == [3, 3]
 
 
 def test_a_zip_is_taken_and_a_file_that_is_not_one_refused(tmp_path):

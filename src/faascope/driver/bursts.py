@@ -130,7 +130,10 @@ class _Bursts:
     async def run(self) -> bool:
         biggest = max(max(cell_burst_shape(self.cells[g.cell_key])) for g in self.groups)
         s = self.settings
-        factory = request_factory(self.provider, log_tail=False)
+        # a user's function is timed by the platform's REPORT line (its latency_seconds), which
+        # only the log tail carries; the agent times itself, and its bursts skip the tail
+        user = any(c.function.code is not None for c in self.cells.values())
+        factory = request_factory(self.provider, log_tail=user)
         inv = AsyncInvoker(factory, max_connections=max(biggest, 1),
                            connect_timeout_s=getattr(s, "connect_timeout_s", 10.0),
                            read_timeout_s=getattr(s, "read_timeout_s", 960.0))

@@ -152,6 +152,8 @@ class Prepared:
     endpoint_name: Optional[str] = None
     #: a health check (``dry_run`` on agent URLs) is a GET without a body; everything else POSTs
     method: str = "POST"
+    #: the function it invokes (Lambda API requests), so its reply is read as that function's
+    function_name: Optional[str] = None
 
 
 @dataclass

@@ -39,7 +39,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from faascope.errors import Failure
 from faascope.providers.base import COLD_NONCE_VAR, FunctionConfig, Provider
@@ -240,8 +240,11 @@ class LambdaRequests(RequestFactory):
 
     protocol = "lambda"
 
-    def __init__(self, client: Any, log_tail: bool = False):
+    def __init__(self, client: Any, log_tail: bool = False,
+                 user_function: Optional[Callable[[str], bool]] = None):
         self.client = client
+        #: whether a function is a user's own (its replies are not the agent's)
+        self.user_function = user_function
         self.endpoint = client.meta.endpoint_url.rstrip("/")
         self.region = client.meta.region_name
         self.log_tail = log_tail
@@ -266,12 +269,15 @@ class LambdaRequests(RequestFactory):
         req = AWSRequest(method="POST", url=url, data=body, headers=headers)
         self.signer.sign("Invoke", req)  # SigV4 with the client's credentials, region, service
         return Prepared(url=URL(url, encoded=True), headers=dict(req.headers.items()), body=body,
-                        endpoint=self.endpoint, protocol="lambda")
+                        endpoint=self.endpoint, protocol="lambda", function_name=name)
 
     def parse(self, prep: Prepared, status: int, headers: Any, body: bytes,
               timing: Timing) -> InvokeResult:
+        user = (self.user_function is not None and prep.function_name is not None
+                and self.user_function(prep.function_name))
         return lambda_result(status, headers, body, send_ns=timing.send_ns,
-                             headers_ns=timing.headers_ns, end_ns=timing.end_ns)
+                             headers_ns=timing.headers_ns, end_ns=timing.end_ns,
+                             user_function=user)
 
     def describe(self) -> dict:
         return {"protocol": "lambda", "endpoint_url": self.endpoint, "region": self.region,
@@ -365,7 +371,12 @@ class LambdaAPIProvider(Provider):
         return d
 
     def async_requests(self, *, log_tail: bool = False) -> LambdaRequests:
-        return LambdaRequests(self.client, log_tail=log_tail)
+        return LambdaRequests(self.client, log_tail=log_tail, user_function=self.is_user_function)
+
+    def is_user_function(self, name: str) -> bool:
+        """Whether ``name`` was deployed as a user's own function (spec ``function.code``)."""
+        cfg = self._config.get(name)
+        return cfg is not None and cfg.user_code
 
     # ------------------------------------------------------------------ hooks
     def _on_send(self, request=None, **_):
@@ -587,8 +598,7 @@ class LambdaAPIProvider(Provider):
     def invoke(self, name: str, payload: Any) -> InvokeResult:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        cfg = self._config.get(name)
-        user = cfg is not None and cfg.user_code
+        user = self.is_user_function(name)
 
         body = json.dumps(payload).encode()
         self._attempts = 0

@@ -37,9 +37,10 @@ def check_code(spec: Spec, source: str, problems: list[tuple[str, str]]) -> None
     if spec.function.image_size is not None:
         problems.append(("function.image_size", "pads faascope's agent package; a user's "
                          "function is deployed as its package is"))
-    if spec.load is not None:
-        problems.append(("load", "bursts of a user's own function are not supported yet; run "
-                         "it one invocation at a time (no load section)"))
+    if spec.load is not None and spec.load.member_index is not None:
+        problems.append(("load.member_index", "sets a field of the agent's request; a user's "
+                         "event is sent as it is: write {index} in a string of the payload, "
+                         "which each member gets replaced by its index"))
     kinds = {spec.provider.kind} | {d.kind or spec.provider.kind for d in spec.deployments.values()}
     for k in sorted(kinds - set(LAMBDA_API_KINDS)):
         problems.append(("provider.kind", f"a user's function is deployed through the Lambda "
