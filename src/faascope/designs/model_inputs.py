@@ -126,7 +126,9 @@ class Inputs:
                 self.platform(profile, f"shared_{what}_iops"))
 
     def cold_start(self, profile: Optional[str], package_bytes: int = 0) -> float:
-        """The profile's modelled part of a cold start, seconds (fixed part + package fetch)."""
-        fixed = self.platform(profile, "cold_start_fixed") or 0.0
+        """The profile's modelled part of a cold start, seconds (fixed part + package fetch + the
+        modelled overhead inside INIT, agent/platform/initcpu.go)."""
+        fixed = (self.platform(profile, "cold_start_fixed") or 0.0) + \
+            (self.platform(profile, "init_overhead") or 0.0)
         rate = self.platform(profile, "cold_start_fetch_rate")
         return fixed + (package_bytes / rate if rate and package_bytes > 0 else 0.0)
