@@ -54,8 +54,10 @@ func ErrValidation(value, field, constraint string) error {
 // TooLarge is a RequestEntityTooLargeException (413).
 func TooLarge(msg string) error { return tooLarge(msg) }
 
-// FunctionNamePattern is AWS's pattern for FunctionName, quoted in its validation message.
-func FunctionNamePattern() string { return functionNamePattern }
+// ParseCreateFunctionName checks CreateFunction's FunctionName and returns the name (names.go).
+func ParseCreateFunctionName(raw, region string) (string, error) {
+	return parseCreateFunctionName(raw, region)
+}
 
 // ParseFunctionRef resolves a FunctionName and Qualifier in the request's region (names.go).
 func ParseFunctionRef(raw, qualifier, region string) (FunctionRef, error) {

@@ -7,7 +7,6 @@ import (
 	"log"
 	"maps"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"time"
@@ -364,11 +363,16 @@ func (p *Platform) replaceLocked(key fnKey, change func(*Function) error) (*Func
 // DeleteFunction removes a function with its versions and aliases, its warm instances and its
 // files (busy instances end with their invocation); with a version qualifier, that version.
 func (p *Platform) DeleteFunction(ref funcRef) error {
+	// AWS's order: a qualifier that names $LATEST or an alias is refused whether or not the
+	// function exists; then a missing function is named without the qualifier ("$latest" is
+	// neither); a version that does not exist is deleted already.
 	switch q := ref.Qualifier; {
 	case q == "$LATEST":
 		return errInvalid("$LATEST version cannot be deleted without deleting the function.")
-	case q != "" && !versionRE.MatchString(q):
+	case q != "" && aliasNameRE.MatchString(q) && !versionRE.MatchString(q):
 		return errInvalid("Deletion of aliases is not currently supported.")
+	case q != "" && !p.exists(ref.fnKey):
+		return errNotFound(ref.fnKey, "")
 	case q != "":
 		return p.deleteVersion(ref.fnKey, q)
 	}
@@ -431,20 +435,17 @@ func setCode(c *FunctionConfiguration, code *stagedCode) {
 	c.CodeSha256 = code.sha256
 }
 
-// checkFunctionName checks a plain function name. Characters outside the API model's pattern
-// fail its validation (ValidationException, before the service sees the request); a name the
-// pattern allows but the service does not (longer than 64) is the service's refusal.
+// checkFunctionName checks a plain function name (the name is a directory in the store): as
+// CreateFunction's FunctionName (names.go), and without the ARN forms.
 func checkFunctionName(name string) error {
-	if !functionNameRE.MatchString(name) {
-		if name == "" || !functionNameCharsRE.MatchString(name) {
-			return errValidation(name, "functionName", "Member must satisfy regular expression pattern: "+functionNamePattern)
-		}
-		return errInvalid("FunctionName %q must match [a-zA-Z0-9_-]{1,64}", name)
+	if functionNameRE.MatchString(name) {
+		return nil
 	}
-	return nil
+	if _, err := parseCreateFunctionName(name, defaultRegion); err != nil {
+		return err
+	}
+	return errValidations(patternFault(name, "functionName", createFunctionNamePattern))
 }
-
-var functionNameCharsRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // Bounds of Lambda's API model (botocore's lambda service-2.json): a value outside them fails
 // the model's validation (ValidationException); inside them but beyond the service's limits

@@ -148,7 +148,12 @@ func (p *Platform) invocationTarget(req InvokeRequest) (*Function, target, error
 	}
 	f, ok := p.functions[ref.fnKey]
 	if !ok {
-		return nil, target{}, errNotFound(ref.fnKey, ref.Qualifier)
+		// Invoke names the version it looked for: $LATEST when unqualified (as AWS answers).
+		q := ref.Qualifier
+		if q == "" {
+			q = "$LATEST"
+		}
+		return nil, target{}, errNotFound(ref.fnKey, q)
 	}
 	t, err := p.resolve(f, ref)
 	if err == nil {

@@ -224,7 +224,6 @@ func (p *Platform) ListVersions(key fnKey, marker string, max int) ([]FunctionCo
 	return out, next, nil
 }
 
-// deleteVersion deletes one published version, refused while an alias points to it.
 // errNoVersion stops a delete of a version the function does not have.
 var errNoVersion = errors.New("no such version")
 

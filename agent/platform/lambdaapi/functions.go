@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/faascope/faascope/agent/platform"
 )
@@ -49,18 +48,8 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 	// Removes the staged package unless the core adopted it.
 	defer zip.Discard()
 	region := platform.RequestRegion(r)
-	name := req.FunctionName
-	if strings.Contains(name, ":") { // an ARN or a partial ARN names the function too
-		ref, err := platform.ParseFunctionRef(name, "", region)
-		if err == nil && ref.Qualifier != "" {
-			err = platform.ErrValidation(name, "functionName", "Member must satisfy regular expression pattern: "+platform.FunctionNamePattern())
-		}
-		if err != nil {
-			return response{}, err
-		}
-		name = ref.Name
-	}
-	if err := platform.CheckFunctionName(name); err != nil { // first: a request with several faults keeps getting the same error
+	name, err := platform.ParseCreateFunctionName(req.FunctionName, region) // first: a request with several faults keeps getting the same error
+	if err != nil {
 		return response{}, err
 	}
 	if req.PackageType == "Image" {
