@@ -54,6 +54,9 @@ func ErrValidation(value, field, constraint string) error {
 // TooLarge is a RequestEntityTooLargeException (413).
 func TooLarge(msg string) error { return tooLarge(msg) }
 
+// CheckArchitectures checks a request's Architectures against Lambda's model (validate.go).
+func CheckArchitectures(archs []string) error { return checkArchitectures(archs) }
+
 // ParseCreateFunctionName checks CreateFunction's FunctionName and returns the name (names.go).
 func ParseCreateFunctionName(raw, region string) (string, error) {
 	return parseCreateFunctionName(raw, region)

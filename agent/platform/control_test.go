@@ -93,7 +93,7 @@ func probeZip() string {
 // createProbe creates a probe function (headers: the region to sign for) and waits until Active.
 func (tp *testPlatform) createProbe(name string, env map[string]string, headers map[string]string) FunctionConfiguration {
 	tp.t.Helper()
-	req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+	req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h",
 		"Code": map[string]string{"ZipFile": probeZip()}, "Environment": map[string]any{"Variables": env}}
 	resp, body := tp.call("POST", fnPath, req, headers)
 	if resp.StatusCode != http.StatusCreated {
@@ -157,7 +157,7 @@ func TestUnimplementedOperationsAreRefusedAsUnknown(t *testing.T) {
 	wantError(t, "PublishVersion of a missing function", resp, body, http.StatusNotFound, "ResourceNotFoundException", "Function not found: arn:aws:lambda:us-east-1:000000000000:function:gone")
 	// Layers are honoured, never dropped: one that does not exist is refused (layers_test.go
 	// mounts real ones).
-	resp, body = tp.call("POST", fnPath, map[string]any{"FunctionName": "lay", "Runtime": "provided.al2023", "Role": "r",
+	resp, body = tp.call("POST", fnPath, map[string]any{"FunctionName": "lay", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r",
 		"Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)},
 		"Layers": []string{"arn:aws:lambda:us-east-1:000000000000:layer:l:1"}}, nil)
 	wantError(t, "Layers", resp, body, http.StatusBadRequest, "InvalidParameterValueException", "does not exist")
@@ -192,7 +192,7 @@ func TestFunctionNamesARNsAndQualifiers(t *testing.T) {
 	wantError(t, "malformed name", resp, body, 400, "ValidationException", "functionName")
 	// CreateFunction takes an ARN as FunctionName too.
 	resp, body = tp.call("POST", fnPath, map[string]any{"FunctionName": "arn:aws:lambda:us-east-1:000000000000:function:byarn",
-		"Runtime": "provided.al2023", "Role": "r", "Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
+		"Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
 	if resp.StatusCode != 201 || decode[FunctionConfiguration](t, body).FunctionName != "byarn" {
 		t.Errorf("create by ARN: %d %s", resp.StatusCode, body)
 	}
@@ -371,7 +371,7 @@ func TestVersionsAndAliases(t *testing.T) {
 
 func TestPublishOnCreateAndUpdateCode(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "pub", "Runtime": "provided.al2023", "Role": "r",
+	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "pub", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r",
 		"Handler": "h", "Publish": true, "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
 	if c := decode[FunctionConfiguration](t, body); resp.StatusCode != 201 || c.Version != "1" {
 		t.Fatalf("CreateFunction with Publish: %d %s", resp.StatusCode, body)
@@ -405,7 +405,7 @@ func holdPreparation(t *testing.T) (release func()) {
 func TestStatesArePendingThenActiveAndInProgressThenSuccessful(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	release := holdPreparation(t)
-	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "st", "Runtime": "provided.al2023", "Role": "r",
+	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "st", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r",
 		"Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
 	c := decode[FunctionConfiguration](t, body)
 	if resp.StatusCode != 201 || c.State != "Pending" || c.StateReasonCode != "Creating" {
@@ -439,7 +439,7 @@ func TestStatesArePendingThenActiveAndInProgressThenSuccessful(t *testing.T) {
 func TestAPackageThatCannotBeUnpackedFailsTheFunction(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	// A zip checkPackage accepts but a cold start cannot unpack (an entry escaping the package).
-	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "esc", "Runtime": "provided.al2023", "Role": "r",
+	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "esc", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r",
 		"Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(zipOf(nil, map[string][]byte{"../x": []byte("x")}))}}, nil)
 	if resp.StatusCode != 201 {
 		t.Fatalf("create: %d %s", resp.StatusCode, body)
@@ -478,7 +478,7 @@ func zeroedCRCZip() []byte {
 func TestCorruptZipIsRefusedAtCreateAndUpdate(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	bad := base64.StdEncoding.EncodeToString(zeroedCRCZip())
-	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "crc", "Runtime": "provided.al2023", "Role": "r",
+	resp, body := tp.call("POST", fnPath, map[string]any{"FunctionName": "crc", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r",
 		"Handler": "h", "Code": map[string]string{"ZipFile": bad}}, nil)
 	wantError(t, "CreateFunction", resp, body, 400, "InvalidParameterValueException", "Could not unzip uploaded file")
 	tp.create("crc", nil)
@@ -592,14 +592,14 @@ func TestModelValidationBeforeServiceLimits(t *testing.T) {
 		msg   string
 	}{
 		{"a name with a space", map[string]any{"FunctionName": "bad name!"}, "ValidationException", "at 'functionName' failed to satisfy constraint"},
-		{"a 65-character name", map[string]any{"FunctionName": strings.Repeat("n", 65)}, "InvalidParameterValueException", "FunctionName"},
+		{"a 65-character name", map[string]any{"FunctionName": strings.Repeat("n", 65)}, "InvalidParameterValueException", "at 'functionName' failed to satisfy constraint: Member must have length less than or equal to 64"},
 		{"memory above the model", map[string]any{"MemorySize": 40000}, "ValidationException", "Value '40000' at 'memorySize' failed to satisfy constraint: Member must have value less than or equal to 32768"},
 		{"memory above the service", map[string]any{"MemorySize": 20000}, "InvalidParameterValueException", "MemorySize 20000"},
 		{"timeout 0", map[string]any{"Timeout": 0}, "ValidationException", "at 'timeout'"},
 		{"timeout above 900 s", map[string]any{"Timeout": 901}, "InvalidParameterValueException", "Timeout 901"},
 		{"ephemeral storage 100 MB", map[string]any{"EphemeralStorage": map[string]int{"Size": 100}}, "ValidationException", "at 'ephemeralStorage.size'"},
 	} {
-		req := map[string]any{"FunctionName": "v", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+		req := map[string]any{"FunctionName": "v", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h",
 			"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}
 		for k, v := range c.extra {
 			req[k] = v

@@ -82,6 +82,9 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	if err := checkFunctionName(in.Name); err != nil { // the name is a directory in the store
 		return FunctionConfiguration{}, err
 	}
+	if err := checkRole(in.Role); err != nil {
+		return FunctionConfiguration{}, err
+	}
 	if in.Region == "" {
 		in.Region = defaultRegion
 	}
@@ -220,6 +223,11 @@ type ConfigurationUpdate struct {
 
 // UpdateConfiguration changes settings; like AWS, the next invocation gets a fresh instance.
 func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (FunctionConfiguration, error) {
+	if u.Role != nil {
+		if err := checkRole(*u.Role); err != nil {
+			return FunctionConfiguration{}, err
+		}
+	}
 	return p.update(key, nil, false, func(next *Function) error {
 		if err := checkRevision(u.RevisionId, next.Config.RevisionId); err != nil {
 			return err

@@ -92,7 +92,7 @@ func fileSha(t *testing.T, path string) string {
 }
 
 func createInput(name string, code io.Reader) CreateFunctionInput {
-	return CreateFunctionInput{Name: name, Runtime: "provided.al2023", Role: "r", Handler: "bootstrap",
+	return CreateFunctionInput{Name: name, Runtime: "provided.al2023", Role: "arn:aws:iam::000000000000:role/r", Handler: "bootstrap",
 		Architecture: hostArch(), Code: code}
 }
 

@@ -130,7 +130,7 @@ func TestFunctionLayersValidation(t *testing.T) {
 	}
 	create := func(layers []string) (*http.Response, []byte) {
 		return tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "withlayers", "Runtime": "provided.al2023",
-			"Role": "r", "Handler": "h", "Code": map[string]string{"ZipFile": b64(agentZip)}, "Layers": layers}, nil)
+			"Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": map[string]string{"ZipFile": b64(agentZip)}, "Layers": layers}, nil)
 	}
 	resp, body := create(arns)
 	wantAPIError(t, "6 layers", resp, body, 400, "InvalidParameterValueException", "Cannot reference more than 5 layers.")
@@ -205,7 +205,7 @@ func TestLayersMountedInOrderAtOpt(t *testing.T) {
 		t.Fatalf("a deleted layer version keeps serving its function: %s", body)
 	}
 	resp, body := tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "late", "Runtime": "provided.al2023",
-		"Role": "r", "Handler": "h", "Code": map[string]string{"ZipFile": b64(code)}, "Layers": []string{a}}, nil)
+		"Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": map[string]string{"ZipFile": b64(code)}, "Layers": []string{a}}, nil)
 	wantAPIError(t, "a deleted version for a new function", resp, body, 400, "InvalidParameterValueException", "does not exist")
 	zipPath := tp.layerStore().zipPath("runtime", 1)
 	if _, err := os.Stat(zipPath); err != nil {

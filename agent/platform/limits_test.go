@@ -215,7 +215,7 @@ func TestRuntimeAPIConnectionFloodLeavesThePlatformUp(t *testing.T) {
 		t.Errorf("%d connections of one sandbox took %d of the platform's descriptors (from %d to %d)", conns, fds-base, base, fds)
 	}
 	resp, body := tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "other",
-		"Runtime": "provided.al2023", "Role": "r", "Handler": "bootstrap", "MemorySize": 256,
+		"Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "bootstrap", "MemorySize": 256,
 		"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("CreateFunction of another function during the flood: %d %s", resp.StatusCode, body)
@@ -292,7 +292,7 @@ func (r repeatReader) Read(p []byte) (int, error) {
 }
 
 func codeBody(name string, zipChars int64) (io.Reader, int64) {
-	pre := `{"FunctionName":"` + name + `","Runtime":"provided.al2023","Role":"r","Handler":"bootstrap","Code":{"ZipFile":"`
+	pre := `{"FunctionName":"` + name + `","Runtime":"provided.al2023","Role":"arn:aws:iam::000000000000:role/r","Handler":"bootstrap","Code":{"ZipFile":"`
 	post := `"}}`
 	return io.MultiReader(strings.NewReader(pre), io.LimitReader(repeatReader('A'), zipChars), strings.NewReader(post)),
 		int64(len(pre)) + zipChars + int64(len(post))
@@ -449,7 +449,7 @@ func TestZipBombIsRefusedAtUpload(t *testing.T) {
 	want := "Unzipped size must be smaller than 262144000 bytes"
 
 	resp, body := tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "bomb",
-		"Runtime": "provided.al2023", "Role": "r", "Handler": "bootstrap",
+		"Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "bootstrap",
 		"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(bomb)}}, nil)
 	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Amzn-ErrorType") != "InvalidParameterValueException" ||
 		!strings.Contains(string(body), want) {
@@ -484,7 +484,7 @@ func TestZipBombIsRefusedAtUpload(t *testing.T) {
 	w.Write(deflated.Bytes())
 	zw.Close()
 	resp, body = tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "liar",
-		"Runtime": "provided.al2023", "Role": "r", "Handler": "bootstrap",
+		"Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "bootstrap",
 		"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(raw.Bytes())}}, nil)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Could not unzip") {
 		t.Fatalf("create with lying headers: %d %s", resp.StatusCode, body)

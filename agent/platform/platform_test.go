@@ -183,7 +183,7 @@ func (tp *testPlatform) call(method, path string, body any, headers map[string]s
 
 func (tp *testPlatform) create(name string, extra map[string]any) {
 	tp.t.Helper()
-	req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "arn:aws:iam::0:role/x",
+	req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/x",
 		"Handler": "bootstrap", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)},
 		"MemorySize": 256, "Timeout": 30}
 	for k, v := range extra {
@@ -307,13 +307,13 @@ func TestFunctionErrorsAndAPIErrors(t *testing.T) {
 	}
 	tp.create("dup", nil)
 	resp, _ = tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "dup", "Runtime": "provided.al2023",
-		"Role": "r", "Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
+		"Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}}, nil)
 	if resp.StatusCode != 409 || resp.Header.Get("X-Amzn-ErrorType") != "ResourceConflictException" {
 		t.Fatalf("duplicate create: %d", resp.StatusCode)
 	}
 	for field, bad := range map[string]any{"MemorySize": 64, "Timeout": 901, "Runtime": "python3.12",
 		"EphemeralStorage": map[string]int{"Size": 100}, "Tags": map[string]string{TagProfile: "azure"}} {
-		req := map[string]any{"FunctionName": "bad", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+		req := map[string]any{"FunctionName": "bad", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h",
 			"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}, field: bad}
 		resp, body := tp.call("POST", "/2015-03-31/functions", req, nil)
 		// Named as AWS names it: the API model's validation says memorySize, the service MemorySize.
@@ -648,7 +648,7 @@ func TestRuntimeCrashMidInvocationIsAFunctionError(t *testing.T) {
 		t.Skip("needs curl in the sandbox's /usr")
 	}
 	tp := startPlatform(t, Config{})
-	req := map[string]any{"FunctionName": "crash", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+	req := map[string]any{"FunctionName": "crash", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h",
 		"Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(zipOf(nil, map[string][]byte{"bootstrap": []byte(crashingRuntime)}))}}
 	if resp, body := tp.call("POST", "/2015-03-31/functions", req, nil); resp.StatusCode != 201 {
 		t.Fatal(string(body))

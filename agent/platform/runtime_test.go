@@ -175,7 +175,7 @@ func TestReservedEnvironmentVariablesAreRefused(t *testing.T) {
 			var resp *http.Response
 			var body []byte
 			if op == "create" {
-				req := map[string]any{"FunctionName": "res2", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+				req := map[string]any{"FunctionName": "res2", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h",
 					"Code":        map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(probe(t, nil))},
 					"Environment": map[string]any{"Variables": vars}}
 				resp, body = tp.call("POST", "/2015-03-31/functions", req, nil)

@@ -20,7 +20,7 @@ func TestCodeFromS3IsRefusedWithoutAnEndpoint(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	s3code := map[string]string{"S3Bucket": "b", "S3Key": "k.zip"}
 	resp, body := tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "froms3", "Runtime": "provided.al2023",
-		"Role": "r", "Handler": "h", "Code": s3code}, nil)
+		"Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": s3code}, nil)
 	wantAPIError(t, "CreateFunction", resp, body, 400, "InvalidParameterValueException", "--s3-endpoint")
 	resp, body = tp.call("POST", "/2018-10-31/layers/l/versions", map[string]any{"Content": s3code}, nil)
 	wantAPIError(t, "PublishLayerVersion", resp, body, 400, "InvalidParameterValueException", "--s3-endpoint")
@@ -140,11 +140,11 @@ func TestCodeFromS3(t *testing.T) {
 		{"deploy", "notzip.zip", "", "Could not unzip uploaded file."},
 	} {
 		resp, body := tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "bad", "Runtime": "provided.al2023",
-			"Role": "r", "Handler": "h", "Code": map[string]string{"S3Bucket": c.bucket, "S3Key": c.key}}, nil)
+			"Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": map[string]string{"S3Bucket": c.bucket, "S3Key": c.key}}, nil)
 		wantAPIError(t, c.bucket+"/"+c.key, resp, body, 400, "InvalidParameterValueException", c.want)
 	}
 	resp, body = tp.call("POST", "/2015-03-31/functions", map[string]any{"FunctionName": "both", "Runtime": "provided.al2023",
-		"Role": "r", "Handler": "h", "Code": map[string]string{"S3Bucket": "deploy", "S3Key": "agent.zip", "ZipFile": b64(agentZip)}}, nil)
+		"Role": "arn:aws:iam::000000000000:role/r", "Handler": "h", "Code": map[string]string{"S3Bucket": "deploy", "S3Key": "agent.zip", "ZipFile": b64(agentZip)}}, nil)
 	wantAPIError(t, "ZipFile and S3", resp, body, 400, "InvalidParameterValueException", "not both")
 	if entries, _ := os.ReadDir(tp.store.stagingDir()); len(entries) != 0 {
 		t.Fatalf("refused packages leave nothing in staging: %d files", len(entries))

@@ -75,7 +75,7 @@ func TestTagsAPI(t *testing.T) {
 	wantAPIError(t, "long value", resp, body, 400, "InvalidParameterValueException", "256")
 	resp, body = tp.call("POST", tagsPath(arn), map[string]any{"Tags": map[string]string{TagProfile: "azure"}}, nil)
 	wantAPIError(t, "bad faascope:profile", resp, body, 400, "InvalidParameterValueException", TagProfile)
-	req := map[string]any{"FunctionName": "toomany", "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+	req := map[string]any{"FunctionName": "toomany", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/r", "Handler": "h",
 		"Code": map[string]string{"ZipFile": "UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="}, "Tags": map[string]string{"k": "v", "aws:k": "v"}}
 	resp, body = tp.call("POST", "/2015-03-31/functions", req, nil)
 	wantAPIError(t, "create with an aws: tag", resp, body, 400, "InvalidParameterValueException", "aws:")

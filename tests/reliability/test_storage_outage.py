@@ -27,7 +27,7 @@ def test_redis_outage_is_a_recorded_error_then_recovers(tmp_path):
                        aws_access_key_id="x", aws_secret_access_key="x",
                        config=Config(retries={"max_attempts": 1}, read_timeout=60))
     try:
-        lam.create_function(FunctionName="kv", Runtime="provided.al2023", Role="r", Handler="bootstrap",
+        lam.create_function(FunctionName="kv", Runtime="provided.al2023", Role="arn:aws:iam::000000000000:role/r", Handler="bootstrap",
                             Code={"ZipFile": build_zip(tmp_path / "fn.zip").read_bytes()}, MemorySize=256,
                             Timeout=30, Environment={"Variables": {"FAASCOPE_REDIS_URL": redis.endpoint}})
         lam.get_waiter("function_active_v2").wait(FunctionName="kv", WaiterConfig={"Delay": 0.1})

@@ -63,12 +63,12 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 	if err != nil {
 		return response{}, err
 	}
+	if err := platform.CheckArchitectures(req.Architectures); err != nil {
+		return response{}, err
+	}
 	arch := platform.HostArch()
 	if len(req.Architectures) > 0 {
 		arch = req.Architectures[0]
-		if len(req.Architectures) != 1 || (arch != "x86_64" && arch != "arm64") {
-			return response{}, platform.ErrInvalid("Architectures must be [\"x86_64\"] or [\"arm64\"]")
-		}
 		if arch != platform.HostArch() {
 			return response{}, platform.ErrInvalid("Architectures: this local platform runs %s functions only, not %s", platform.HostArch(), arch)
 		}

@@ -14,7 +14,7 @@ import (
 // FuzzLambdaAPI throws arbitrary bodies, names and tags at the control API: every answer must be
 // a success or an AWS-shaped error (X-Amzn-ErrorType and a JSON message), never a panic or a 500.
 func FuzzLambdaAPI(f *testing.F) {
-	f.Add("fn", `{"FunctionName":"fn","Runtime":"provided.al2023","Role":"r","Handler":"h","Code":{"ZipFile":"UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="}}`, "PUT")
+	f.Add("fn", `{"FunctionName":"fn","Runtime":"provided.al2023","Role":"arn:aws:iam::000000000000:role/r","Handler":"h","Code":{"ZipFile":"UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="}}`, "PUT")
 	f.Add("../x", `{"MemorySize":-1}`, "PUT")
 	f.Add("fn", `{"Tags":{"faascope:expose":"9001"},"FunctionName":"a"}`, "POST")
 	f.Add("fn", `{"EphemeralStorage":{"Size":1e99}}`, "PUT")
