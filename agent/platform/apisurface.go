@@ -57,6 +57,12 @@ func TooLarge(msg string) error { return tooLarge(msg) }
 // CheckArchitectures checks a request's Architectures against Lambda's model (validate.go).
 func CheckArchitectures(archs []string) error { return checkArchitectures(archs) }
 
+// CheckLayerFilter checks ListLayers' and ListLayerVersions' filters (validate.go).
+func CheckLayerFilter(f LayerFilter) error { return checkLayerFilter(f) }
+
+// CheckFunctionVersionParam checks ListFunctions' FunctionVersion (validate.go).
+func CheckFunctionVersionParam(v string) error { return checkFunctionVersionParam(v) }
+
 // ParseCreateFunctionName checks CreateFunction's FunctionName and returns the name (names.go).
 func ParseCreateFunctionName(raw, region string) (string, error) {
 	return parseCreateFunctionName(raw, region)

@@ -11,6 +11,9 @@ const rolePattern = `arn:(aws[a-zA-Z-]*)?:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/
 
 var roleRE = wholeMatch(rolePattern)
 
+// architectureEnum is Lambda's Architecture enum as AWS's messages write it.
+const architectureEnum = "[x86_64, arm64]"
+
 // checkRole refuses a Role that is not an IAM role ARN (the local platform assumes no role,
 // but a request AWS refuses is refused here too).
 func checkRole(role string) error {
@@ -32,14 +35,47 @@ func checkArchitectures(archs []string) error {
 		faults = append(faults, fault{value, "architectures", "Member must have length less than or equal to 1"})
 	}
 	for _, a := range archs {
-		if a != "x86_64" && a != "arm64" {
+		if !inEnum(architectureEnum, a) {
 			faults = append(faults, fault{value, "architectures",
-				"Member must satisfy constraint: [Member must satisfy enum value set: [x86_64, arm64], Member must not be null]"})
+				"Member must satisfy constraint: [Member must satisfy enum value set: " + architectureEnum + ", Member must not be null]"})
 			break
 		}
 	}
 	if len(faults) > 0 {
 		return errValidations(faults...)
+	}
+	return nil
+}
+
+// checkFunctionVersionParam checks ListFunctions' FunctionVersion: ALL, or none.
+func checkFunctionVersionParam(v string) error {
+	if v != "" && v != "ALL" {
+		return errValidation(v, "functionVersion", "Member must satisfy enum value set: [ALL]")
+	}
+	return nil
+}
+
+// layerRuntimeEnum is the CompatibleRuntime filter's enum of ListLayers and ListLayerVersions,
+// in the order AWS's message lists it.
+const layerRuntimeEnum = "[ruby3.5, ruby2.6, dotnetcore1.0, python3.7, nodejs8.10, nasa, ruby2.7, python2.7-greengrass, dotnetcore2.0, python3.8, java21, dotnet6, dotnetcore2.1, python3.9, java11, nodejs6.10, provided, dotnetcore3.1, dotnet8, java25, java17, nodejs, nodejs4.3, java8.al2, go1.x, dotnet10, nodejs20.x, go1.9, byol, nodejs10.x, provided.al2023, nodejs22.x, python3.10, java8, nodejs12.x, python3.11, nodejs24.x, nodejs8.x, python3.12, nodejs14.x, nodejs8.9, nodejs26.x, python3.13, python3.14, nodejs16.x, python3.15, provided.al2, nodejs4.3-edge, nodejs18.x, ruby3.2, python3.4, ruby3.3, ruby3.4, ruby2.5, python3.6, python2.7]"
+
+// inEnum reports whether v is one of the values of an enum written as AWS writes it.
+func inEnum(enum, v string) bool {
+	for _, x := range strings.Split(strings.Trim(enum, "[]"), ", ") {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLayerFilter checks ListLayers' and ListLayerVersions' filters against their enums.
+func checkLayerFilter(f LayerFilter) error {
+	if f.Runtime != "" && !inEnum(layerRuntimeEnum, f.Runtime) {
+		return errValidation(f.Runtime, "compatibleRuntime", "Member must satisfy enum value set: "+layerRuntimeEnum)
+	}
+	if f.Architecture != "" && !inEnum(architectureEnum, f.Architecture) {
+		return errValidation(f.Architecture, "compatibleArchitecture", "Member must satisfy enum value set: "+architectureEnum)
 	}
 	return nil
 }

@@ -414,3 +414,51 @@ func notLatestOnly(ref funcRef) error {
 	}
 	return nil
 }
+
+// ListFunctionsAll is ListFunctions with FunctionVersion=ALL: each function's $LATEST (its ARN
+// qualified by $LATEST, as AWS lists it) and then its published versions, functions by name. The
+// marker is "name:version" of the entry to start at.
+func (p *Platform) ListFunctionsAll(region, marker string, max int) (list []FunctionConfiguration, next string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := make([]string, 0, len(p.functions))
+	for k := range p.functions {
+		if k.Region == region {
+			names = append(names, k.Name)
+		}
+	}
+	sort.Strings(names)
+	type entry struct {
+		mark string
+		cfg  FunctionConfiguration
+	}
+	var all []entry
+	for _, n := range names {
+		f := p.functions[fnKey{region, n}]
+		latest := f.Config
+		latest.FunctionArn = f.key().qualifiedARN("$LATEST")
+		all = append(all, entry{n + ":$LATEST", latest})
+		for _, v := range f.Versions {
+			all = append(all, entry{n + ":" + v.Config.Version, v.Config})
+		}
+	}
+	start := 0
+	if marker != "" {
+		start = len(all)
+		for i, e := range all {
+			if e.mark == marker {
+				start = i
+				break
+			}
+		}
+	}
+	list = []FunctionConfiguration{}
+	for i := start; i < len(all); i++ {
+		if len(list) == max {
+			next = all[i].mark
+			break
+		}
+		list = append(list, all[i].cfg)
+	}
+	return list, next
+}

@@ -168,7 +168,17 @@ func (a *api) getConfiguration(_ *http.ResponseController, r *http.Request) (res
 }
 
 func (a *api) listFunctions(_ *http.ResponseController, r *http.Request) (response, error) {
-	list, next := a.p.ListFunctions(platform.RequestRegion(r), r.URL.Query().Get("Marker"), maxItems(r, 10000))
+	q := r.URL.Query()
+	if err := platform.CheckFunctionVersionParam(q.Get("FunctionVersion")); err != nil {
+		return response{}, err
+	}
+	var list []platform.FunctionConfiguration
+	var next string
+	if q.Get("FunctionVersion") == "ALL" { // $LATEST and the published versions
+		list, next = a.p.ListFunctionsAll(platform.RequestRegion(r), q.Get("Marker"), maxItems(r, 10000))
+	} else {
+		list, next = a.p.ListFunctions(platform.RequestRegion(r), q.Get("Marker"), maxItems(r, 10000))
+	}
 	return page("Functions", list, next), nil
 }
 

@@ -69,13 +69,18 @@ func (a *api) deleteLayerVersion(_ *http.ResponseController, r *http.Request) (r
 	return noContent(), nil
 }
 
-func layerFilter(r *http.Request) platform.LayerFilter {
+func layerFilter(r *http.Request) (platform.LayerFilter, error) {
 	q := r.URL.Query()
-	return platform.LayerFilter{Runtime: q.Get("CompatibleRuntime"), Architecture: q.Get("CompatibleArchitecture")}
+	f := platform.LayerFilter{Runtime: q.Get("CompatibleRuntime"), Architecture: q.Get("CompatibleArchitecture")}
+	return f, platform.CheckLayerFilter(f)
 }
 
 func (a *api) listLayerVersions(_ *http.ResponseController, r *http.Request) (response, error) {
-	list, next, err := a.p.ListLayerVersions(r.PathValue("layer"), layerFilter(r), r.URL.Query().Get("Marker"), maxItems(r, 50))
+	f, err := layerFilter(r)
+	if err != nil {
+		return response{}, err
+	}
+	list, next, err := a.p.ListLayerVersions(r.PathValue("layer"), f, r.URL.Query().Get("Marker"), maxItems(r, 50))
 	if err != nil {
 		return response{}, err
 	}
@@ -96,6 +101,10 @@ func (a *api) listLayers(_ *http.ResponseController, r *http.Request) (response,
 		}
 		return jsonResponse(http.StatusOK, out), nil
 	}
-	list, next := a.p.ListLayers(layerFilter(r), q.Get("Marker"), maxItems(r, 50))
+	f, err := layerFilter(r)
+	if err != nil {
+		return response{}, err
+	}
+	list, next := a.p.ListLayers(f, q.Get("Marker"), maxItems(r, 50))
 	return page("Layers", list, next), nil
 }
