@@ -126,6 +126,9 @@ func (p *Platform) PublishLayerVersion(in PublishLayerInput) (LayerVersionOut, e
 	if err != nil {
 		return LayerVersionOut{}, err
 	}
+	if err := checkLayerCompatibility(in.CompatibleRuntimes, in.CompatibleArchitectures); err != nil {
+		return LayerVersionOut{}, err
+	}
 	if len([]rune(in.Description)) > 256 {
 		return LayerVersionOut{}, errInvalid("Description must have at most 256 characters")
 	}
@@ -137,11 +140,6 @@ func (p *Platform) PublishLayerVersion(in PublishLayerInput) (LayerVersionOut, e
 	}
 	if len(in.CompatibleArchitectures) > 2 {
 		return LayerVersionOut{}, errInvalid("CompatibleArchitectures: at most 2 architectures")
-	}
-	for _, a := range in.CompatibleArchitectures {
-		if a != "x86_64" && a != "arm64" {
-			return LayerVersionOut{}, errInvalid("CompatibleArchitectures: %q is not one of x86_64, arm64", a)
-		}
 	}
 	staged, err := p.stage(in.Code)
 	if err != nil {
@@ -200,6 +198,9 @@ func errLayerNotFound() error {
 
 // GetLayerVersion returns a layer version that exists (not deleted).
 func (p *Platform) GetLayerVersion(layer string, version int64) (LayerVersionOut, error) {
+	if err := checkLayerVersionNumber(version); err != nil {
+		return LayerVersionOut{}, err
+	}
 	name, err := layerNameOf(layer)
 	if err != nil {
 		return LayerVersionOut{}, err
@@ -217,9 +218,7 @@ func (p *Platform) GetLayerVersion(layer string, version int64) (LayerVersionOut
 func (p *Platform) GetLayerVersionByArn(arn string) (LayerVersionOut, error) {
 	m := layerVersionArnRE.FindStringSubmatch(arn)
 	if m == nil {
-		return LayerVersionOut{}, &apiError{http.StatusBadRequest, "ValidationException",
-			"1 validation error detected: Value '" + arn + "' at 'arn' failed to satisfy constraint: " +
-				"Member must satisfy regular expression pattern: arn:(aws[a-zA-Z-]*)?:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\\d{1}:\\d{12}:layer:[a-zA-Z0-9-_]+:[0-9]+", ""}
+		return LayerVersionOut{}, errValidations(patternFault(arn, "arn", layerVersionArnPattern)) // validate.go
 	}
 	v, _ := strconv.ParseInt(m[3], 10, 64)
 	if m[1] != accountID {
@@ -231,6 +230,9 @@ func (p *Platform) GetLayerVersionByArn(arn string) (LayerVersionOut, error) {
 // DeleteLayerVersion deletes a version; deleting one that does not exist is no error (as on
 // Lambda). Functions using it keep it.
 func (p *Platform) DeleteLayerVersion(layer string, version int64) error {
+	if err := checkLayerVersionNumber(version); err != nil {
+		return err
+	}
 	name, err := layerNameOf(layer)
 	if err != nil {
 		return err
@@ -430,10 +432,7 @@ func (p *Platform) resolveLayers(arns []string, keep []LayerRef) ([]LayerRef, er
 	for _, arn := range arns {
 		m := layerVersionArnRE.FindStringSubmatch(arn)
 		if m == nil {
-			return nil, &apiError{http.StatusBadRequest, "ValidationException",
-				"1 validation error detected: Value '[" + arn + "]' at 'layers' failed to satisfy constraint: " +
-					"Member must satisfy constraint: [Member must satisfy regular expression pattern: " +
-					"(arn:[a-zA-Z0-9-]+:lambda:[a-zA-Z0-9-]+:\\d{12}:layer:[a-zA-Z0-9-_]+:[0-9]+)|(arn:[a-zA-Z0-9-]+:lambda:::awslayer:[a-zA-Z0-9-_]+)]", ""}
+			return nil, errValidation("["+arn+"]", "layers", layersConstraint) // validate.go
 		}
 		name := m[2]
 		v, _ := strconv.ParseInt(m[3], 10, 64)

@@ -79,3 +79,54 @@ func checkLayerFilter(f LayerFilter) error {
 	}
 	return nil
 }
+
+// layerVersionArnPattern is the pattern of a layer version ARN (a function's Layers,
+// GetLayerVersionByArn's Arn).
+const layerVersionArnPattern = `(arn:(aws[a-zA-Z-]*)?:lambda:(eusc-)?[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:layer:[a-zA-Z0-9-_]+:[0-9]+)|(arn:[a-zA-Z0-9-]+:lambda:::awslayer:[a-zA-Z0-9-_]+)`
+
+// layersConstraint is the constraint a function's Layers list fails, as AWS words it.
+const layersConstraint = "Member must satisfy constraint: [Member must have length less than or equal to 2048, " +
+	"Member must have length greater than or equal to 1, Member must satisfy regular expression pattern: " +
+	layerVersionArnPattern + ", Member must not be null]"
+
+// checkLayerRegions refuses layer versions of another region than the function's, as AWS does.
+func checkLayerRegions(arns []string, region string) error {
+	for _, arn := range arns {
+		if parts := strings.Split(arn, ":"); layerVersionArnRE.MatchString(arn) && parts[3] != region {
+			return errInvalid("Layers are not in the same region as the function. Layers are expected to be in region %s.", region)
+		}
+	}
+	return nil
+}
+
+// checkLayerVersionNumber refuses a layer version number below 1 (AWS's message).
+func checkLayerVersionNumber(v int64) error {
+	if v < 1 {
+		return errInvalid("Layer Version Cannot be less than 1")
+	}
+	return nil
+}
+
+// checkLayerCompatibility checks PublishLayerVersion's CompatibleRuntimes (Lambda's runtime
+// enum, runtimes.go) and CompatibleArchitectures, reporting both faults at once as AWS does.
+func checkLayerCompatibility(runtimes, archs []string) error {
+	var faults []fault
+	for _, r := range runtimes {
+		if !inEnum(awsRuntimeEnum, r) {
+			faults = append(faults, fault{"[" + strings.Join(runtimes, ", ") + "]", "compatibleRuntimes",
+				"Member must satisfy enum value set: " + awsRuntimeEnum})
+			break
+		}
+	}
+	for _, a := range archs {
+		if !inEnum(architectureEnum, a) {
+			faults = append(faults, fault{"[" + strings.Join(archs, ", ") + "]", "compatibleArchitectures",
+				"Member must satisfy constraint: [Member must satisfy enum value set: " + architectureEnum + ", Member must not be null]"})
+			break
+		}
+	}
+	if len(faults) > 0 {
+		return errValidations(faults...)
+	}
+	return nil
+}
