@@ -76,6 +76,9 @@ func ParseFunctionRef(raw, qualifier, region string) (FunctionRef, error) {
 // Key is the function the reference names, without its qualifier.
 func (r funcRef) Key() FunctionKey { return r.fnKey }
 
+// UnqualifiedOnly refuses any qualifier, $LATEST too (validate.go).
+func UnqualifiedOnly(ref FunctionRef) error { return unqualifiedOnly(ref) }
+
 // NotLatestOnly refuses a qualifier on an operation on the function itself.
 func NotLatestOnly(ref FunctionRef) error { return notLatestOnly(ref) }
 

@@ -86,6 +86,9 @@ func (p *Platform) PutFunctionConcurrency(key fnKey, n int) (int, error) {
 	if n < 0 {
 		return 0, errInvalid("ReservedConcurrentExecutions %d must be 0 or more", n)
 	}
+	if !p.exists(key) {
+		return 0, errNotFound(key, "$LATEST") // AWS names $LATEST here
+	}
 	_, err := p.replace(key, func(next *Function) error {
 		p.mu.Lock()
 		others := p.reservedTotal(key)

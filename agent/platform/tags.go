@@ -3,7 +3,6 @@ package platform
 import (
 	"maps"
 	"net/http"
-	"regexp"
 	"strings"
 )
 
@@ -21,24 +20,37 @@ const (
 	maxTagValueLen     = 256
 )
 
-// taggableARN is a function ARN, optionally qualified (which AWS refuses with its own message).
-var taggableARN = regexp.MustCompile(`^arn:(aws[a-zA-Z-]*):lambda:([a-z0-9-]+):(\d{12}):function:([a-zA-Z0-9_-]{1,64})(:(\$LATEST|[a-zA-Z0-9_-]+))?$`)
+// taggablePattern is TagResource's, UntagResource's and ListTags' Resource pattern (AWS's
+// message quotes it): a function (qualified, which AWS refuses with its own message), a layer, a
+// code signing config, an event source mapping or a capacity provider.
+const taggablePattern = `arn:(aws[a-zA-Z-]*):lambda:(eusc-)?[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:(function:[a-zA-Z0-9-_]+(:(\$LATEST|[a-zA-Z0-9-_]+))?|layer:([a-zA-Z0-9-_]+)|code-signing-config:csc-[a-z0-9]{17}|event-source-mapping:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|capacity-provider:[a-zA-Z0-9-_]+)`
+
+var taggableARN = wholeMatch(taggablePattern)
 
 // functionOfARN resolves the resource of a tags request to a function (in the ARN's region).
+// The platform has no event source mappings or capacity providers: theirs are not found, with
+// AWS's messages.
 func functionOfARN(arn string) (fnKey, error) {
-	m := taggableARN.FindStringSubmatch(arn)
-	if m == nil {
-		return fnKey{}, &apiError{http.StatusBadRequest, "ValidationException",
-			"1 validation error detected: Value '" + arn + "' at 'resource' failed to satisfy constraint: " +
-				"Member must satisfy regular expression pattern: arn:(aws[a-zA-Z-]*)?:lambda:[a-z0-9-]+:\\d{12}:function:[a-zA-Z0-9-_]+", ""}
+	if !taggableARN.MatchString(arn) {
+		return fnKey{}, errValidations(patternFault(arn, "resource", taggablePattern))
 	}
-	if m[5] != "" {
+	parts := strings.Split(arn, ":") // arn:partition:lambda:region:account:type:name[:qualifier]
+	switch parts[5] {
+	case "event-source-mapping":
+		return fnKey{}, &notFoundError{"Event source mapping not found: " + arn}
+	case "capacity-provider":
+		return fnKey{}, &notFoundError{"Capacity provider not found: " + arn}
+	case "function":
+	default:
+		return fnKey{}, errInvalid("Tags on %ss are not implemented by this local platform (it tags functions)", parts[5])
+	}
+	if len(parts) == 8 {
 		return fnKey{}, errInvalid("Tags on function aliases and versions are not supported. Please specify a function ARN.")
 	}
-	if m[3] != accountID { // another account's function: none this platform knows
+	if parts[4] != accountID { // another account's function: none this platform knows
 		return fnKey{}, &apiError{http.StatusNotFound, "ResourceNotFoundException", "Function not found: " + arn, ""}
 	}
-	return fnKey{m[2], m[4]}, nil
+	return fnKey{parts[3], parts[6]}, nil
 }
 
 // checkTagLimits applies Lambda's limits to a function's whole set of tags.

@@ -130,3 +130,13 @@ func checkLayerCompatibility(runtimes, archs []string) error {
 	}
 	return nil
 }
+
+// unqualifiedOnly refuses a qualifier, $LATEST too, on an operation on the function itself
+// that AWS takes only unqualified (PutFunctionConcurrency), with AWS's message.
+func unqualifiedOnly(ref funcRef) error {
+	if ref.Qualifier != "" {
+		return errInvalid("This operation is permitted on Lambda functions only. Aliases and versions do not support this " +
+			"operation. Please specify either a function name or an unqualified function ARN.")
+	}
+	return nil
+}

@@ -19,11 +19,14 @@ func (a *api) putFunctionConcurrency(rc *http.ResponseController, r *http.Reques
 	if req.ReservedConcurrentExecutions == nil {
 		return response{}, platform.ErrInvalid("ReservedConcurrentExecutions is required")
 	}
-	key, err := latestRef(r)
+	ref, err := functionRef(r)
+	if err == nil {
+		err = platform.UnqualifiedOnly(ref)
+	}
 	if err != nil {
 		return response{}, err
 	}
-	n, err := a.p.PutFunctionConcurrency(key, *req.ReservedConcurrentExecutions)
+	n, err := a.p.PutFunctionConcurrency(ref.Key(), *req.ReservedConcurrentExecutions)
 	if err != nil {
 		return response{}, err
 	}
