@@ -76,6 +76,9 @@ func ParseFunctionRef(raw, qualifier, region string) (FunctionRef, error) {
 // Key is the function the reference names, without its qualifier.
 func (r funcRef) Key() FunctionKey { return r.fnKey }
 
+// CheckVpcConfig checks a request's VpcConfig (validate.go).
+func CheckVpcConfig(v *VpcConfig) error { return checkVpcConfig(v) }
+
 // UnqualifiedOnly refuses any qualifier, $LATEST too (validate.go).
 func UnqualifiedOnly(ref FunctionRef) error { return unqualifiedOnly(ref) }
 

@@ -79,7 +79,7 @@ func (p *Platform) TagResource(arn string, tags map[string]string) error {
 		return err
 	}
 	if len(tags) == 0 {
-		return errInvalid("Tags: at least one tag is required")
+		return errInvalid("An error occurred and the request cannot be processed.") // AWS's words for no tags
 	}
 	return p.retag(name, func(t map[string]string) {
 		maps.Copy(t, tags)
@@ -93,7 +93,9 @@ func (p *Platform) UntagResource(arn string, keys []string) error {
 		return err
 	}
 	if len(keys) == 0 {
-		return errInvalid("TagKeys: at least one key is required")
+		// No key sends no tagKeys parameter at all: AWS's model says it is null.
+		return &apiError{http.StatusBadRequest, "ValidationException",
+			"1 validation error detected: Value null at 'tagKeys' failed to satisfy constraint: Member must not be null", ""}
 	}
 	return p.retag(name, func(t map[string]string) {
 		for _, k := range keys {

@@ -1,6 +1,9 @@
 package platform
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Checks of Lambda's API model on request fields other than names (names.go): a value outside
 // the model fails before the service sees the request, with AWS's ValidationException and its
@@ -137,6 +140,57 @@ func unqualifiedOnly(ref funcRef) error {
 	if ref.Qualifier != "" {
 		return errInvalid("This operation is permitted on Lambda functions only. Aliases and versions do not support this " +
 			"operation. Please specify either a function name or an unqualified function ARN.")
+	}
+	return nil
+}
+
+// VpcConfig is a function's VPC configuration as a request gives it. The platform runs no VPCs.
+type VpcConfig struct {
+	SubnetIds        []string `json:"SubnetIds"`
+	SecurityGroupIds []string `json:"SecurityGroupIds"`
+}
+
+var (
+	securityGroupIDRE = regexp.MustCompile(`^sg-[0-9a-zA-Z]*$`)
+	subnetIDRE        = regexp.MustCompile(`^subnet-[0-9a-z]*$`)
+)
+
+// checkVpcConfig checks a VpcConfig as AWS does: ids outside the model's patterns are a
+// ValidationException; then, since this platform has no security groups or subnets (it runs no
+// EC2), any id is one that does not exist, with the EC2 error Lambda passes on (security
+// groups first, as AWS checks them). An empty VpcConfig (no VPC) is accepted.
+func checkVpcConfig(v *VpcConfig) error {
+	if v == nil {
+		return nil
+	}
+	list := func(ids []string) string { return "[" + strings.Join(ids, ", ") + "]" }
+	var faults []fault
+	for _, c := range []struct {
+		ids          []string
+		re           *regexp.Regexp
+		field, regex string
+	}{
+		{v.SubnetIds, subnetIDRE, "vpcConfig.subnetIds", "subnet-[0-9a-z]*"},
+		{v.SecurityGroupIds, securityGroupIDRE, "vpcConfig.securityGroupIds", "sg-[0-9a-zA-Z]*"},
+	} {
+		for _, id := range c.ids {
+			if len(id) > 1024 || !c.re.MatchString(id) {
+				faults = append(faults, fault{list(c.ids), c.field, "Member must satisfy constraint: [Member must have length less than or equal to 1024, " +
+					"Member must have length greater than or equal to 0, Member must satisfy regular expression pattern: " + c.regex + "]"})
+				break
+			}
+		}
+	}
+	if len(faults) > 0 {
+		return errValidations(faults...)
+	}
+	if len(v.SecurityGroupIds) > 0 {
+		return errInvalid("Error occurred while DescribeSecurityGroups. EC2 Error Code: InvalidGroup.NotFound. "+
+			"EC2 Error Message: The security group '%s' does not exist", v.SecurityGroupIds[0])
+	}
+	if len(v.SubnetIds) > 0 {
+		return errInvalid("Error occurred while DescribeSubnets. EC2 Error Code: InvalidSubnetID.NotFound. "+
+			"EC2 Error Message: The subnet ID '%s' does not exist", v.SubnetIds[0])
 	}
 	return nil
 }

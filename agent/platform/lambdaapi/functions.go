@@ -34,6 +34,7 @@ type createRequest struct {
 	Layers           []string                   `json:"Layers"`
 	LoggingConfig    *platform.LoggingConfig    `json:"LoggingConfig"`
 	TracingConfig    *platform.TracingConfig    `json:"TracingConfig"`
+	VpcConfig        *platform.VpcConfig        `json:"VpcConfig"`
 	// Code.ZipFile is streamed to a staging file while the body is read (ReadCodeRequest);
 	// its place here is left empty.
 	Code platform.CodeLocation `json:"Code"`
@@ -64,6 +65,9 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 		return response{}, err
 	}
 	if err := platform.CheckArchitectures(req.Architectures); err != nil {
+		return response{}, err
+	}
+	if err := platform.CheckVpcConfig(req.VpcConfig); err != nil {
 		return response{}, err
 	}
 	arch := platform.HostArch()
@@ -195,6 +199,7 @@ type updateConfigRequest struct {
 	LoggingConfig    *platform.LoggingConfig    `json:"LoggingConfig"`
 	TracingConfig    *platform.TracingConfig    `json:"TracingConfig"`
 	RevisionId       string                     `json:"RevisionId"`
+	VpcConfig        *platform.VpcConfig        `json:"VpcConfig"`
 }
 
 func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) (response, error) {
@@ -204,6 +209,9 @@ func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) 
 	}
 	key, err := latestRef(r)
 	if err != nil {
+		return response{}, err
+	}
+	if err := platform.CheckVpcConfig(req.VpcConfig); err != nil {
 		return response{}, err
 	}
 	if req.Runtime != nil {

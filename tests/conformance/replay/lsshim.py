@@ -92,15 +92,16 @@ def wait_until(fn, wait: float = 1.0, max_retries: int = 10, strategy: str = "ex
 def create_lambda_archive(script: str, get_content: bool = False, libs=None, runtime: str | None = None,
                           file_name: str | None = None, **_):
     """utils/testutil.py:72 create_lambda_archive: the script as handler.py (handler.js for
-    node runtimes), mode 0777, in a zip."""
+    node runtimes), mode 0777, in a zip. Stored, not deflated: under pytest LocalStack zips with
+    utils/archives.py:98 create_zip_file_python, zipfile's default ZIP_STORED, so a 50 MiB script
+    is a zip over Lambda's 50 MiB limit (TestLambdaSizeLimits relies on it)."""
     runtime = runtime or LAMBDA_DEFAULT_RUNTIME
     if not file_name:
         file_name = "handler.js" if runtime.startswith("nodejs") else "handler.py"
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+    with zipfile.ZipFile(buf, "w") as z:
         info = zipfile.ZipInfo(file_name, date_time=(2020, 1, 1, 0, 0, 0))
         info.external_attr = 0o100777 << 16
-        info.compress_type = zipfile.ZIP_DEFLATED
         z.writestr(info, script)
     data = buf.getvalue()
     assert get_content, "the replay only uses archives as bytes"
