@@ -54,8 +54,11 @@ func ErrValidation(value, field, constraint string) error {
 // TooLarge is a RequestEntityTooLargeException (413).
 func TooLarge(msg string) error { return tooLarge(msg) }
 
-// CheckArchitectures checks a request's Architectures against Lambda's model (validate.go).
-func CheckArchitectures(archs []string) error { return checkArchitectures(archs) }
+// CheckModel checks a request's Role, Architectures and SnapStart against Lambda's model
+// (validate.go); nil: not in the request.
+func CheckModel(role *string, archs []string, snap *SnapStart) error {
+	return checkModel(role, archs, snap)
+}
 
 // CheckLayerFilter checks ListLayers' and ListLayerVersions' filters (validate.go).
 func CheckLayerFilter(f LayerFilter) error { return checkLayerFilter(f) }

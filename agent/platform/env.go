@@ -45,7 +45,8 @@ var reservedEnvVars = map[string]bool{
 const maxEnvironmentBytes = 4096
 
 // checkEnvironment refuses what Lambda refuses, with Lambda's messages.
-func checkEnvironment(vars map[string]string) error {
+// order is the keys' order in the request, when known.
+func checkEnvironment(vars map[string]string, order []string) error {
 	var reserved []string
 	for k := range vars {
 		if reservedEnvVars[k] {
@@ -58,11 +59,7 @@ func checkEnvironment(vars map[string]string) error {
 			"variables you have provided contains reserved keys that are currently not supported for "+
 			"modification. Reserved keys used in this request: "+strings.Join(reserved, ", "))
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // measured as sent, not as Go would escape <, > and &
-	enc.Encode(vars)
-	measured := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	measured := measuredEnvironment(vars, order)
 	if len(measured) > maxEnvironmentBytes {
 		return errInvalid("Lambda was unable to configure your environment variables because the environment "+
 			"variables you have provided exceeded the 4KB limit. String measured: %s", measured)
@@ -109,4 +106,67 @@ func getEnv(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// measuredEnvironment is the variables' JSON object as Lambda measures and quotes it: in the
+// request's order when order names every key (AWS keeps it), else by key.
+func measuredEnvironment(vars map[string]string, order []string) []byte {
+	keys := make([]string, 0, len(vars))
+	seen := map[string]bool{}
+	for _, k := range order {
+		if _, ok := vars[k]; ok && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) != len(vars) {
+		keys = keys[:0]
+		for k := range vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // measured as sent, not as Go would escape <, > and &
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		enc.Encode(k)
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		buf.WriteByte(':')
+		enc.Encode(vars[k])
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// UnmarshalJSON reads an Environment and the order of its variables.
+func (e *Environment) UnmarshalJSON(b []byte) error {
+	type plain Environment
+	if err := json.Unmarshal(b, (*plain)(e)); err != nil {
+		return err
+	}
+	e.order = nil
+	var raw struct{ Variables json.RawMessage }
+	if json.Unmarshal(b, &raw) != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw.Variables))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		var v json.RawMessage
+		if err != nil || dec.Decode(&v) != nil {
+			e.order = nil
+			return nil
+		}
+		e.order = append(e.order, k.(string))
+	}
+	return nil
 }

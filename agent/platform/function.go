@@ -52,6 +52,8 @@ type statusReasons struct {
 
 type Environment struct {
 	Variables map[string]string `json:"Variables"`
+	// order is the variables' order in the request (env.go): AWS's 4 KB message quotes them so.
+	order []string
 }
 
 type EphemeralStorage struct {

@@ -532,7 +532,7 @@ func applySettings(c *FunctionConfiguration, s Settings) error {
 		c.EphemeralStorage = *eph
 	}
 	if env := s.Environment; env != nil {
-		if err := checkEnvironment(env.Variables); err != nil { // env.go
+		if err := checkEnvironment(env.Variables, env.order); err != nil { // env.go
 			return err
 		}
 		c.Environment = env

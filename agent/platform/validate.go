@@ -194,3 +194,33 @@ func checkVpcConfig(v *VpcConfig) error {
 	}
 	return nil
 }
+
+// SnapStart is a request's SnapStart setting (the platform takes no snapshots: it is only
+// checked).
+type SnapStart struct {
+	ApplyOn string `json:"ApplyOn"`
+}
+
+// checkSnapStart checks SnapStart.ApplyOn against its enum.
+func checkSnapStart(s *SnapStart) error {
+	const enum = "[PublishedVersions, None]"
+	if s != nil && !inEnum(enum, s.ApplyOn) {
+		return errValidation(s.ApplyOn, "snapStart.applyOn", "Member must satisfy enum value set: "+enum)
+	}
+	return nil
+}
+
+// checkModel checks the fields of CreateFunction and UpdateFunctionConfiguration that Lambda's
+// model constrains (nil: not in the request), before any check of the service (a runtime this
+// platform does not run, for one), as AWS validates its model first.
+func checkModel(role *string, archs []string, snap *SnapStart) error {
+	if role != nil {
+		if err := checkRole(*role); err != nil {
+			return err
+		}
+	}
+	if err := checkArchitectures(archs); err != nil {
+		return err
+	}
+	return checkSnapStart(snap)
+}

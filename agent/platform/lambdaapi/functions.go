@@ -35,6 +35,7 @@ type createRequest struct {
 	LoggingConfig    *platform.LoggingConfig    `json:"LoggingConfig"`
 	TracingConfig    *platform.TracingConfig    `json:"TracingConfig"`
 	VpcConfig        *platform.VpcConfig        `json:"VpcConfig"`
+	SnapStart        *platform.SnapStart        `json:"SnapStart"`
 	// Code.ZipFile is streamed to a staging file while the body is read (ReadCodeRequest);
 	// its place here is left empty.
 	Code platform.CodeLocation `json:"Code"`
@@ -53,6 +54,9 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 	if err != nil {
 		return response{}, err
 	}
+	if err := platform.CheckModel(&req.Role, req.Architectures, req.SnapStart); err != nil { // the model before the service
+		return response{}, err
+	}
 	if req.PackageType == "Image" {
 		return response{}, platform.ErrInvalid("The PackageType parameter of Image is not offered by this local platform " +
 			"(it runs .zip packages, not container images)")
@@ -62,9 +66,6 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 	}
 	code, err := a.p.CodeOf(r.Context(), zip, req.Code, "Code") // inline or from S3 (s3code.go)
 	if err != nil {
-		return response{}, err
-	}
-	if err := platform.CheckArchitectures(req.Architectures); err != nil {
 		return response{}, err
 	}
 	if err := platform.CheckVpcConfig(req.VpcConfig); err != nil {
@@ -200,6 +201,7 @@ type updateConfigRequest struct {
 	TracingConfig    *platform.TracingConfig    `json:"TracingConfig"`
 	RevisionId       string                     `json:"RevisionId"`
 	VpcConfig        *platform.VpcConfig        `json:"VpcConfig"`
+	SnapStart        *platform.SnapStart        `json:"SnapStart"`
 }
 
 func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) (response, error) {
@@ -209,6 +211,9 @@ func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) 
 	}
 	key, err := latestRef(r)
 	if err != nil {
+		return response{}, err
+	}
+	if err := platform.CheckModel(req.Role, nil, req.SnapStart); err != nil { // the model before the service
 		return response{}, err
 	}
 	if err := platform.CheckVpcConfig(req.VpcConfig); err != nil {
