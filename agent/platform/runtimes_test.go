@@ -178,9 +178,9 @@ func TestRuntimeNoteNamesBothVersions(t *testing.T) {
 func TestCreateRefusesImagesAndUnofferedRuntimes(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	for _, req := range []map[string]any{
-		{"FunctionName": "img", "PackageType": "Image", "Role": "arn:aws:iam::0:role/x", "Code": map[string]string{"ImageUri": "x"}},
-		{"FunctionName": "java", "Runtime": "java21", "Role": "arn:aws:iam::0:role/x", "Handler": "a::b", "Code": map[string]string{"ZipFile": "UEs="}},
-		{"FunctionName": "py37", "Runtime": "python3.7", "Role": "arn:aws:iam::0:role/x", "Handler": "a.b", "Code": map[string]string{"ZipFile": "UEs="}},
+		{"FunctionName": "img", "PackageType": "Image", "Role": "arn:aws:iam::000000000000:role/x", "Code": map[string]string{"ImageUri": "x"}},
+		{"FunctionName": "java", "Runtime": "java21", "Role": "arn:aws:iam::000000000000:role/x", "Handler": "a::b", "Code": map[string]string{"ZipFile": "UEs="}},
+		{"FunctionName": "py37", "Runtime": "python3.7", "Role": "arn:aws:iam::000000000000:role/x", "Handler": "a.b", "Code": map[string]string{"ZipFile": "UEs="}},
 	} {
 		resp, body := tp.call("POST", "/2015-03-31/functions", req, nil)
 		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Amzn-Errortype") != "InvalidParameterValueException" {
