@@ -113,9 +113,6 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	if err := p.checkTags(f); err != nil {
 		return FunctionConfiguration{}, err
 	}
-	if err := checkLayerRegions(in.Layers, in.Region); err != nil {
-		return FunctionConfiguration{}, err
-	}
 	if len(in.Layers) > 0 {
 		layers, err := p.resolveLayers(in.Layers, nil)
 		if err != nil {
@@ -245,9 +242,6 @@ func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (Functi
 			}
 		}
 		if u.Layers != nil {
-			if err := checkLayerRegions(*u.Layers, key.Region); err != nil {
-				return err
-			}
 			layers, err := p.resolveLayers(*u.Layers, next.Config.Layers)
 			if err != nil {
 				return err

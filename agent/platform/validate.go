@@ -92,16 +92,6 @@ const layersConstraint = "Member must satisfy constraint: [Member must have leng
 	"Member must have length greater than or equal to 1, Member must satisfy regular expression pattern: " +
 	layerVersionArnPattern + ", Member must not be null]"
 
-// checkLayerRegions refuses layer versions of another region than the function's, as AWS does.
-func checkLayerRegions(arns []string, region string) error {
-	for _, arn := range arns {
-		if parts := strings.Split(arn, ":"); layerVersionArnRE.MatchString(arn) && parts[3] != region {
-			return errInvalid("Layers are not in the same region as the function. Layers are expected to be in region %s.", region)
-		}
-	}
-	return nil
-}
-
 // checkLayerVersionNumber refuses a layer version number below 1 (AWS's message).
 func checkLayerVersionNumber(v int64) error {
 	if v < 1 {

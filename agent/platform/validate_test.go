@@ -26,8 +26,6 @@ func TestModelChecksOfOtherFieldsAreAWSs(t *testing.T) {
 			"2 validation errors detected: Value '[invalidruntime, nodejs20.x]' at 'compatibleRuntimes' failed to satisfy constraint: Member must satisfy enum value set: " + awsRuntimeEnum +
 				"; Value '[invalidarch, x86_64]' at 'compatibleArchitectures' failed to satisfy constraint: Member must satisfy constraint: [Member must satisfy enum value set: [x86_64, arm64], Member must not be null]"},
 		{"layer version 0", checkLayerVersionNumber(0), "InvalidParameterValueException", "Layer Version Cannot be less than 1"},
-		{"a layer of another region", checkLayerRegions([]string{"arn:aws:lambda:eu-west-1:000000000000:layer:l:1"}, "us-east-1"), "InvalidParameterValueException",
-			"Layers are not in the same region as the function. Layers are expected to be in region us-east-1."},
 		{"SnapStart", checkSnapStart(&SnapStart{ApplyOn: "invalidOption"}), "ValidationException",
 			"1 validation error detected: Value 'invalidOption' at 'snapStart.applyOn' failed to satisfy constraint: Member must satisfy enum value set: [PublishedVersions, None]"},
 		{"a malformed security group", checkVpcConfig(&VpcConfig{SubnetIds: []string{"subnet-1"}, SecurityGroupIds: []string{"bad-format-1"}}), "ValidationException",
@@ -46,7 +44,6 @@ func TestModelChecksOfOtherFieldsAreAWSs(t *testing.T) {
 		"ALL": checkFunctionVersionParam("ALL"), "no filter": checkLayerFilter(LayerFilter{}),
 		"a listed runtime": checkLayerFilter(LayerFilter{Runtime: "python3.12", Architecture: "arm64"}),
 		"no VPC":           checkVpcConfig(&VpcConfig{}), "SnapStart None": checkSnapStart(&SnapStart{ApplyOn: "None"}),
-		"same region": checkLayerRegions([]string{"arn:aws:lambda:us-east-1:000000000000:layer:l:1"}, "us-east-1"),
 	} {
 		if err != nil {
 			t.Errorf("%s refused: %v", what, err)
