@@ -74,6 +74,11 @@ type Function struct {
 	Versions    []*publishedVersion `json:"versions,omitempty"`     // ascending; never modified once published
 	LastVersion int                 `json:"last_version,omitempty"` // numbers are never reused, as on Lambda
 	Aliases     map[string]*Alias   `json:"aliases,omitempty"`
+	// Qualified holds what Lambda keeps per $LATEST, version or alias: resource-based policy,
+	// function URL, event invoke and provisioned concurrency configs (qualified.go).
+	Qualified map[string]*qualifiedState `json:"qualified,omitempty"`
+	// RecursiveLoop is PutFunctionRecursionConfig's value; "" is Lambda's default, Terminate.
+	RecursiveLoop string `json:"recursive_loop,omitempty"`
 }
 
 // key is the function's identity in the platform's tables.

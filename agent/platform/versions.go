@@ -252,6 +252,7 @@ func (p *Platform) deleteVersion(key fnKey, n string) error {
 			return errConflict("Unable to delete version because the following aliases reference it: [%s]", strings.Join(refs, ", "))
 		}
 		next.Versions = append(next.Versions[:i], next.Versions[i+1:]...)
+		next.dropQualified(n)
 		return nil
 	})
 	if errors.Is(err, errNoVersion) {
@@ -375,6 +376,7 @@ func (p *Platform) UpdateAlias(key fnKey, in AliasInput) (Alias, error) {
 func (p *Platform) DeleteAlias(key fnKey, name string) error {
 	_, err := p.replace(key, func(next *Function) error {
 		delete(next.Aliases, name)
+		next.dropQualified(name)
 		return nil
 	})
 	return err

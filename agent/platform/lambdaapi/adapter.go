@@ -164,6 +164,18 @@ func (a *api) routes() *http.ServeMux {
 	handle("GET /2015-03-31/functions/{name}/aliases/{alias}", a.getAlias)
 	handle("PUT /2015-03-31/functions/{name}/aliases/{alias}", a.updateAlias)
 	handle("DELETE /2015-03-31/functions/{name}/aliases/{alias}", a.deleteAlias)
+	// Per-qualifier settings (policy.go, functionurl.go, eventinvoke.go, provisioned.go) and the
+	// recursion config (recursion.go).
+	handle("POST /2015-03-31/functions/{name}/policy", a.addPermission)
+	handle("GET /2015-03-31/functions/{name}/policy", a.getPolicy)
+	handle("DELETE /2015-03-31/functions/{name}/policy/{sid}", a.removePermission)
+	handle("POST /2021-10-31/functions/{name}/url", a.createFunctionURLConfig)
+	handle("GET /2021-10-31/functions/{name}/url", a.getFunctionURLConfig)
+	handle("PUT /2021-10-31/functions/{name}/url", a.updateFunctionURLConfig)
+	handle("DELETE /2021-10-31/functions/{name}/url", a.deleteFunctionURLConfig)
+	handle("GET /2021-10-31/functions/{name}/urls", a.listFunctionURLConfigs)
+	handle("PUT /2024-08-31/functions/{name}/recursion-config", a.putFunctionRecursionConfig)
+	handle("GET /2024-08-31/functions/{name}/recursion-config", a.getFunctionRecursionConfig)
 	handle("GET /faascope/health", a.health)
 	handle("GET /faascope/instances", func(*http.ResponseController, *http.Request) (response, error) {
 		return jsonResponse(http.StatusOK, a.p.Instances()), nil

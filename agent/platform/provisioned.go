@@ -1,0 +1,3 @@
+package platform
+
+type ProvisionedConcurrencyConfig struct{}
