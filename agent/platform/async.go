@@ -13,8 +13,8 @@ import (
 // an invocation that ends in a function error (an error the function returned, a crash, a
 // timeout, an init failure) is retried twice, after AWS's delays of one and then two minutes,
 // with the same request id, as Lambda's "retry attempts: 2" default does. Config.AsyncRetryDelays
-// scales those delays (tests shorten them); PutFunctionEventInvokeConfig (MaximumRetryAttempts)
-// is not implemented.
+// scales those delays (tests shorten them). An event invoke config (eventinvoke.go) lowers the
+// retries (MaximumRetryAttempts) and the age an event may reach (MaximumEventAgeInSeconds).
 
 // maxAsyncPayload is Lambda's limit for an Event invocation's payload (1 MB since 2025; it was
 // 256 KB).
@@ -94,7 +94,9 @@ func (p *Platform) invokeAsync(req InvokeRequest, queued time.Time) {
 	if delays == nil {
 		delays = defaultAsyncRetryDelays
 	}
-	maxAge := p.cfg.AsyncQueue.orDefaults().MaxAge
+	// An event invoke config of the version or alias may allow fewer retries and a shorter
+	// age (eventinvoke.go).
+	retries, maxAge := p.asyncLimits(req, len(delays), p.cfg.AsyncQueue.orDefaults().MaxAge)
 	for attempt := 0; ; {
 		res, meta, err := p.Invoke(p.ctx, req)
 		if errors.Is(err, errThrottled) {
@@ -116,8 +118,11 @@ func (p *Platform) invokeAsync(req InvokeRequest, queued time.Time) {
 			return
 		case res.FuncError == "":
 			return
-		case attempt >= len(delays):
+		case attempt >= retries:
 			log.Printf("async invoke %s (request %s) failed after %d attempts: %s", req.Name, meta.RequestID, attempt+1, res.Payload)
+			return
+		case time.Since(queued)+delays[attempt] > maxAge:
+			log.Printf("async invoke %s (request %s) dropped: its next retry would be older than the maximum event age %s", req.Name, meta.RequestID, maxAge)
 			return
 		}
 		log.Printf("async invoke %s (request %s) failed, retrying in %s: %s", req.Name, meta.RequestID, delays[attempt], res.Payload)
