@@ -135,15 +135,17 @@ func (tp *testPlatform) invokeProbe(name, query string, headers map[string]strin
 
 func TestUnimplementedOperationsAreRefusedAsUnknown(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	// AddPermission and GetPolicy were taken for CreateFunction and ListFunctions.
 	for _, c := range []struct{ method, path string }{
-		{"POST", fnPath + "fn/policy"}, {"GET", fnPath + "fn/policy"}, {"DELETE", fnPath + "fn/policy/sid"},
-		{"GET", "/2015-03-31/event-source-mappings/"}, {"POST", "/2021-10-31/functions/fn/url"},
+		{"GET", "/2015-03-31/event-source-mappings/"}, {"POST", "/2015-03-31/event-source-mappings/"},
 		{"PATCH", fnPath + "fn"},
 	} {
 		resp, body := tp.call(c.method, c.path, map[string]any{"StatementId": "s", "Action": "lambda:InvokeFunction"}, nil)
 		wantError(t, c.method+" "+c.path, resp, body, http.StatusNotFound, "UnknownOperationException", "")
 	}
+	// AddPermission and GetPolicy were taken for CreateFunction and ListFunctions; now they are
+	// themselves (policy.go) and answer for the missing function.
+	resp, body := tp.call("POST", fnPath+"fn/policy", map[string]any{"StatementId": "s", "Action": "lambda:InvokeFunction", "Principal": "*"}, nil)
+	wantError(t, "AddPermission of a missing function", resp, body, http.StatusNotFound, "ResourceNotFoundException", "Function not found")
 	if list, _ := tp.ListFunctions(defaultRegion, "", 50); len(list) != 0 {
 		t.Fatalf("an unknown operation created a function: %+v", list)
 	}
@@ -153,7 +155,7 @@ func TestUnimplementedOperationsAreRefusedAsUnknown(t *testing.T) {
 		resp, body := tp.call("GET", path, nil, nil)
 		wantError(t, "GET "+path, resp, body, http.StatusNotFound, "ResourceNotFoundException", "Function not found")
 	}
-	resp, body := tp.call("POST", fnPath+"gone/versions", map[string]any{}, nil)
+	resp, body = tp.call("POST", fnPath+"gone/versions", map[string]any{}, nil)
 	wantError(t, "PublishVersion of a missing function", resp, body, http.StatusNotFound, "ResourceNotFoundException", "Function not found: arn:aws:lambda:us-east-1:000000000000:function:gone")
 	// Layers are honoured, never dropped: one that does not exist is refused (layers_test.go
 	// mounts real ones).
