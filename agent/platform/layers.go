@@ -42,6 +42,8 @@ type layerVersion struct {
 	CodeSha256              string   `json:"code_sha256"`
 	UnzippedSize            int64    `json:"unzipped_size"`
 	Deleted                 bool     `json:"deleted,omitempty"`
+	// Policy is the version's resource-based policy (layerpolicy.go); nil = none.
+	Policy *layerPolicy `json:"policy,omitempty"`
 }
 
 var (
