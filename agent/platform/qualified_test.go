@@ -170,3 +170,47 @@ func TestEventInvokeConfigLimitsRetries(t *testing.T) {
 		}
 	}
 }
+
+// A layer version's policy (layerpolicy.go) has a RevisionId of its own, renewed by every
+// change, and is kept in the version's record across a restart.
+func TestLayerVersionPolicy(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.publishLayer("lib", zipOf(nil, map[string][]byte{"f": []byte("x")}), nil)
+	path := "/2018-10-31/layers/lib/versions/1/policy"
+	resp, body := tp.call("POST", path, map[string]any{"StatementId": "all", "Action": "lambda:GetLayerVersion", "Principal": "*"}, nil)
+	added := decode[map[string]string](t, body)
+	want := `{"Sid":"all","Effect":"Allow","Principal":"*","Action":"lambda:GetLayerVersion","Resource":"arn:aws:lambda:us-east-1:000000000000:layer:lib:1"}`
+	if resp.StatusCode != 201 || added["Statement"] != want || added["RevisionId"] == "" {
+		t.Fatalf("AddLayerVersionPermission: %d %s", resp.StatusCode, body)
+	}
+	resp, body = tp.call("POST", path+"?RevisionId=stale", map[string]any{"StatementId": "acct", "Action": "lambda:GetLayerVersion", "Principal": "123456789012"}, nil)
+	wantAPIError(t, "a stale RevisionId", resp, body, 412, "PreconditionFailedException", "Call the GetLayerPolicy API")
+	resp, body = tp.call("POST", path+"?RevisionId="+added["RevisionId"], map[string]any{"StatementId": "acct", "Action": "lambda:GetLayerVersion", "Principal": "123456789012"}, nil)
+	if resp.StatusCode != 201 || decode[map[string]string](t, body)["RevisionId"] == added["RevisionId"] {
+		t.Fatalf("a second statement renews the RevisionId: %d %s", resp.StatusCode, body)
+	}
+	resp, body = tp.call("POST", "/2018-10-31/layers/lib/versions/2/policy", map[string]any{"StatementId": "x", "Action": "lambda:GetLayerVersion", "Principal": "*"}, nil)
+	wantAPIError(t, "a missing version", resp, body, 404, "ResourceNotFoundException", "Layer version arn:aws:lambda:us-east-1:000000000000:layer:lib:2 does not exist.")
+	_, body = tp.call("GET", path, nil, nil)
+	got := decode[map[string]string](t, body)
+
+	tp.Close()
+	p2, err := New(Config{DataDir: tp.cfg.DataDir, DefaultProfile: ProfileLambda, Isolation: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if pol, rev, err := p2.GetLayerVersionPolicy("lib", 1); err != nil || pol != got["Policy"] || rev != got["RevisionId"] ||
+		!strings.Contains(pol, `"Principal":{"AWS":"arn:aws:iam::123456789012:root"}`) {
+		t.Fatalf("after a restart: %s %s %v (before: %v)", pol, rev, err, got)
+	}
+	if err := p2.RemoveLayerVersionPermission("lib", 1, "all", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.RemoveLayerVersionPermission("lib", 1, "acct", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p2.GetLayerVersionPolicy("lib", 1); err == nil || !strings.Contains(err.Error(), "No policy is associated") {
+		t.Fatalf("the policy goes with its last statement: %v", err)
+	}
+}
