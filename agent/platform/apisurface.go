@@ -43,6 +43,9 @@ const (
 // expects for it.
 func AWSError(err error) *APIError { return awsError(err) }
 
+// Untyped says whether err's AWS answer has no "Type" field in its body (codesigning.go).
+func Untyped(err error) bool { return untyped(err) }
+
 // ErrInvalid is an InvalidParameterValueException (400) with the formatted message.
 func ErrInvalid(format string, args ...any) error { return errInvalid(format, args...) }
 

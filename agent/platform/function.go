@@ -79,6 +79,8 @@ type Function struct {
 	Qualified map[string]*qualifiedState `json:"qualified,omitempty"`
 	// RecursiveLoop is PutFunctionRecursionConfig's value; "" is Lambda's default, Terminate.
 	RecursiveLoop string `json:"recursive_loop,omitempty"`
+	// CodeSigningConfigArn is PutFunctionCodeSigningConfig's config (codesigning.go).
+	CodeSigningConfigArn string `json:"code_signing_config_arn,omitempty"`
 }
 
 // key is the function's identity in the platform's tables.

@@ -214,3 +214,52 @@ func TestLayerVersionPolicy(t *testing.T) {
 		t.Fatalf("the policy goes with its last statement: %v", err)
 	}
 }
+
+// Code signing configs (codesigning.go): kept across a restart, a function's with the function,
+// a config in use not deleted (AWS: "only if no function is using it"), a missing one answered
+// without Type as AWS answers it.
+func TestCodeSigningConfigs(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	tp.create("signed", nil)
+	resp, body := tp.call("POST", "/2020-04-22/code-signing-configs/", map[string]any{"AllowedPublishers": map[string]any{
+		"SigningProfileVersionArns": []string{"arn:aws:signer:us-east-1:000000000000:/signing-profiles/p"}}}, nil)
+	csc := decode[map[string]CodeSigningConfig](t, body)["CodeSigningConfig"]
+	if resp.StatusCode != 201 || !cscArnRE.MatchString(csc.CodeSigningConfigArn) || csc.CodeSigningPolicies.UntrustedArtifactOnDeployment != "Warn" {
+		t.Fatalf("CreateCodeSigningConfig: %d %s", resp.StatusCode, body)
+	}
+	escaped := strings.ReplaceAll(csc.CodeSigningConfigArn, ":", "%3A")
+	resp, body = tp.call("PUT", "/2020-06-30/functions/signed/code-signing-config", map[string]any{"CodeSigningConfigArn": csc.CodeSigningConfigArn}, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("PutFunctionCodeSigningConfig: %d %s", resp.StatusCode, body)
+	}
+	resp, body = tp.call("DELETE", "/2020-04-22/code-signing-configs/"+escaped, nil, nil)
+	wantAPIError(t, "deleting a config in use", resp, body, 409, "ResourceConflictException", "used by 1 function")
+	missing := csc.CodeSigningConfigArn[:len(csc.CodeSigningConfigArn)-1] + "x"
+	if strings.HasSuffix(csc.CodeSigningConfigArn, "x") {
+		missing = csc.CodeSigningConfigArn[:len(csc.CodeSigningConfigArn)-1] + "y"
+	}
+	resp, body = tp.call("GET", "/2020-04-22/code-signing-configs/"+missing, nil, nil)
+	wantAPIError(t, "a missing config", resp, body, 404, "ResourceNotFoundException", "can not be found.")
+	if strings.Contains(string(body), `"Type"`) {
+		t.Fatalf("AWS answers a missing config without Type: %s", body)
+	}
+
+	tp.Close()
+	p2, err := New(Config{DataDir: tp.cfg.DataDir, DefaultProfile: ProfileLambda, Isolation: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if arns, _, err := p2.ListFunctionsByCodeSigningConfig(csc.CodeSigningConfigArn, "", 50); err != nil || len(arns) != 1 || arns[0] != key("signed").arn() {
+		t.Fatalf("after a restart: %v %v", arns, err)
+	}
+	if err := p2.DeleteFunctionCodeSigningConfig(key("signed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.DeleteCodeSigningConfig(csc.CodeSigningConfigArn); err != nil {
+		t.Fatalf("a config no function uses is deleted: %v", err)
+	}
+	if list, _, _ := p2.ListCodeSigningConfigs(defaultRegion, "", 50); len(list) != 0 {
+		t.Fatalf("deleted config still listed: %+v", list)
+	}
+}
