@@ -4,14 +4,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
+	"strings"
 	"time"
 )
 
 // Function URL configs (CreateFunctionUrlConfig, GetFunctionUrlConfig,
 // UpdateFunctionUrlConfig, DeleteFunctionUrlConfig, ListFunctionUrlConfigs), kept per $LATEST
 // and alias (a URL cannot name a version: the API refuses a numeric qualifier) with their
-// answers as AWS's recording has them. The platform keeps the configuration only: it does not
-// serve the URL (invoke the function through Invoke instead), which docs/platform.md says.
+// answers as AWS's recording has them. The URL is served by the platform's API listener
+// (lambdaapi/urlinvoke.go): http://<url-id>.lambda-url.<region>.localhost:<port>/ (a *.localhost
+// name is the loopback address, RFC 6761), as AWS serves https://<url-id>.lambda-url.<region>.on.aws/.
 
 // FunctionURLConfig is Lambda's FunctionUrlConfig. InvokeMode is kept as the caller gave it
 // ("" = BUFFERED, which GetFunctionUrlConfig shows; Create's and Update's answers omit it then,
@@ -31,6 +33,7 @@ type FunctionURLInput struct {
 	AuthType   *string
 	Cors       map[string]any
 	InvokeMode *string
+	Port       string // the API listener's ":port", which the URL is served on ("" = none)
 }
 
 // urlTime is the format of a URL config's times: AWS's documented example,
@@ -61,7 +64,7 @@ func (p *Platform) CreateFunctionURLConfig(ref funcRef, in FunctionURLInput) (Fu
 		}
 		now := urlTime(time.Now())
 		out = FunctionURLConfig{
-			FunctionUrl: "http://" + urlID() + ".lambda-url." + ref.Region + ".localhost/",
+			FunctionUrl: "http://" + urlID() + ".lambda-url." + ref.Region + ".localhost" + in.Port + "/",
 			FunctionArn: ref.fnKey.qualifiedARN(ref.Qualifier), AuthType: *in.AuthType, Cors: in.Cors,
 			CreationTime: now, LastModifiedTime: now,
 		}
@@ -167,4 +170,26 @@ func pageAfter[T any](list []T, marker string, max int, id func(T) string) ([]T,
 		out = append(out, list[i])
 	}
 	return out, "", nil
+}
+
+// FunctionURLTarget finds the function, version or alias whose URL has the id (the URL's first
+// host label) in region, with its config.
+func (p *Platform) FunctionURLTarget(region, id string) (FunctionRef, FunctionURLConfig, error) {
+	prefix := "http://" + id + ".lambda-url." + region + "."
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, f := range p.functions {
+		if k.Region != region {
+			continue
+		}
+		for q, s := range f.Qualified {
+			if s.URL != nil && strings.HasPrefix(s.URL.FunctionUrl, prefix) {
+				if q == latestQualifier {
+					q = ""
+				}
+				return funcRef{k, q}, *s.URL, nil
+			}
+		}
+	}
+	return funcRef{}, FunctionURLConfig{}, resourceNotFound()
 }

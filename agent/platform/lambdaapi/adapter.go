@@ -94,13 +94,17 @@ type api struct{ p *platform.Platform }
 
 // Handler is the Lambda REST API subset plus a few /faascope/ endpoints.
 func Handler(p *platform.Platform) http.Handler {
-	mux := (&api{p}).routes()
+	a := &api{p}
+	mux := a.routes()
 	token := p.Token()
-	if token == "" {
-		return mux
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, token) {
+		// A function URL's request (urlinvoke.go) is not an API call: its own AuthType says
+		// whether it needs the token.
+		if region, id, ok := functionURLHost(r.Host); ok {
+			a.serveFunctionURL(w, r, region, id, token)
+			return
+		}
+		if token != "" && !authorized(r, token) {
 			writeAPIError(w, &platform.APIError{Status: http.StatusForbidden, Code: "UnrecognizedClientException",
 				Msg: "The security token included in the request is invalid."})
 			return

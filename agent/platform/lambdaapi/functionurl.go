@@ -1,6 +1,7 @@
 package lambdaapi
 
 import (
+	"net"
 	"net/http"
 	"regexp"
 
@@ -92,6 +93,9 @@ func (a *api) createFunctionURLConfig(rc *http.ResponseController, r *http.Reque
 	in, err := req.input(true)
 	if err != nil {
 		return response{}, err
+	}
+	if _, port, err := net.SplitHostPort(r.Host); err == nil {
+		in.Port = ":" + port // the URL is served where the API is (urlinvoke.go)
 	}
 	c, err := a.p.CreateFunctionURLConfig(ref, in)
 	if err != nil {
