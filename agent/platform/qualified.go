@@ -71,9 +71,6 @@ func (next *Function) dropQualified(q string) {
 	delete(next.Qualified, q)
 }
 
-// qualifierKind says what a qualifier names: a version number, $LATEST, or an alias.
-func isVersionQualifier(q string) bool { return q == latestQualifier || versionRE.MatchString(q) }
-
 // checkQualifierExists answers as Lambda does for a qualifier that names nothing: a missing
 // alias is "Cannot find alias arn", a missing version (or a name that can be neither) "Function
 // not found". An empty qualifier is the function itself.
