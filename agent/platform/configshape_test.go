@@ -27,7 +27,7 @@ func (tp *testPlatform) config(method, path string, body any) (int, map[string]a
 func TestConfigurationCarriesAWSDefaultsAndItsLifecycle(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	release := holdPreparation(t)
-	status, c := tp.config("POST", fnPath, map[string]any{"FunctionName": "shape", "Runtime": "provided.al2023", "Role": "r",
+	status, c := tp.config("POST", fnPath, map[string]any{"FunctionName": "shape", "Runtime": "provided.al2023", "Role": "arn:aws:iam::123456789012:role/r",
 		"Handler": "h", "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}})
 	if status != 201 {
 		t.Fatalf("CreateFunction: %d %v", status, c)
@@ -160,7 +160,7 @@ func TestRevisionIdsAsAWSIssuesThem(t *testing.T) {
 // CreateFunction with Publish answers version 1 under the unqualified ARN.
 func TestPublishOnCreateAnswersTheUnqualifiedARN(t *testing.T) {
 	tp := startPlatform(t, Config{})
-	_, c := tp.config("POST", fnPath, map[string]any{"FunctionName": "pc", "Runtime": "provided.al2023", "Role": "r",
+	_, c := tp.config("POST", fnPath, map[string]any{"FunctionName": "pc", "Runtime": "provided.al2023", "Role": "arn:aws:iam::123456789012:role/r",
 		"Handler": "h", "Publish": true, "Code": map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(agentZip)}})
 	if c["Version"] != "1" || c["FunctionArn"] != "arn:aws:lambda:us-east-1:000000000000:function:pc" {
 		t.Fatalf("CreateFunction with Publish: %v %v", c["Version"], c["FunctionArn"])

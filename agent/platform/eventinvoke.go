@@ -2,8 +2,8 @@ package platform
 
 import (
 	"regexp"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )

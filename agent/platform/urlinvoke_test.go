@@ -34,7 +34,7 @@ func TestFunctionURLIsServed(t *testing.T) {
 	tp := startPlatform(t, Config{Token: "secret"})
 	auth := map[string]string{"Authorization": "Bearer secret"}
 	create := func(name string, env map[string]string, authType string) string {
-		req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "r", "Handler": "h",
+		req := map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "arn:aws:iam::123456789012:role/r", "Handler": "h",
 			"Code":        map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(zipOf(nil, map[string][]byte{"bootstrap": []byte(urlRuntime)}))},
 			"Environment": map[string]any{"Variables": env}}
 		if resp, body := tp.call("POST", fnPath, req, auth); resp.StatusCode != 201 {

@@ -185,13 +185,9 @@ func checkVpcConfig(v *VpcConfig) error {
 	return nil
 }
 
-// SnapStart is a request's SnapStart setting (the platform takes no snapshots: it is only
-// checked).
-type SnapStart struct {
-	ApplyOn string `json:"ApplyOn"`
-}
-
-// checkSnapStart checks SnapStart.ApplyOn against its enum.
+// checkSnapStart checks a request's SnapStart.ApplyOn against its enum (the platform takes no
+// snapshots: it is only checked; configshape.go's SnapStart is the type, OptimizationStatus is
+// the answer's only).
 func checkSnapStart(s *SnapStart) error {
 	const enum = "[PublishedVersions, None]"
 	if s != nil && !inEnum(enum, s.ApplyOn) {

@@ -40,18 +40,19 @@ type AliasRoutingConfiguration struct {
 // aliasNameRE is Lambda's alias name: not all digits (that would be a version).
 var aliasNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
 
-// errPreconditionFailed: AWS's words are the same for a function's and an alias's RevisionId
+// errPreconditionFailed names the API to call; AWS words it "GetFunction/GetAlias" for a function's and an alias's RevisionId
 // (UpdateFunctionCode, UpdateFunctionConfiguration, PublishVersion, UpdateAlias in
 // test_lambda_api's recording).
-func errPreconditionFailed() error {
+func errPreconditionFailed(what string) error {
 	return &apiError{http.StatusPreconditionFailed, "PreconditionFailedException",
-		"The Revision Id provided does not match the latest Revision Id. Call the GetFunction/GetAlias API to retrieve the latest Revision Id", ""}
+		"The Revision Id provided does not match the latest Revision Id. Call the " + what +
+			" API to retrieve the latest Revision Id", ""}
 }
 
 // checkRevision refuses a RevisionId that is given and is not the current one.
 func checkRevision(given, current string) error {
 	if given != "" && given != current {
-		return errPreconditionFailed()
+		return errPreconditionFailed("GetFunction/GetAlias")
 	}
 	return nil
 }
@@ -352,7 +353,7 @@ func (p *Platform) UpdateAlias(key fnKey, in AliasInput) (Alias, error) {
 			return &notFoundError{"Alias not found: " + key.qualifiedARN(in.Name)}
 		}
 		if in.RevisionId != "" && in.RevisionId != cur.RevisionId {
-			return errPreconditionFailed()
+			return errPreconditionFailed("GetFunction/GetAlias")
 		}
 		out = *cur
 		if in.FunctionVersion != nil {
