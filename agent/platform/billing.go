@@ -7,7 +7,7 @@ import "time"
 //   - the duration is rounded up to the next millisecond (billingGranularity);
 //   - a cold invocation's INIT phase (the REPORT line's Init Duration) is billed with it
 //     (billsInit): Billed Duration = ceil(Init Duration + Duration). Lambda has always billed the
-//     INIT phase of custom runtimes (provided.*, the only ones this platform runs) and of
+//     INIT phase of custom runtimes (provided.*) and of
 //     container images, and since 1 August 2025 that of every on-demand function, ZIP packages
 //     on managed runtimes included ("AWS Lambda standardizes billing for INIT Phase", AWS Compute
 //     Blog, 29 April 2025, https://aws.amazon.com/blogs/compute/aws-lambda-standardizes-billing-for-init-phase/).
