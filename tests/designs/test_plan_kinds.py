@@ -90,16 +90,36 @@ def test_object_requests_are_waves_of_latencies_plus_bytes_at_the_network_rate()
     assert seconds(w) == pytest.approx(10 * S3_PUT_S + 10 * 1024 / NET_PEAK_BPS)
     # five in flight: two waves of requests, the same bytes
     assert seconds({**w, "parallelism": 5}) == pytest.approx(2 * S3_PUT_S + 10 * 1024 / NET_PEAK_BPS)
-    # a get prepares its objects (PUTs) and drops them (a delete per wave) in the invocation
-    get = seconds({**w, "op": "get"})
-    assert get == pytest.approx(10 * S3_GET_S + 10 * S3_PUT_S + 10 * S3_PUT_S
-                                + 2 * 10 * 1024 / NET_PEAK_BPS)
+    # a get prepares its objects (PUTs) and drops them (a delete per wave) in the invocation,
+    # both in waves of the agent's untimed parallelism (16): 40 objects are 3 waves each
+    get = seconds({**w, "op": "get", "count": 40})
+    assert E.UNTIMED_PARALLELISM == 16
+    assert get == pytest.approx(40 * S3_GET_S + 3 * S3_PUT_S + 3 * S3_PUT_S
+                                + 2 * 40 * 1024 / NET_PEAK_BPS)
+    # a parallelism above it is kept for them too
+    get = seconds({**w, "op": "get", "count": 40, "parallelism": 20})
+    assert get == pytest.approx(2 * S3_GET_S + 2 * S3_PUT_S + 2 * S3_PUT_S
+                                + 2 * 40 * 1024 / NET_PEAK_BPS)
     # locally the unshaped stand-in's latencies (unlimited profile), the shaped one's (lambda:
     # S3's, from the table) at the stand-in's rate
     local = seconds(w, "local", function={"profile": "unlimited"})
     assert local == pytest.approx(10 * E.LOCAL_OBJECT_PUT_S + 10 * 1024 / E.LOCAL_STORAGE_BPS)
     shaped = seconds(w, "local", function={"profile": "lambda"})
     assert shaped == pytest.approx(10 * S3_PUT_S + 10 * 1024 / E.LOCAL_STORAGE_BPS)
+
+
+def test_the_untimed_parallelism_is_the_agents():
+    # one number, two languages: the estimate models the agent's prepare and drop
+    import re
+    go = (Path(__file__).resolve().parents[2] / "agent" / "workloads" / "batch.go").read_text()
+    (agent,) = re.findall(r"^const UntimedParallelism = (\d+)$", go, re.M)
+    assert int(agent) == E.UNTIMED_PARALLELISM
+    # and the docs say it (the request schema's prepare and drop, docs/storage.md)
+    root = Path(__file__).resolve().parents[2]
+    schema = (root / "src" / "faascope" / "schemas" / "agent-request.schema.json").read_text()
+    assert schema.count(f"at least {agent} at once") == 4
+    assert f"at least {agent} requests at once" in " ".join(
+        (root / "docs" / "storage.md").read_text().split())
 
 
 def test_kv_latency_follows_the_backend():

@@ -32,7 +32,8 @@ the sandbox, the page cache, the CPU), measured on the development machine's loc
       (:func:`device_seconds`);
   - object, kv: ceil(count / parallelism) request latencies (the mean of the calibrated
     lognormal: shaped stand-ins and clouds) + count x size at the network rate, once more for
-    the preparation (PUTs before a get) and a latency per wave for the drop;
+    the preparation (PUTs before a get) and a latency per wave for the drop, whose waves are
+    of at least UNTIMED_PARALLELISM requests (the agent's untimed phases);
   - sharedfs: locally the fileio model on a host directory behind the profile's shared budget;
     on a cloud (EFS) one request latency per NFS RPC (each op with direct or fsync every, else
     one per 1 MiB, the rsize/wsize EFS mounts use) + bytes at the network rate;
@@ -96,6 +97,10 @@ FSYNC_EVERY_S = 1e-3
 #: worth of I/O through at once (the kernel's throtl_slice, 100 ms): a short run is faster than
 #: its limit alone says
 THROTTLE_SLICE_S = 0.1
+#: requests in flight at once, at least, in an object or kv workload's untimed prepare and drop
+#: (the agent's UntimedParallelism, agent/workloads/batch.go, where the choice is explained;
+#: tests/designs check the two agree)
+UNTIMED_PARALLELISM = 16
 #: the page cache's read-ahead and write-back requests, in which buffered I/O reaches a device
 READAHEAD_BYTES = 128 * 1024
 WRITEBACK_BYTES = 1 * MIB
@@ -339,14 +344,17 @@ def _fileio(w: dict, site: Site, shared: bool = False) -> float:
 def _requests(w: dict, site: Site, put_s: float, get_s: float, size_key: str) -> float:
     """object and kv: waves of parallel requests, bytes at the network rate."""
     count = int(w.get("count", 1))
-    waves = math.ceil(count / int(w.get("parallelism", 1)))
+    parallelism = int(w.get("parallelism", 1))
+    waves = math.ceil(count / parallelism)
+    # the agent's prepare and drop run at least UNTIMED_PARALLELISM requests at once
+    untimed = math.ceil(count / max(parallelism, UNTIMED_PARALLELISM))
     data = network_seconds(count * int(w.get(size_key, 0)), site)
     prepare, drop = prepare_drop(w)
     t = waves * (put_s if w.get("op") == "put" else get_s) + data
     if prepare:
-        t += waves * put_s + data
+        t += untimed * put_s + data
     if drop:  # a delete is a small write
-        t += waves * put_s
+        t += untimed * put_s
     return t
 
 
