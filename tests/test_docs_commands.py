@@ -2,8 +2,9 @@
 written, from a clean copy of the repository's examples, in document order (a block may use
 what an earlier block of its document made, such as results/thesis.db).
 
-`faascope run` goes to the fake in-process provider (tests/docs_faascope.py) so that documented
-campaigns of minutes or hours take seconds; every other command is the real one. Untagged
+`faascope run` goes to the fake in-process provider (tests/docs_faascope.py), and waits for a
+schedule's slots or a design's time blocks on a virtual clock, so that documented campaigns of
+minutes or hours take seconds; every other command is the real one. Untagged
 fences are synopses, outputs and formulas, not commands, and are not run.
 
 Left out, each with its reason (:data:`LEFT_OUT`, matched by the start of a command): a test
