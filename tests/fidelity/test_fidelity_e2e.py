@@ -1,16 +1,15 @@
 """`faascope platform fidelity --quick --format json` end to end on the REAL local platform: its
 own platform and stand-ins, campaigns through the driver into results files, and a JSON where
-every metric has a local figure, a published one, its source and the ratio."""
+every metric has a local figure, a published one, its source and the ratio. The battery is
+conftest.py's, run once a session with less work in each campaign than --quick (SMALLER), every
+campaign and cell still run."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from faascope.cli import cli
 from faascope.fidelity import metrics
 from faascope.store.reader import read_flat
 from go_binaries import skip_unless_built
@@ -19,11 +18,9 @@ pytestmark = [pytest.mark.slow, skip_unless_built(),
               pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes need root (cgroups, namespaces)")]
 
 
-def test_quick_battery_json(tmp_path):
-    r = CliRunner().invoke(cli, ["platform", "fidelity", "--quick", "--format", "json",
-                                 "--data-dir", str(tmp_path)])
+def test_quick_battery_json(quick_battery):
+    r, doc, tmp_path = quick_battery     # conftest.py: the battery, smaller than --quick
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.stdout)
     ids = [m["id"] for m in doc["metrics"]]
     assert ids == [m.id for m in metrics.battery_metrics()]
     for m in doc["metrics"]:

@@ -18,8 +18,6 @@ import yaml
 from scipy import special, stats
 
 from faascope.calibration.reference import reference
-from faascope.driver.runner import run_campaign
-from faascope.fidelity import battery
 from faascope.fidelity.distributions import as_json
 from faascope.fidelity.findings_battery import STORAGE_SETS, read_distributions, request_samples
 from faascope.store.reader import ResultsFile
@@ -81,22 +79,16 @@ def test_the_docs_state_the_schemas_bound():
 @pytest.mark.slow
 @skip_unless_built()
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes need root (cgroups, namespaces)")
-def test_storage_rows_carry_a_ks_distance_from_real_local_samples(tmp_path, platform_dir):
-    # the battery's own object and kv (DynamoDB) campaigns, small: 2 invocations a cell, 60
-    # requests each, on this test's platform
-    cfg = battery.BatteryConfig(("lambda",), True, tmp_path)
-    specs = battery.specs(cfg, "")
-    results = {}
-    count = 60
-    for name in ("object", "kv"):
-        spec = specs[name]
-        spec["provider"] = {"kind": "local", "settings": {"data_dir": str(platform_dir)}}
-        spec["workload"]["count"] = count
-        spec["design"]["replications"] = 2
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(spec, sort_keys=False))
-        run_campaign(path, tmp_path / f"{name}.db", progress=False)
-        results[name] = str(tmp_path / f"{name}.db")
+def test_storage_rows_carry_a_ks_distance_from_real_local_samples(quick_battery, tmp_path):
+    # the battery's own object and kv (DynamoDB) campaigns, as the fidelity command ran them
+    # (conftest.py: 5 invocations a cell, 20 requests each)
+    r, report, _ = quick_battery
+    assert r.exit_code == 0, r.output
+    results = {name: report["results"][name] for name in ("object", "kv")}
+    specs = {name: yaml.safe_load(Path(db).with_suffix(".yaml").read_text())
+             for name, db in results.items()}
+    ((count, reps),) = {(s["workload"]["count"], s["design"]["replications"]) for s in specs.values()}
+    assert count < bound() and reps >= 2
     # the samples are the requests each invocation timed: all of them (count < bound), each
     # within the invocation's exact min and max, their nearest-rank median its p50
     for name in results:
@@ -115,9 +107,9 @@ def test_storage_rows_carry_a_ks_distance_from_real_local_samples(tmp_path, plat
     assert set(dists) == {s for _, _, s in STORAGE_SETS}
     for set_name, d in dists.items():
         doc = as_json(d)
-        assert doc["local_n"] == 2 * count and doc["local_invocations"] == 2
+        assert doc["local_n"] == reps * count and doc["local_invocations"] == reps
         assert 0 < doc["ks_statistic"] <= 1 and 0 <= doc["ks_pvalue"] <= 1, doc
-        assert "pooled from 2 invocations" in doc["note"]
+        assert f"pooled from {reps} invocations" in doc["note"]
         # the distance is the one of these values against the committed subset
         raw = request_samples(results["object" if set_name.startswith("s3") else "kv"])
         op = "put" if set_name.endswith("write") else "get"
@@ -137,7 +129,7 @@ def test_storage_rows_carry_a_ks_distance_from_real_local_samples(tmp_path, plat
     rows = read_distributions({"object": str(old)})
     assert len(rows) == 2
     for d in rows:
-        assert d.ks_d is None and d.local_n == 2 and "no raw request latencies" in d.note
+        assert d.ks_d is None and d.local_n == reps and "no raw request latencies" in d.note
         assert d.local["p50"] == pytest.approx(dists[d.reference.split(":")[1]].local["p50"],
                                                rel=0.5)
 
