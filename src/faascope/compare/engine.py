@@ -23,13 +23,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from faascope.analysis.cv_test import holm
 from faascope.analysis.dataset import Origin, select
 from faascope.analysis.io import as_level_strings
 from faascope.analysis.sources import check_factors, common_factors, read_sources
 from faascope.compare import between as bt
 from faascope.compare import specdiff
 from faascope.compare.minimums import minimum, too_few
-from faascope.compare.stats import MIN_PER_SIDE, cell_values, holm, summary, within_run
+from faascope.compare.stats import MIN_PER_SIDE, cell_values, summary, within_run
 from faascope.compare.timeline import METHOD as TIMELINE_METHOD
 from faascope.compare.timeline import timeline as build_timeline
 from faascope.errors import BadInput

@@ -28,7 +28,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from faascope.analysis.anova import variation_status
 from faascope.analysis.io import as_level_strings
@@ -103,18 +102,6 @@ def median_diff(base: np.ndarray, new: np.ndarray, alpha: float, n_boot: int, se
                           method="percentile", vectorized=True, axis=-1,
                           rng=np.random.default_rng(seed))
     return {"diff": diff, "ci": (res.confidence_interval.low, res.confidence_interval.high)}
-
-
-def holm(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjustment (R's ``p.adjust(p, "holm")``) of the p-values given; None
-    (no test) stays None and is not counted."""
-    idx = [i for i, p in enumerate(pvalues) if p is not None]
-    out: list[float | None] = [None] * len(pvalues)
-    if idx:
-        adj = multipletests([pvalues[i] for i in idx], method="holm")[1]
-        for i, p in zip(idx, adj):
-            out[i] = float(p)
-    return out
 
 
 def _f(v) -> float | None:
