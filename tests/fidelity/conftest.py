@@ -16,10 +16,11 @@ from faascope.units import MIB
 #: campaign, cell and replication of --quick still runs (5 units a finding's cell, the bootstrap
 #: interval's minimum; the CV test's 90 values), with less work in each: the tests check that
 #: every figure, decision, finding and distribution is measured, read and reported, not what
-#: they come to (the statistics are tested on known data beside them). About 330 s -> 190 s here.
+#: they come to (the statistics are tested on known data beside them). 384 s -> 207 s on this
+#: 2-core machine under load (2026-11-27), with the agent's parallel prepare and drop.
 SMALLER = (
-    # 20 requests a storage invocation: 5 invocations still pool the 100 raw latencies the
-    # storage distributions are asserted to have (100 at --quick)
+    # 20 requests a storage invocation, not 100: 5 invocations still pool the 100 raw latencies
+    # the storage distributions are asserted to have
     (battery, "REQUESTS", 20),
     # the files of the 1 GB thesis write cells (128 MiB), the findings' /tmp cells' (1 MiB), the
     # co-location writers' (24 MiB), the memory, concurrency and staggering campaigns' (4 MiB)
