@@ -136,7 +136,7 @@ func (tp *testPlatform) invokeProbe(name, query string, headers map[string]strin
 func TestUnimplementedOperationsAreRefusedAsUnknown(t *testing.T) {
 	tp := startPlatform(t, Config{})
 	for _, c := range []struct{ method, path string }{
-		{"GET", "/2015-03-31/event-source-mappings/"}, {"POST", "/2015-03-31/event-source-mappings/"},
+		{"POST", "/2021-11-15/functions/fn/response-streaming-invocations"}, // InvokeWithResponseStream
 		{"PATCH", fnPath + "fn"},
 	} {
 		resp, body := tp.call(c.method, c.path, map[string]any{"StatementId": "s", "Action": "lambda:InvokeFunction"}, nil)
@@ -313,8 +313,8 @@ func TestVersionsAndAliases(t *testing.T) {
 	resp, body = alias("POST", "", map[string]any{"Name": "live", "FunctionVersion": "1"})
 	wantError(t, "CreateAlias twice", resp, body, 409, "ResourceConflictException", "Alias already exists")
 	resp, body = alias("POST", "", map[string]any{"Name": "w", "FunctionVersion": "1",
-		"RoutingConfig": map[string]any{"AdditionalVersionWeights": map[string]float64{"2": 0.5}}})
-	wantError(t, "weighted alias", resp, body, 400, "InvalidParameterValueException", "weighted")
+		"RoutingConfig": map[string]any{"AdditionalVersionWeights": map[string]float64{"2": 1.5}}})
+	wantError(t, "a weight above 1", resp, body, 400, "ValidationException", "Value '{2=1.5}' at 'routingConfig.additionalVersionWeights'")
 	resp, body = alias("POST", "", map[string]any{"Name": "bad", "FunctionVersion": "9"})
 	wantError(t, "alias to a missing version", resp, body, 404, "ResourceNotFoundException", "")
 	resp, body = alias("GET", "/nope", nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -156,6 +157,17 @@ func (p *Platform) invocationTarget(req InvokeRequest) (*Function, target, error
 		return nil, target{}, errNotFound(ref.fnKey, q)
 	}
 	t, err := p.resolve(f, ref)
+	if a := f.Aliases[ref.Qualifier]; err == nil && a != nil && a.RoutingConfig != nil {
+		// a weighted alias: this invocation may run its additional version, answered under the
+		// alias's ARN like any invocation of the alias (X-Amz-Executed-Version says which ran)
+		if v := routeAlias(a, rand.Float64()); v != a.FunctionVersion {
+			var routed target
+			if routed, err = p.resolve(f, funcRef{ref.fnKey, v}); err == nil {
+				routed.config.FunctionArn = t.config.FunctionArn
+				t = routed
+			}
+		}
+	}
 	if err == nil {
 		err = invocable(t.config)
 	}

@@ -2,6 +2,8 @@ package platform
 
 import (
 	"errors"
+	"maps"
+	"math"
 	"net/http"
 	"regexp"
 	"sort"
@@ -14,7 +16,9 @@ import (
 // link to the package $LATEST had when it was published (store.go). An alias names one version.
 // Invocations of a version run its own code and configuration, on instances of their own: a
 // warm instance of version 1 never serves $LATEST (instance pools are per version, invoke.go).
-// Weighted aliases (RoutingConfig) are refused: the platform routes an alias to one version.
+// A weighted alias (RoutingConfig.AdditionalVersionWeights) sends each invocation to its one
+// additional version with that version's weight as probability, to FunctionVersion otherwise
+// (routeAlias); as on Lambda, at most one additional version, weights in [0, 1], and no $LATEST.
 
 // publishedVersion is one version: its configuration as Lambda shows it and the $LATEST
 // generation it was taken from (lifecycle.go marks it Active with that generation).
@@ -35,6 +39,13 @@ type Alias struct {
 
 type AliasRoutingConfiguration struct {
 	AdditionalVersionWeights map[string]float64 `json:"AdditionalVersionWeights"`
+}
+
+func (rc *AliasRoutingConfiguration) weights() map[string]float64 {
+	if rc == nil {
+		return nil
+	}
+	return rc.AdditionalVersionWeights
 }
 
 // aliasNameRE is Lambda's alias name: not all digits (that would be a version).
@@ -244,7 +255,7 @@ func (p *Platform) deleteVersion(key fnKey, n string) error {
 		}
 		var refs []string
 		for _, a := range next.Aliases {
-			if a.FunctionVersion == n {
+			if _, routed := a.RoutingConfig.weights()[n]; a.FunctionVersion == n || routed {
 				refs = append(refs, "'"+a.Name+"'")
 			}
 		}
@@ -276,11 +287,85 @@ type AliasInput struct {
 	RevisionId      string
 }
 
+// checkRouting checks a RoutingConfig's form, in the order and words of AWS's recorded answers
+// (test_notfound_and_invalid_routingconfigs): more than one entry, then the keys' pattern and
+// the weights' range as one ValidationException (AWS shows the map as Java prints it: {2=2.0}).
+// What needs the function (the versions exist, none is FunctionVersion) is checkRoutingTarget's.
 func checkRouting(rc *AliasRoutingConfiguration) error {
-	if rc != nil && len(rc.AdditionalVersionWeights) > 0 {
-		return errInvalid("RoutingConfig: this local platform does not implement weighted aliases (AdditionalVersionWeights); an alias routes to its FunctionVersion only")
+	if rc == nil || len(rc.AdditionalVersionWeights) == 0 {
+		return nil
+	}
+	if len(rc.AdditionalVersionWeights) > 1 {
+		return errInvalid("Number of items in AdditionalVersionWeights cannot be greater than 1")
+	}
+	for k, w := range rc.AdditionalVersionWeights {
+		shown := "{" + k + "=" + javaDouble(w) + "}"
+		if !versionRE.MatchString(k) || len(k) > 1024 {
+			return errValidation(shown, "routingConfig.additionalVersionWeights",
+				"Map keys must satisfy constraint: [Member must have length less than or equal to 1024, Member must have length greater than or equal to 1, Member must satisfy regular expression pattern: [0-9]+]")
+		}
+		if w < 0 || w > 1 || math.IsNaN(w) {
+			return errValidation(shown, "routingConfig.additionalVersionWeights",
+				"Map value must satisfy constraint: [Member must have value less than or equal to 1.0, Member must have value greater than or equal to 0.0, Member must not be null]")
+		}
 	}
 	return nil
+}
+
+// javaDouble writes a float as Java's Double.toString does for the weights AWS echoes (2.0, 0.5).
+func javaDouble(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eEN") {
+		s += ".0"
+	}
+	return s
+}
+
+// checkRoutingTarget checks a RoutingConfig against the function and the alias's version:
+// the additional version is not the alias's own, exists, and the alias does not name $LATEST
+// (AWS's words, recorded in test_notfound_and_invalid_routingconfigs).
+func checkRoutingTarget(f *Function, version string, rc *AliasRoutingConfiguration) error {
+	if rc == nil {
+		return nil
+	}
+	for k := range rc.AdditionalVersionWeights {
+		if k == version {
+			return errInvalid("Invalid function version %s. Function version %s is already included in routing configuration.", k, k)
+		}
+		if version == "$LATEST" {
+			// AWS writes this one without "Type" (target_version_exc_version_latest)
+			return untypedError{&apiError{http.StatusBadRequest, "InvalidParameterValueException",
+				"$LATEST is not supported for an alias pointing to more than 1 version", ""}}
+		}
+		if f.version(k) == nil {
+			return errNotFound(f.key(), k)
+		}
+	}
+	return nil
+}
+
+// routingOrNil is what an alias keeps: an empty map routes nothing, and AWS then answers without
+// RoutingConfig (create_alias_empty_routingconfig, update_alias_1_1 in the recording).
+func routingOrNil(rc *AliasRoutingConfiguration) *AliasRoutingConfiguration {
+	if rc == nil || len(rc.AdditionalVersionWeights) == 0 {
+		return nil
+	}
+	return &AliasRoutingConfiguration{AdditionalVersionWeights: maps.Clone(rc.AdditionalVersionWeights)}
+}
+
+// routeAlias is the version one invocation of alias a runs, given u uniform in [0, 1): its
+// additional version with probability its weight, FunctionVersion otherwise (Lambda's weighted
+// alias: "Lambda routes traffic ... based on the weight", AWS Lambda Developer Guide,
+// configuring-alias-routing).
+func routeAlias(a *Alias, u float64) string {
+	if a.RoutingConfig != nil {
+		for v, w := range a.RoutingConfig.AdditionalVersionWeights {
+			if u < w {
+				return v
+			}
+		}
+	}
+	return a.FunctionVersion
 }
 
 // checkAliasTarget checks that an alias may point to version v of f.
@@ -302,6 +387,10 @@ func (p *Platform) CreateAlias(key fnKey, in AliasInput) (Alias, error) {
 	if err := checkRouting(in.RoutingConfig); err != nil {
 		return Alias{}, err
 	}
+	if !p.exists(key) {
+		// AWS names the version the alias was to point to (routing_config_exc_fn_doesnotexist)
+		return Alias{}, errNotFound(key, *in.FunctionVersion)
+	}
 	var out Alias
 	_, err := p.replace(key, func(next *Function) error {
 		if _, ok := next.Aliases[in.Name]; ok {
@@ -310,8 +399,11 @@ func (p *Platform) CreateAlias(key fnKey, in AliasInput) (Alias, error) {
 		if err := checkAliasTarget(next, *in.FunctionVersion); err != nil {
 			return err
 		}
+		if err := checkRoutingTarget(next, *in.FunctionVersion, in.RoutingConfig); err != nil {
+			return err
+		}
 		out = Alias{AliasArn: key.qualifiedARN(in.Name), Name: in.Name, FunctionVersion: *in.FunctionVersion,
-			RevisionId: newRevision()}
+			RoutingConfig: routingOrNil(in.RoutingConfig), RevisionId: newRevision()}
 		if in.Description != nil {
 			out.Description = *in.Description
 		}
@@ -364,6 +456,12 @@ func (p *Platform) UpdateAlias(key fnKey, in AliasInput) (Alias, error) {
 		}
 		if in.Description != nil {
 			out.Description = *in.Description
+		}
+		if in.RoutingConfig != nil {
+			out.RoutingConfig = routingOrNil(in.RoutingConfig)
+		}
+		if err := checkRoutingTarget(next, out.FunctionVersion, out.RoutingConfig); err != nil {
+			return err
 		}
 		out.RevisionId = newRevision()
 		a := out
@@ -440,9 +538,10 @@ func (p *Platform) ListFunctionsAll(region, marker string, max int) (list []Func
 		f := p.functions[fnKey{region, n}]
 		latest := f.Config
 		latest.FunctionArn = f.key().qualifiedARN("$LATEST")
-		all = append(all, entry{n + ":$LATEST", latest})
+		// listed: as the default list shows them (test_list_functions' list_all items)
+		all = append(all, entry{n + ":$LATEST", listed(latest)})
 		for _, v := range f.Versions {
-			all = append(all, entry{n + ":" + v.Config.Version, v.Config})
+			all = append(all, entry{n + ":" + v.Config.Version, listed(v.Config)})
 		}
 	}
 	start := 0
