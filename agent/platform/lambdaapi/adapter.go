@@ -205,6 +205,13 @@ func (a *api) routes() *http.ServeMux {
 	handle("DELETE /2020-06-30/functions/{name}/code-signing-config", a.deleteFunctionCodeSigningConfig)
 	handle("PUT /2024-08-31/functions/{name}/recursion-config", a.putFunctionRecursionConfig)
 	handle("GET /2024-08-31/functions/{name}/recursion-config", a.getFunctionRecursionConfig)
+	handle("POST /2015-03-31/event-source-mappings/{$}", a.createEventSourceMapping)
+	handle("POST /2015-03-31/event-source-mappings", a.createEventSourceMapping)
+	handle("GET /2015-03-31/event-source-mappings/{$}", a.listEventSourceMappings)
+	handle("GET /2015-03-31/event-source-mappings", a.listEventSourceMappings)
+	handle("GET /2015-03-31/event-source-mappings/{uuid}", a.eventSourceMapping)
+	handle("PUT /2015-03-31/event-source-mappings/{uuid}", a.eventSourceMapping)
+	handle("DELETE /2015-03-31/event-source-mappings/{uuid}", a.eventSourceMapping)
 	handle("GET /faascope/health", a.health)
 	handle("GET /faascope/instances", func(*http.ResponseController, *http.Request) (response, error) {
 		return jsonResponse(http.StatusOK, a.p.Instances()), nil
