@@ -303,15 +303,25 @@ type LayerVersionsListItem struct {
 	Version                 int64    `json:"Version"`
 	Description             string   `json:"Description"`
 	CreatedDate             string   `json:"CreatedDate"`
-	CompatibleRuntimes      []string `json:"CompatibleRuntimes,omitempty"`
-	LicenseInfo             string   `json:"LicenseInfo,omitempty"`
-	CompatibleArchitectures []string `json:"CompatibleArchitectures,omitempty"`
+	// Pointers: a list given empty is answered empty ([]), one not given is left out, as AWS
+	// answers (test_layer_exceptions' publish_empty_result).
+	CompatibleRuntimes      *[]string `json:"CompatibleRuntimes,omitempty"`
+	LicenseInfo             string    `json:"LicenseInfo,omitempty"`
+	CompatibleArchitectures *[]string `json:"CompatibleArchitectures,omitempty"`
+}
+
+// givenList is a stored list as answered: nil when the request left it out (a JSON null).
+func givenList(l []string) *[]string {
+	if l == nil {
+		return nil
+	}
+	return &l
 }
 
 func listItem(lv *layerVersion) LayerVersionsListItem {
 	return LayerVersionsListItem{LayerVersionArn: layerVersionARN(lv.Name, lv.Version), Version: lv.Version,
-		Description: lv.Description, CreatedDate: lv.CreatedDate, CompatibleRuntimes: lv.CompatibleRuntimes,
-		LicenseInfo: lv.LicenseInfo, CompatibleArchitectures: lv.CompatibleArchitectures}
+		Description: lv.Description, CreatedDate: lv.CreatedDate, CompatibleRuntimes: givenList(lv.CompatibleRuntimes),
+		LicenseInfo: lv.LicenseInfo, CompatibleArchitectures: givenList(lv.CompatibleArchitectures)}
 }
 
 func (p *Platform) layerOut(lv *layerVersion) LayerVersionOut {

@@ -43,6 +43,10 @@ type Runtime struct {
 var Runtimes = []Runtime{
 	{"provided.al2023", FamilyProvided, ""},
 	{"provided.al2", FamilyProvided, ""},
+	// python3.8: deprecated on AWS (2024-10-14) but still accepted there for create and update
+	// (it is in the Runtime enum AWS printed in the recording, and test_function_revisions_basic
+	// updated a function to it); it runs under the machine's interpreter, which its state says.
+	{"python3.8", FamilyPython, "3.8"},
 	{"python3.9", FamilyPython, "3.9"},
 	{"python3.10", FamilyPython, "3.10"},
 	{"python3.11", FamilyPython, "3.11"},

@@ -96,7 +96,7 @@ func TestRuntimeTable(t *testing.T) {
 			t.Errorf("%s: family %s with version %q", r.Name, r.Family, r.Version)
 		}
 	}
-	for _, name := range []string{"java21", "java8.al2", "dotnet8", "ruby3.3", "python3.8", "nodejs16.x", "nodejs24.x"} {
+	for _, name := range []string{"java21", "java8.al2", "dotnet8", "ruby3.3", "nodejs16.x", "nodejs24.x"} {
 		err := CheckRuntime(name)
 		var ip *invalidParameterError
 		if !errors.As(err, &ip) || !strings.Contains(ip.Error(), "not offered by this local platform") ||
