@@ -17,7 +17,8 @@ import (
 //	"RuntimeVersionConfig": {"RuntimeVersionArn": "arn:aws:lambda:REGION::runtime:HASH"}
 //
 // The platform records LoggingConfig and TracingConfig as set (it writes no log group and
-// traces nothing: its logs are GetFunction's own, logs.go); SnapStart is never on here.
+// traces nothing: its logs are GetFunction's own, logs.go); SnapStart's ApplyOn is kept as set, its
+// OptimizationStatus is always Off (no snapshots are taken here).
 
 // LoggingConfig is Lambda's LoggingConfig (API_LoggingConfig).
 type LoggingConfig struct {
@@ -54,6 +55,7 @@ type configShape struct {
 type ShapeInput struct {
 	LoggingConfig *LoggingConfig
 	TracingConfig *TracingConfig
+	SnapStart     *SnapStart // ApplyOn only (checked by checkSnapStart)
 }
 
 // Log formats and the log level JSON implies when none is given (AWS: "INFO" for both levels,
@@ -109,6 +111,12 @@ func applyShape(c *FunctionConfiguration, in ShapeInput) error {
 			return errValidationEnum("tracingConfig.mode", t.Mode, tracingModes)
 		}
 		c.TracingConfig = &TracingConfig{Mode: t.Mode}
+	}
+	if sn := in.SnapStart; sn != nil && sn.ApplyOn != "" {
+		// kept and answered as set (test_snapstart_update_function_configuration's recorded
+		// answer: ApplyOn PublishedVersions, OptimizationStatus Off for $LATEST); the platform
+		// takes no snapshots, so OptimizationStatus stays Off, published versions too
+		c.SnapStart = &SnapStart{ApplyOn: sn.ApplyOn, OptimizationStatus: "Off"}
 	}
 	return nil
 }

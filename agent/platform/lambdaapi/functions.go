@@ -81,7 +81,7 @@ func (a *api) createFunction(rc *http.ResponseController, r *http.Request) (resp
 	cfg, err := a.p.CreateFunction(platform.CreateFunctionInput{
 		Name: name, Region: region, Publish: req.Publish, Runtime: req.Runtime, Role: req.Role, Handler: req.Handler,
 		Description: req.Description, Architecture: arch, Tags: req.Tags, Code: code, Layers: req.Layers,
-		Shape: platform.ShapeInput{LoggingConfig: req.LoggingConfig, TracingConfig: req.TracingConfig},
+		Shape: platform.ShapeInput{LoggingConfig: req.LoggingConfig, TracingConfig: req.TracingConfig, SnapStart: req.SnapStart},
 		Settings: platform.Settings{Timeout: req.Timeout, MemorySize: req.MemorySize,
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 	})
@@ -229,7 +229,7 @@ func (a *api) updateConfiguration(rc *http.ResponseController, r *http.Request) 
 			EphemeralStorage: req.EphemeralStorage, Environment: req.Environment},
 		Description: req.Description, Role: req.Role, Handler: req.Handler, Runtime: req.Runtime,
 		Layers:     req.Layers,
-		Shape:      platform.ShapeInput{LoggingConfig: req.LoggingConfig, TracingConfig: req.TracingConfig},
+		Shape:      platform.ShapeInput{LoggingConfig: req.LoggingConfig, TracingConfig: req.TracingConfig, SnapStart: req.SnapStart},
 		RevisionId: req.RevisionId,
 	})
 	if err != nil {
