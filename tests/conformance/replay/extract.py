@@ -49,16 +49,54 @@ markers short_uid long_uid load_file get_partition is_aws_cloud wait_until creat
 create_zip_file testutil Runtime Architecture TEST_LAMBDA_PYTHON_ECHO TEST_LAMBDA_PYTHON_VERSION
 TEST_LAMBDA_VERSION TEST_LAMBDA_NODEJS threading TEST_LAMBDA_PYTHON_ECHO_ZIP DEPRECATED_RUNTIMES
 LogFormat to_str arns lambda_function_arn lambda_event_source_mapping_arn capacity_provider_arn
-check_concurrency_quota config ShortCircuitWaitException""".split())
+check_concurrency_quota config ShortCircuitWaitException ALL_RUNTIMES ARCHITECTURES
+SNAP_START_SUPPORTED_RUNTIMES requests""".split())
 FIXTURES = {"aws_client", "snapshot", "create_lambda_function", "create_lambda_function_aws",
             "lambda_su_role", "account_id", "region_name", "secondary_region_name", "cleanups",
-            "monkeypatch", "request", "dummylayer", "aws_client_factory", "fn_arn"}
+            "monkeypatch", "request", "dummylayer", "aws_client_factory", "fn_arn",
+            "multiruntime_lambda",  # lsshim.ParametrizedLambda (python's echo scenario)
+            "lambda_client"}  # LocalStack's fixture before aws_client (tests ported from OLDER)
 # Tests left out although every name is provided: their recorded answers depend on the recording
 # account's quotas, which LocalStack imitates by patching its own limits (config.LAMBDA_LIMITS_*).
 NOT_PORTED = {
     "TestLambdaReservedConcurrency::test_function_concurrency_limits": "its answers depend on the recording account's concurrency quota (LocalStack patches its limits to 5)",
     "TestLambdaProvisionedConcurrency::test_provisioned_concurrency_limits": "its answers depend on the recording account's concurrency quota (LocalStack patches its limits to 5)",
 }
+# Recorded tests whose test LocalStack later removed or changed: ported from the commit of the
+# test file at which they were recorded (the snapshot's recorded-date), with that file's path.
+# Their methods are named <name>__at_<commit[:10]> in ported.py (the replay reads them as <name>).
+OLDER = {
+    # recorded 30-09-2022; removed by d6171629f (2023-01-18, "Lambda revisions")
+    "TestLambdaVersions::test_publish_with_wrong_revisionid":
+        ("e5453ec09b10784c8ba7770f4fd7919672cf6cb7", "tests/integration/awslambda/test_lambda_api.py"),
+    # recorded 30-09-2022; removed by 85d1973c6 (2022-10-07); it uploads to S3
+    "TestLambdaSizeLimits::test_oversized_lambda":
+        ("692cb52b7ca105a1c6b470a247eba73d0da7a8a7", "tests/integration/awslambda/test_lambda_api.py"),
+    # recorded 10-04-2024 unparametrised; f67ad4d15 (2024-10-29) parametrised it by resource type
+    "TestLambdaTag::test_tag_lifecycle":
+        ("9ed51b166c18eecceed60c4ee76d94de5aaf5526", "tests/aws/services/lambda_/test_lambda_api.py"),
+}
+# Recorded tests and cases no commit of LocalStack's test file has: the snapshot kept entries of
+# test code that changed before it was committed (searched with `git log -S` over all history).
+NEVER_COMMITTED = {
+    "TestLambdaPermissions::test_add_lambda_permission_optional_fields":
+        "no LocalStack commit has this test: recorded 21-12-2022, committed (fe9811f9d) as test_add_lambda_permission_fields",
+    "TestLambdaPermissions::test_lambda_permission_versioning":
+        "no LocalStack commit has this test: recorded 21-12-2022, committed (fe9811f9d) as test_lambda_permission_fn_versioning",
+    "TestLambdaPermissions::test_lambda_permission_revisions":
+        "no LocalStack commit has this test: recorded 23-12-2022 in the PR of fe9811f9d, which committed none by this name",
+}
+NEVER_COMMITTED_CASES = {
+    f"TestLambdaFunction::test_function_name_and_qualifier_validation[{case}-{fn}]":
+        "no LocalStack commit has this case: recorded 22-08-2024 in the PR squash-merged as ff1c31bce, "
+        "whose committed test has one qualifier_too_long case and no function_name_and_qualifier_too_long"
+    for case in ("qualifier_too_long0", "qualifier_too_long1", "function_name_and_qualifier_too_long")
+    for fn in ("create_function", "delete_function", "get_function", "invoke")
+}
+# Runtime families the local platform offers (agent/platform/runtimes.go); a multiruntime case of
+# another is "not supported".
+OFFERED_FAMILIES = ("python", "nodejs", "provided")
+
 # Edits to the copied source, each (method, old, new, why); nothing else is changed.
 EDITS = [
     ("test_function_name_and_qualifier_validation",
@@ -92,6 +130,9 @@ def _marker_info(decorators) -> tuple[list[str], list[str]]:
                 skip.append("*")  # the whole test's snapshot is unverified
         elif text.startswith("markers.aws."):
             markers.append(text.split(".")[-1])
+        elif text.startswith("pytest.mark.skip(") and isinstance(d, ast.Call):
+            reason = next((ast.literal_eval(k.value) for k in d.keywords if k.arg == "reason"), "")
+            markers.append("skip: " + reason)
     return skip, markers
 
 
@@ -111,7 +152,9 @@ def test_functions(source: str) -> dict[str, dict]:
                       and isinstance(n.value, ast.Name) and n.value.id == "aws_client"}
             needs = sorted({NEEDS[n] for n in names if n in NEEDS})
             out[f"{cls.name}::{fn.name}"] = {"needs": needs, "skip_paths": cls_skip + skip,
-                                             "markers": markers, "line": fn.lineno}
+                                             "markers": markers, "line": fn.lineno,
+                                             "multiruntime": any("multiruntime" in ast.unparse(d)
+                                                                 for d in fn.decorator_list)}
     return out
 
 
@@ -122,15 +165,30 @@ def main(repo: str, commit: str = "HEAD") -> None:
     for path in SOURCE_FILES:
         (DATA / Path(path).name).write_text(git_show(repo, commit, path))
     functions = test_functions(git_show(repo, commit, TEST_FILE))
+    older = {}
+    for key, (old_commit, path) in OLDER.items():
+        fn = test_functions(git_show(repo, old_commit, path))[key]
+        older[key] = dict(fn, source={"commit": old_commit, "path": path})
     snapshot = json.loads((DATA / Path(SOURCE_FILES[0]).name).read_text())
     tests = {}
     for node in snapshot:
         short = node.split(".py::", 1)[1]
-        fn = functions.get(short.split("[", 1)[0], {
+        base = short.split("[", 1)[0]
+        # an OLDER test stands for its unparametrised recording only (the current test's cases stay)
+        fn = (older[base] if base in older and short == base else None) or functions.get(base, {
             "needs": [], "skip_paths": [], "markers": [], "line": 0,
-            "not_ported": "its test is no longer in LocalStack's test file (recorded before it was removed)"})
-        tests[short] = dict(fn, needs=fn["needs"] + ([CASE_NEEDS[short]] if short in CASE_NEEDS else []))
-    left = write_ported(git_show(repo, commit, TEST_FILE), commit, tests)
+            "not_ported": NEVER_COMMITTED.get(base, "its test is no longer in LocalStack's test file")})
+        needs = fn["needs"] + ([CASE_NEEDS[short]] if short in CASE_NEEDS else [])
+        if fn.get("multiruntime") and "[" in short:
+            runtime = short.split("[", 1)[1][:-1]
+            if not runtime.startswith(OFFERED_FAMILIES):
+                needs.append(f"needs the {runtime} runtime, which the local platform does not offer")
+        tests[short] = dict(fn, needs=needs)
+        tests[short].pop("multiruntime", None)
+        if short in NEVER_COMMITTED_CASES:
+            tests[short]["not_ported"] = NEVER_COMMITTED_CASES[short]
+    left = write_ported(git_show(repo, commit, TEST_FILE), commit, tests,
+                        {k: git_show(repo, c, p) for k, (c, p) in OLDER.items()})
     for short, entry in tests.items():
         if short.split("[")[0] in left:
             entry["not_ported"] = left[short.split("[")[0]]
@@ -162,23 +220,41 @@ def _names(fn) -> tuple[set, set]:
     return loads - stored - set(dir(builtins)), {a.arg for a in fn.args.args[1:]} - params
 
 
-def write_ported(source: str, commit: str, index: dict) -> dict:
+def write_ported(source: str, commit: str, index: dict, older: dict | None = None) -> dict:
     """ported.py: the Lambda-only test methods (and their classes' helpers) whose every name
-    lsshim provides, copied verbatim but for EDITS. Returns {test: why not ported} for the rest."""
+    lsshim provides, copied verbatim but for EDITS; a test of OLDER from its own source (older:
+    {test: that source}), renamed <name>__at_<commit[:10]>. Returns {test: why not ported} for
+    the rest."""
+    older = older or {}
+    lambda_only = {k.split("[")[0] for k, v in index.items() if not v["needs"] and "not_ported" not in v}
+    classes, left = {}, {}
+    for src, only in [(source, None)] + [(text, key) for key, text in older.items()]:
+        _collect(src, only, lambda_only, classes, left)
+    return _write(source, commit, classes, left)
+
+
+def _collect(source: str, only, lambda_only: set, classes: dict, left: dict) -> None:
+    """Adds the methods of one source to classes (only the test `only` of an older source)."""
     lines = source.splitlines()
     tree = ast.parse(source)
-    lambda_only = {k.split("[")[0] for k, v in index.items() if not v["needs"]}
-    classes, left = {}, {}
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
             key = f"{cls.name}::{fn.name}"
             start = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
             text = "\n".join(lines[start - 1:fn.end_lineno])
+            if only is not None:
+                if key != only:
+                    continue
             if not fn.name.startswith("test_"):
                 if not any("fixture" in ast.unparse(d) for d in fn.decorator_list):
                     classes.setdefault(cls.name, []).append((start, text))  # a helper
                 continue
             if key not in lambda_only:
+                continue
+            skip = next((ast.unparse(d) for d in fn.decorator_list
+                         if ast.unparse(d).startswith("pytest.mark.skip(")), None)
+            if skip:
+                left[key] = f"LocalStack's test is marked {skip} (its recording is partial)"
                 continue
             missing, fixtures = _names(fn)
             missing = (missing - PROVIDED) | {f"fixture {f}" for f in fixtures - FIXTURES}
@@ -192,7 +268,16 @@ def write_ported(source: str, commit: str, index: dict) -> dict:
                 if method == fn.name:
                     assert old in text, f"edit for {method} no longer applies"
                     text = text.replace(old, new)
+            if only is not None:
+                c = OLDER[only][0]
+                text = text.replace(f"def {fn.name}(", f"def {fn.name}__at_{c[:10]}(", 1)
+                start = f"{start} of {c[:10]}:{OLDER[only][1]}"
             classes.setdefault(cls.name, []).append((start, text))
+
+
+def _write(source: str, commit: str, classes: dict, left: dict) -> dict:
+    lines = source.splitlines()
+    tree = ast.parse(source)
     out = [PORTED_HEADER.format(commit=commit)]
     for fname in ("string_length_bytes", "environment_length_bytes"):
         fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
@@ -213,13 +298,14 @@ https://github.com/localstack/localstack/blob/{commit}/tests/aws/services/lambda
 
 Written by extract.py (`write_ported`): the Lambda-only test methods whose every name the stand-ins
 in lsshim.py provide, with their classes' helper methods; each keeps its line in LocalStack's file
-(`# L<n>`). The edits: the imports below (LocalStack's test utilities are lsshim.py's), and
-extract.EDITS (each marked `# replay:` where it is)."""
+(`# L<n>`). The edits: the imports below (LocalStack's test utilities are lsshim.py's; its
+`itertools` adds Python 3.12's batched), extract.EDITS (each marked `# replay:` where it is), and
+the tests of extract.OLDER, copied from the commit they were recorded at (`# L<n> of <commit>:<path>`)
+and named <name>__at_<commit>."""
 # ruff: noqa
 # fmt: off
 import base64
 import io
-import itertools
 import json
 import logging
 import re

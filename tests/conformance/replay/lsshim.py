@@ -196,3 +196,91 @@ config = SimpleNamespace(
 
 class ShortCircuitWaitException(Exception):
     """utils/sync.py: stops a wait_until at once."""
+
+
+# --- stand-ins for the names of later ports (extract.OLDER, SnapStart, layers, code location) ---
+
+def _batched(iterable, n: int, *, strict: bool = False):
+    """itertools.batched (Python 3.12; `strict` 3.13), which test_layer_compatibilities calls."""
+    it = iter(iterable)
+    while batch := tuple(itertools_.islice(it, n)):
+        if strict and len(batch) != n:
+            raise ValueError("batched(): incomplete batch")
+        yield batch
+
+
+import itertools as itertools_  # noqa: E402
+
+itertools = SimpleNamespace(**{n: getattr(itertools_, n) for n in dir(itertools_) if not n.startswith("_")},
+                            batched=getattr(itertools_, "batched", _batched))
+
+# services/lambda_/runtimes.py IMAGE_MAPPING's keys, in order (ALL_RUNTIMES), at 98e540601 (the
+# dotnet10 PR, 2026-01-13), where test_layer_compatibilities was recorded (12-01-2026: its third
+# batch has provided.al2 and provided, which later commits dropped).
+ALL_RUNTIMES = ["nodejs24.x", "nodejs22.x", "nodejs20.x", "nodejs18.x", "nodejs16.x", "nodejs14.x",
+                "nodejs12.x", "python3.14", "python3.13", "python3.12", "python3.11", "python3.10",
+                "python3.9", "python3.8", "python3.7", "java25", "java21", "java17", "java11", "java8.al2",
+                "java8", "dotnet10", "dotnet8", "dotnet6", "dotnetcore3.1", "go1.x", "ruby3.4", "ruby3.3",
+                "ruby3.2", "ruby2.7", "provided.al2023", "provided.al2", "provided"]
+ARCHITECTURES = ["arm64", "x86_64"]  # services/lambda_/api_utils.py:113
+# services/lambda_/runtimes.py:164
+SNAP_START_SUPPORTED_RUNTIMES = ["java11", "java17", "java21", "java25", "python3.12", "python3.13",
+                                 "dotnet8", "dotnet10"]
+# testing/aws/lambda_utils.py:38-45 HANDLERS, for the runtimes of SNAP_START_SUPPORTED_RUNTIMES
+MULTIRUNTIME_HANDLERS = {"python": "handler.handler", "java": "echo.Handler",
+                         "dotnet": "dotnet::Dotnet.Function::FunctionHandler"}
+
+
+def _multiruntime(scenario: str, runtimes=None):
+    """testing/aws/lambda_utils.py:58 generate_tests: the test runs once per runtime, its
+    `multiruntime_lambda` (indirect) built from (scenario, runtime, handler), ids the runtimes."""
+    import pytest
+    values = [(scenario, r, MULTIRUNTIME_HANDLERS[r.rstrip("0123456789.")]) for r in runtimes]
+    return pytest.mark.parametrize("multiruntime_lambda", values, ids=list(runtimes))
+
+
+_Markers.multiruntime = staticmethod(_multiruntime)
+
+
+class ParametrizedLambda:
+    """testing/aws/lambda_utils.py:152 ParametrizedLambda.create_function: the scenario's package
+    for the runtime, with its defaults, waiting until the function is no longer Pending. Only the
+    python "echo" scenario is built here (functions/echo_python_handler.py is LocalStack's
+    tests/aws/services/lambda_/functions/common/echo/python/src/handler.py; its Makefile copies
+    src/ into the zip)."""
+
+    def __init__(self, lambda_client, scenario: str, runtime: str, handler: str, role: str, made: list):
+        assert scenario == "echo" and runtime.startswith("python"), (scenario, runtime)
+        self.lambda_client, self.scenario, self.runtime, self.handler, self.role = \
+            lambda_client, scenario, runtime, handler, role
+        self.made = made
+
+    def create_function(self, **kwargs):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("__init__.py", "")
+            z.writestr("handler.py", (FUNCTIONS / "echo_python_handler.py").read_text())
+        kwargs.setdefault("FunctionName", f"{self.scenario}-{short_uid()}")
+        kwargs.setdefault("Runtime", self.runtime)
+        kwargs.setdefault("Handler", self.handler)
+        kwargs.setdefault("Role", self.role)
+        kwargs.setdefault("Code", {"ZipFile": buf.getvalue()})
+        result = self.lambda_client.create_function(**kwargs)
+        self.made.append((self.lambda_client, result["FunctionArn"]))
+        wait_until(lambda: self.lambda_client.get_function(FunctionName=kwargs["FunctionName"])
+                   ["Configuration"]["State"] != "Pending", wait=0.1, strategy="linear", max_retries=300)
+        return result
+
+
+class _Requests:
+    """The one call of `requests` the ported tests make (requests.get(url).content), by urllib:
+    the replay needs no HTTP library besides the standard one."""
+
+    @staticmethod
+    def get(url: str, **_):
+        import urllib.request
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return SimpleNamespace(content=r.read(), status_code=r.status)
+
+
+requests = _Requests()

@@ -4,13 +4,14 @@ https://github.com/localstack/localstack/blob/8b9a79f05846835cf4dff63ab7eefdde9d
 
 Written by extract.py (`write_ported`): the Lambda-only test methods whose every name the stand-ins
 in lsshim.py provide, with their classes' helper methods; each keeps its line in LocalStack's file
-(`# L<n>`). The edits: the imports below (LocalStack's test utilities are lsshim.py's), and
-extract.EDITS (each marked `# replay:` where it is)."""
+(`# L<n>`). The edits: the imports below (LocalStack's test utilities are lsshim.py's; its
+`itertools` adds Python 3.12's batched), extract.EDITS (each marked `# replay:` where it is), and
+the tests of extract.OLDER, copied from the commit they were recorded at (`# L<n> of <commit>:<path>`)
+and named <name>__at_<commit>."""
 # ruff: noqa
 # fmt: off
 import base64
 import io
-import itertools
 import json
 import logging
 import re
@@ -483,6 +484,53 @@ class TestLambdaFunction:
             method = getattr(aws_client.lambda_, clientfn)
             method(FunctionName=wrong_region_arn)
         snapshot.match("wrong_region_exception", e.value.response)
+
+    # L554
+    @markers.aws.validated
+    @markers.requires_docker  # Kubernetes executor is ready too fast, no in progress snapshot possible
+    def test_lambda_code_location_zipfile(
+        self, snapshot, create_lambda_function_aws, lambda_su_role, aws_client
+    ):
+        function_name = f"code-function-{short_uid()}"
+        zip_file_bytes = create_lambda_archive(load_file(TEST_LAMBDA_PYTHON_ECHO), get_content=True)
+        create_response = create_lambda_function_aws(
+            FunctionName=function_name,
+            Handler="index.handler",
+            Code={"ZipFile": zip_file_bytes},
+            PackageType="Zip",
+            Role=lambda_su_role,
+            Runtime=Runtime.python3_12,
+        )
+        snapshot.match("create-response-zip-file", create_response)
+        get_function_response = aws_client.lambda_.get_function(FunctionName=function_name)
+        snapshot.match("get-function-response", get_function_response)
+        code_location = get_function_response["Code"]["Location"]
+        response = requests.get(code_location)
+        assert zip_file_bytes == response.content
+        h = sha256(zip_file_bytes)
+        b64digest = to_str(base64.b64encode(h.digest()))
+        assert b64digest == get_function_response["Configuration"]["CodeSha256"]
+        assert len(zip_file_bytes) == get_function_response["Configuration"]["CodeSize"]
+        zip_file_bytes_updated = create_lambda_archive(
+            load_file(TEST_LAMBDA_PYTHON_VERSION), get_content=True
+        )
+        update_function_response = aws_client.lambda_.update_function_code(
+            FunctionName=function_name, ZipFile=zip_file_bytes_updated
+        )
+        snapshot.match("update-function-response", update_function_response)
+        get_function_response_updated = aws_client.lambda_.get_function(FunctionName=function_name)
+        snapshot.match("get-function-response-updated", get_function_response_updated)
+        code_location_updated = get_function_response_updated["Code"]["Location"]
+        response = requests.get(code_location_updated)
+        assert zip_file_bytes_updated == response.content
+        h = sha256(zip_file_bytes_updated)
+        b64digest_updated = to_str(base64.b64encode(h.digest()))
+        assert b64digest != b64digest_updated
+        assert b64digest_updated == get_function_response_updated["Configuration"]["CodeSha256"]
+        assert (
+            len(zip_file_bytes_updated)
+            == get_function_response_updated["Configuration"]["CodeSize"]
+        )
 
     # L715
     @markers.snapshot.skip_snapshot_verify(
@@ -1368,6 +1416,43 @@ class TestLambdaVersions:
         )
         snapshot.match("get_function_latest_result", get_function_latest_result)
 
+    # L881 of e5453ec09b:tests/integration/awslambda/test_lambda_api.py
+    @pytest.mark.aws_validated
+    def test_publish_with_wrong_revisionid__at_e5453ec09b(
+        self, lambda_client, create_lambda_function_aws, lambda_su_role, snapshot
+    ):
+        function_name = f"fn-{short_uid()}"
+        create_response = create_lambda_function_aws(
+            FunctionName=function_name,
+            Handler="index.handler",
+            Code={
+                "ZipFile": create_lambda_archive(
+                    load_file(TEST_LAMBDA_PYTHON_ECHO), get_content=True
+                )
+            },
+            PackageType="Zip",
+            Role=lambda_su_role,
+            Runtime=Runtime.python3_9,
+        )
+        snapshot.match("create_response", create_response)
+
+        get_fn_response = lambda_client.get_function(FunctionName=function_name)
+        snapshot.match("get_fn_response", get_fn_response)
+
+        # state change causes rev id change!
+        assert create_response["RevisionId"] != get_fn_response["Configuration"]["RevisionId"]
+
+        # publish_versions fails for the wrong revision id
+        with pytest.raises(lambda_client.exceptions.PreconditionFailedException) as e:
+            lambda_client.publish_version(FunctionName=function_name, RevisionId="doesntexist")
+        snapshot.match("publish_wrong_revisionid_exc", e.value.response)
+
+        # but with the proper rev id, it should work
+        publish_result = lambda_client.publish_version(
+            FunctionName=function_name, RevisionId=get_fn_response["Configuration"]["RevisionId"]
+        )
+        snapshot.match("publish_result", publish_result)
+
 
 
 class TestLambdaAlias:
@@ -1997,71 +2082,6 @@ class TestLambdaRevisions:
         rev_a2_update_alias = update_alias_response["RevisionId"]
         assert rev_a1_create_alias != rev_a2_update_alias
 
-    # L2761
-    @markers.aws.validated
-    @pytest.mark.skip(
-        reason="The API on AWS has changed significantly and this test needs re-writing"
-    )
-    def test_function_revisions_permissions(self, create_lambda_function, snapshot, aws_client):
-        """Tests revision id lifecycle for adding and removing permissions"""
-        # rev1: create function
-        function_name = f"fn-{short_uid()}"
-        create_lambda_function(
-            func_name=function_name,
-            handler_file=TEST_LAMBDA_PYTHON_ECHO,
-            runtime=Runtime.python3_12,
-        )
-
-        # rev2: created function becomes active
-        get_function_response_rev2 = aws_client.lambda_.get_function(FunctionName=function_name)
-        rev2_active_state = get_function_response_rev2["Configuration"]["RevisionId"]
-
-        sid = "s3"
-        with pytest.raises(aws_client.lambda_.exceptions.PreconditionFailedException) as e:
-            aws_client.lambda_.add_permission(
-                FunctionName=function_name,
-                StatementId=sid,
-                Action="lambda:InvokeFunction",
-                Principal="s3.amazonaws.com",
-                RevisionId="wrong",
-            )
-        snapshot.match("add_permission_revision_exception", e.value.response)
-
-        # rev3: add permission
-        add_permission_response = aws_client.lambda_.add_permission(
-            FunctionName=function_name,
-            StatementId=sid,
-            Action="lambda:InvokeFunction",
-            Principal="s3.amazonaws.com",
-            RevisionId=rev2_active_state,
-        )
-        snapshot.match("add_permission_response", add_permission_response)
-
-        get_policy_response_rev3 = aws_client.lambda_.get_policy(FunctionName=function_name)
-        snapshot.match("get_policy_response_rev3", get_policy_response_rev3)
-        rev3policy_added_permission = get_policy_response_rev3["RevisionId"]
-        assert rev2_active_state != rev3policy_added_permission
-        # function revision is the same as policy revision
-        get_function_response_rev3 = aws_client.lambda_.get_function(FunctionName=function_name)
-        rev3_added_permission = get_function_response_rev3["Configuration"]["RevisionId"]
-        assert rev3_added_permission == rev3policy_added_permission
-
-        with pytest.raises(aws_client.lambda_.exceptions.PreconditionFailedException) as e:
-            aws_client.lambda_.remove_permission(
-                FunctionName=function_name, StatementId=sid, RevisionId="wrong"
-            )
-        snapshot.match("remove_permission_revision_exception", e.value.response)
-
-        # rev4: remove permission
-        remove_permission_response = aws_client.lambda_.remove_permission(
-            FunctionName=function_name, StatementId=sid, RevisionId=rev3_added_permission
-        )
-        snapshot.match("remove_permission_response", remove_permission_response)
-
-        get_function_response_rev4 = aws_client.lambda_.get_function(FunctionName=function_name)
-        rev4_removed_permission = get_function_response_rev4["Configuration"]["RevisionId"]
-        assert rev3_added_permission != rev4_removed_permission
-
 
 
 class TestLambdaTag:
@@ -2219,6 +2239,71 @@ class TestLambdaTag:
         with pytest.raises(aws_client.lambda_.exceptions.ResourceNotFoundException) as e:
             aws_client.lambda_.list_tags(Resource=fn_arn)
         snapshot.match("not_found_exception_list", e.value.response)
+
+    # L2620 of 9ed51b166c:tests/aws/services/lambda_/test_lambda_api.py
+    @markers.aws.validated
+    def test_tag_lifecycle__at_9ed51b166c(self, create_lambda_function, snapshot, fn_arn, aws_client):
+        # 1. add tag
+        tag_single_response = aws_client.lambda_.tag_resource(Resource=fn_arn, Tags={"A": "tag-a"})
+        snapshot.match("tag_single_response", tag_single_response)
+        snapshot.match(
+            "tag_single_response_listtags", aws_client.lambda_.list_tags(Resource=fn_arn)
+        )
+
+        # 2. add multiple tags
+        tag_multiple_response = aws_client.lambda_.tag_resource(
+            Resource=fn_arn, Tags={"B": "tag-b", "C": "tag-c"}
+        )
+        snapshot.match("tag_multiple_response", tag_multiple_response)
+        snapshot.match(
+            "tag_multiple_response_listtags", aws_client.lambda_.list_tags(Resource=fn_arn)
+        )
+
+        # 3. add overlapping tags
+        tag_overlap_response = aws_client.lambda_.tag_resource(
+            Resource=fn_arn, Tags={"C": "tag-c-newsuffix", "D": "tag-d"}
+        )
+        snapshot.match("tag_overlap_response", tag_overlap_response)
+        snapshot.match(
+            "tag_overlap_response_listtags", aws_client.lambda_.list_tags(Resource=fn_arn)
+        )
+
+        # 3. remove tag
+        untag_single_response = aws_client.lambda_.untag_resource(Resource=fn_arn, TagKeys=["A"])
+        snapshot.match("untag_single_response", untag_single_response)
+        snapshot.match(
+            "untag_single_response_listtags", aws_client.lambda_.list_tags(Resource=fn_arn)
+        )
+
+        # 4. remove multiple tags
+        untag_multiple_response = aws_client.lambda_.untag_resource(
+            Resource=fn_arn, TagKeys=["B", "C"]
+        )
+        snapshot.match("untag_multiple_response", untag_multiple_response)
+        snapshot.match(
+            "untag_multiple_response_listtags", aws_client.lambda_.list_tags(Resource=fn_arn)
+        )
+
+        # 5. try to remove only tags that don't exist
+        untag_nonexisting_response = aws_client.lambda_.untag_resource(
+            Resource=fn_arn, TagKeys=["F"]
+        )
+        snapshot.match("untag_nonexisting_response", untag_nonexisting_response)
+        snapshot.match(
+            "untag_nonexisting_response_listtags", aws_client.lambda_.list_tags(Resource=fn_arn)
+        )
+
+        # 6. remove a mix of tags that exist & don't exist
+        untag_existing_and_nonexisting_response = aws_client.lambda_.untag_resource(
+            Resource=fn_arn, TagKeys=["D", "F"]
+        )
+        snapshot.match(
+            "untag_existing_and_nonexisting_response", untag_existing_and_nonexisting_response
+        )
+        snapshot.match(
+            "untag_existing_and_nonexisting_response_listtags",
+            aws_client.lambda_.list_tags(Resource=fn_arn),
+        )
 
 
 
@@ -4573,6 +4658,28 @@ class TestLambdaTags:
 
 
 class TestLambdaLayer:
+    # L6213
+    @markers.lambda_runtime_update
+    @markers.aws.validated
+    # AWS only allows a max of 15 compatible runtimes, split runtimes and run two tests
+    @pytest.mark.parametrize("runtimes", list(itertools.batched(ALL_RUNTIMES, 15, strict=False)))
+    def test_layer_compatibilities(self, snapshot, dummylayer, cleanups, aws_client, runtimes):
+        """Creates a single layer which is compatible with all"""
+        layer_name = f"testlayer-{short_uid()}"
+
+        publish_result = aws_client.lambda_.publish_layer_version(
+            LayerName=layer_name,
+            CompatibleRuntimes=runtimes,
+            Content={"ZipFile": dummylayer},
+            CompatibleArchitectures=ARCHITECTURES,
+        )
+        cleanups.append(
+            lambda: aws_client.lambda_.delete_layer_version(
+                LayerName=layer_name, VersionNumber=publish_result["Version"]
+            )
+        )
+        snapshot.match("publish_result", publish_result)
+
     # L6234
     @markers.lambda_runtime_update
     @markers.aws.validated
@@ -5205,6 +5312,53 @@ class TestLambdaLayer:
 
 
 class TestLambdaSnapStart:
+    # L6908
+    @markers.aws.validated
+    @markers.lambda_runtime_update
+    @markers.multiruntime(scenario="echo", runtimes=SNAP_START_SUPPORTED_RUNTIMES)
+    def test_snapstart_lifecycle(self, multiruntime_lambda, snapshot, aws_client):
+        """Test the API of the SnapStart feature. The optimization behavior is not supported in LocalStack.
+        Slow (~1-2min) against AWS.
+        """
+        create_function_response = multiruntime_lambda.create_function(MemorySize=1024, Timeout=5)
+        function_name = create_function_response["FunctionName"]
+        snapshot.match("create_function_response", create_function_response)
+
+        publish_response = aws_client.lambda_.publish_version(
+            FunctionName=function_name, Description="version1"
+        )
+        version_1 = publish_response["Version"]
+        aws_client.lambda_.get_waiter("published_version_active").wait(
+            FunctionName=function_name, Qualifier=version_1
+        )
+
+        get_function_response = aws_client.lambda_.get_function(FunctionName=function_name)
+        snapshot.match("get_function_response_latest", get_function_response)
+
+        get_function_response = aws_client.lambda_.get_function(
+            FunctionName=f"{function_name}:{version_1}"
+        )
+        snapshot.match("get_function_response_version_1", get_function_response)
+
+    # L6935
+    @markers.aws.validated
+    @markers.lambda_runtime_update
+    @markers.multiruntime(scenario="echo", runtimes=SNAP_START_SUPPORTED_RUNTIMES)
+    def test_snapstart_update_function_configuration(
+        self, multiruntime_lambda, snapshot, aws_client
+    ):
+        """Test enabling SnapStart when updating a function."""
+        create_function_response = multiruntime_lambda.create_function(MemorySize=1024, Timeout=5)
+        function_name = create_function_response["FunctionName"]
+        snapshot.match("create_function_response", create_function_response)
+        aws_client.lambda_.get_waiter("function_active_v2").wait(FunctionName=function_name)
+
+        update_function_response = aws_client.lambda_.update_function_configuration(
+            FunctionName=function_name,
+            SnapStart={"ApplyOn": "PublishedVersions"},
+        )
+        snapshot.match("update_function_response", update_function_response)
+
     # L6953
     @markers.aws.validated
     def test_snapstart_exceptions(self, lambda_su_role, snapshot, aws_client):

@@ -1,0 +1,6 @@
+import json
+
+
+def handler(event, ctx):
+    print(json.dumps(event))
+    return event
