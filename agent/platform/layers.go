@@ -299,10 +299,10 @@ type LayerVersionOut struct {
 
 // LayerVersionsListItem is a layer version in ListLayerVersions and ListLayers.
 type LayerVersionsListItem struct {
-	LayerVersionArn         string   `json:"LayerVersionArn"`
-	Version                 int64    `json:"Version"`
-	Description             string   `json:"Description"`
-	CreatedDate             string   `json:"CreatedDate"`
+	LayerVersionArn string `json:"LayerVersionArn"`
+	Version         int64  `json:"Version"`
+	Description     string `json:"Description"`
+	CreatedDate     string `json:"CreatedDate"`
 	// Pointers: a list given empty is answered empty ([]), one not given is left out, as AWS
 	// answers (test_layer_exceptions' publish_empty_result).
 	CompatibleRuntimes      *[]string `json:"CompatibleRuntimes,omitempty"`
