@@ -61,6 +61,8 @@ FIXTURES = {"aws_client", "snapshot", "create_lambda_function", "create_lambda_f
 NOT_PORTED = {
     "TestLambdaReservedConcurrency::test_function_concurrency_limits": "its answers depend on the recording account's concurrency quota (LocalStack patches its limits to 5)",
     "TestLambdaProvisionedConcurrency::test_provisioned_concurrency_limits": "its answers depend on the recording account's concurrency quota (LocalStack patches its limits to 5)",
+    "TestLambdaFunction::test_lambda_concurrent_code_updates": "it holds the update in progress by patching LocalStack's docker executor, which nothing of the Lambda API can do",
+    "TestLambdaFunction::test_lambda_concurrent_config_updates": "it holds the update in progress by patching LocalStack's docker executor, which nothing of the Lambda API can do",
 }
 # Recorded tests whose test LocalStack later removed or changed: ported from the commit of the
 # test file at which they were recorded (the snapshot's recorded-date), with that file's path.
