@@ -189,12 +189,8 @@ func (p *Platform) GetFunction(ref funcRef) (FunctionDetails, error) {
 		ReservedConcurrency: f.ReservedConcurrency}, nil
 }
 
-// ListFunctions returns up to max $LATEST configurations of a region's functions in name
-// order, starting at the first name not before marker, and the marker of the next page ("" on
-// the last).
-func (p *Platform) ListFunctions(region, marker string, max int) (list []FunctionConfiguration, next string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// functionNamesLocked is a region's function names in order; p.mu is held.
+func (p *Platform) functionNamesLocked(region string) []string {
 	names := make([]string, 0, len(p.functions))
 	for k := range p.functions {
 		if k.Region == region {
@@ -202,6 +198,16 @@ func (p *Platform) ListFunctions(region, marker string, max int) (list []Functio
 		}
 	}
 	sort.Strings(names)
+	return names
+}
+
+// ListFunctions returns up to max $LATEST configurations of a region's functions in name
+// order, starting at the first name not before marker, and the marker of the next page ("" on
+// the last).
+func (p *Platform) ListFunctions(region, marker string, max int) (list []FunctionConfiguration, next string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := p.functionNamesLocked(region)
 	list = []FunctionConfiguration{}
 	for i := sort.SearchStrings(names, marker); i < len(names) && len(list) < max; i++ {
 		list = append(list, listed(p.functions[fnKey{region, names[i]}].Config))

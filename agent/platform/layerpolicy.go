@@ -45,10 +45,8 @@ func (p *Platform) changeLayerPolicy(layer string, version int64, change func(na
 	}
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
-	p.mu.Lock()
-	lv := p.layers[name][version]
-	p.mu.Unlock()
-	if lv == nil || lv.Deleted {
+	lv := p.liveLayerVersion(name, version)
+	if lv == nil {
 		return errLayerVersionMissing(name, version)
 	}
 	next := *lv
@@ -105,10 +103,8 @@ func (p *Platform) GetLayerVersionPolicy(layer string, version int64) (string, s
 	if err != nil {
 		return "", "", err
 	}
-	p.mu.Lock()
-	lv := p.layers[name][version]
-	p.mu.Unlock()
-	if lv == nil || lv.Deleted {
+	lv := p.liveLayerVersion(name, version)
+	if lv == nil {
 		return "", "", errLayerVersionMissing(name, version)
 	}
 	if lv.Policy == nil {

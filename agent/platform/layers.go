@@ -207,10 +207,8 @@ func (p *Platform) GetLayerVersion(layer string, version int64) (LayerVersionOut
 	if err != nil {
 		return LayerVersionOut{}, err
 	}
-	p.mu.Lock()
-	lv := p.layers[name][version]
-	p.mu.Unlock()
-	if lv == nil || lv.Deleted {
+	lv := p.liveLayerVersion(name, version)
+	if lv == nil {
 		return LayerVersionOut{}, errLayerNotFound()
 	}
 	return p.layerOut(lv), nil
@@ -229,6 +227,16 @@ func (p *Platform) GetLayerVersionByArn(arn string) (LayerVersionOut, error) {
 	return p.GetLayerVersion(m[2], v)
 }
 
+// liveLayerVersion is a layer's version unless it does not exist or was deleted (nil then).
+func (p *Platform) liveLayerVersion(name string, version int64) *layerVersion {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if lv := p.layers[name][version]; lv != nil && !lv.Deleted {
+		return lv
+	}
+	return nil
+}
+
 // DeleteLayerVersion deletes a version; deleting one that does not exist is no error (as on
 // Lambda). Functions using it keep it.
 func (p *Platform) DeleteLayerVersion(layer string, version int64) error {
@@ -241,10 +249,8 @@ func (p *Platform) DeleteLayerVersion(layer string, version int64) error {
 	}
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
-	p.mu.Lock()
-	lv := p.layers[name][version]
-	p.mu.Unlock()
-	if lv == nil || lv.Deleted {
+	lv := p.liveLayerVersion(name, version)
+	if lv == nil {
 		return nil
 	}
 	next := *lv

@@ -522,13 +522,7 @@ func notLatestOnly(ref funcRef) error {
 func (p *Platform) ListFunctionsAll(region, marker string, max int) (list []FunctionConfiguration, next string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	names := make([]string, 0, len(p.functions))
-	for k := range p.functions {
-		if k.Region == region {
-			names = append(names, k.Name)
-		}
-	}
-	sort.Strings(names)
+	names := p.functionNamesLocked(region)
 	type entry struct {
 		mark string
 		cfg  FunctionConfiguration
