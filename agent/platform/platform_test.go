@@ -445,7 +445,7 @@ func TestPlatformRestartKeepsFunctionsAndCleansSandboxes(t *testing.T) {
 	}
 	// A function persisted on disk, and a stale sandbox directory and a half-uploaded package
 	// from a "crash".
-	if _, err := p.CreateFunction(CreateFunctionInput{Name: "kept", Runtime: "provided.al2023",
+	if _, err := p.CreateFunction(CreateFunctionInput{Name: "kept", Runtime: "provided.al2023", Role: "arn:aws:iam::000000000000:role/r",
 		Architecture: hostArch(), Code: bytes.NewReader(agentZip)}); err != nil {
 		t.Fatal(err)
 	}
