@@ -20,7 +20,11 @@ from pathlib import Path
 HERE = Path(__file__).parent
 DATA = HERE / "data"
 TEST_FILE = "tests/aws/services/lambda_/test_lambda_api.py"
-SOURCE_FILES = [TEST_FILE.replace(".py", ".snapshot.json"), TEST_FILE.replace(".py", ".validation.json")]
+# test_lambda_common: the multiruntime tests (the execution environment per runtime), copied whole
+# to ported_common.py but for its LocalStack imports (lsshim's stand-ins)
+COMMON_FILE = "tests/aws/services/lambda_/test_lambda_common.py"
+SOURCE_FILES = [f.replace(".py", suffix) for f in (TEST_FILE, COMMON_FILE)
+                for suffix in (".snapshot.json", ".validation.json")]
 
 # fixture or aws_client attribute -> what it needs that the local platform does not offer
 NEEDS = {
@@ -95,9 +99,31 @@ NEVER_COMMITTED_CASES = {
     for case in ("qualifier_too_long0", "qualifier_too_long1", "function_name_and_qualifier_too_long")
     for fn in ("create_function", "delete_function", "get_function", "invoke")
 }
-# Runtime families the local platform offers (agent/platform/runtimes.go); a multiruntime case of
+# Runtimes the local platform offers (agent/platform/runtimes.go Runtimes); a multiruntime case of
 # another is "not supported".
-OFFERED_FAMILIES = ("python", "nodejs", "provided")
+OFFERED_RUNTIMES = ("provided.al2023", "provided.al2", "python3.8", "python3.9", "python3.10", "python3.11",
+                    "python3.12", "python3.13", "python3.14", "nodejs18.x", "nodejs20.x", "nodejs22.x")
+# test_lambda_common's tests that need another service inside the function (invisible to NEEDS)
+COMMON_NEEDS = {
+    "TestLambdaCallingLocalstack::test_manual_endpoint_injection":
+        "needs SQS (the function creates and lists SQS queues through the AWS SDK)",
+}
+# test_lambda_common's cases whose function LocalStack compiles (its Makefiles: cargo lambda for
+# Rust, go build for Go), which the replay does not build
+COMMON_NOT_PORTED = {
+    f"TestLambdaRuntimesCommon::{t}[{r}]":
+        "its provided function is Rust compiled by LocalStack's Makefile (cargo lambda build), not built here"
+    for t in ("test_introspection_invoke", "test_uncaught_exception_invoke")
+    for r in ("provided.al2023", "provided.al2")
+}
+COMMON_IMPORTS = {
+    "from localstack.services.lambda_.runtimes import RUNTIMES_AGGREGATED, TESTED_RUNTIMES":
+        "from .lsshim import RUNTIMES_AGGREGATED, TESTED_RUNTIMES  # replay: LocalStack's lists, copied",
+    "from localstack.testing.pytest import markers": "from .lsshim import markers  # replay: stand-in",
+    "from localstack.utils.files import cp_r": "from .lsshim import cp_r  # replay: stand-in",
+    "from localstack.utils.strings import short_uid, to_bytes":
+        "from .lsshim import short_uid, to_bytes  # replay: stand-ins",
+}
 
 # Edits to the copied source, each (method, old, new, why); nothing else is changed.
 EDITS = [
@@ -183,7 +209,7 @@ def main(repo: str, commit: str = "HEAD") -> None:
         needs = fn["needs"] + ([CASE_NEEDS[short]] if short in CASE_NEEDS else [])
         if fn.get("multiruntime") and "[" in short:
             runtime = short.split("[", 1)[1][:-1]
-            if not runtime.startswith(OFFERED_FAMILIES):
+            if runtime not in OFFERED_RUNTIMES:
                 needs.append(f"needs the {runtime} runtime, which the local platform does not offer")
         tests[short] = dict(fn, needs=needs)
         tests[short].pop("multiruntime", None)
@@ -194,11 +220,48 @@ def main(repo: str, commit: str = "HEAD") -> None:
     for short, entry in tests.items():
         if short.split("[")[0] in left:
             entry["not_ported"] = left[short.split("[")[0]]
+    for entry in tests.values():
+        entry["file"] = "test_lambda_api"
+    tests.update(common_tests(repo, commit))
     (DATA / "index.json").write_text(json.dumps(
         {"source": {"repository": "https://github.com/localstack/localstack", "commit": commit,
-                    "files": SOURCE_FILES + [TEST_FILE]},
+                    "files": SOURCE_FILES + [TEST_FILE, COMMON_FILE]},
          "tests": tests}, indent=1, sort_keys=True) + "\n")
     print(f"{len(tests)} recorded tests from {commit}")
+
+
+def common_tests(repo: str, commit: str) -> dict:
+    """test_lambda_common's recorded cases for index.json, and ported_common.py: the file whole,
+    its LocalStack imports replaced by lsshim's (COMMON_IMPORTS)."""
+    source = git_show(repo, commit, COMMON_FILE)
+    functions = test_functions(source)
+    snapshot = json.loads((DATA / Path(SOURCE_FILES[2]).name).read_text())
+    out = {}
+    for node in snapshot:
+        short = node.split(".py::", 1)[1]
+        base, runtime = short.split("[", 1)[0], short.split("[", 1)[1][:-1]
+        fn = dict(functions[base])
+        fn.pop("multiruntime")
+        needs = [COMMON_NEEDS[base]] if base in COMMON_NEEDS else []
+        if runtime not in OFFERED_RUNTIMES:
+            needs.append(f"needs the {runtime} runtime, which the local platform does not offer")
+        out[short] = dict(fn, needs=needs, file="test_lambda_common")
+        if short in COMMON_NOT_PORTED and not needs:
+            out[short]["not_ported"] = COMMON_NOT_PORTED[short]
+    for old, new in COMMON_IMPORTS.items():
+        assert old in source, f"import {old!r} no longer in {COMMON_FILE}"
+        source = source.replace(old, new)
+    (HERE / "ported_common.py").write_text(PORTED_COMMON_HEADER.format(commit=commit) + source)
+    return out
+
+
+PORTED_COMMON_HEADER = '''# LocalStack's test_lambda_common, copied whole from
+# https://github.com/localstack/localstack/blob/{commit}/tests/aws/services/lambda_/test_lambda_common.py
+# (Apache-2.0; NOTICE beside this file) by extract.py (`common_tests`); the only edits are its
+# LocalStack imports, each marked `# replay:`.
+# ruff: noqa
+# fmt: off
+'''
 
 
 def _names(fn) -> tuple[set, set]:

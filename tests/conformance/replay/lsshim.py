@@ -226,50 +226,89 @@ ARCHITECTURES = ["arm64", "x86_64"]  # services/lambda_/api_utils.py:113
 # services/lambda_/runtimes.py:164
 SNAP_START_SUPPORTED_RUNTIMES = ["java11", "java17", "java21", "java25", "python3.12", "python3.13",
                                  "dotnet8", "dotnet10"]
-# testing/aws/lambda_utils.py:38-45 HANDLERS, for the runtimes of SNAP_START_SUPPORTED_RUNTIMES
-MULTIRUNTIME_HANDLERS = {"python": "handler.handler", "java": "echo.Handler",
-                         "dotnet": "dotnet::Dotnet.Function::FunctionHandler"}
+# testing/aws/lambda_utils.py:38-45 HANDLERS, by runtime family
+MULTIRUNTIME_HANDLERS = {"python": "handler.handler", "nodejs": "index.handler", "provided": "function.handler",
+                         "java": "echo.Handler", "dotnet": "dotnet::Dotnet.Function::FunctionHandler",
+                         "ruby": "function.handler"}
+# services/lambda_/runtimes.py TESTED_RUNTIMES and RUNTIMES_AGGREGATED at the replay's source commit:
+# the multiruntime tests' runtimes (the recorded cases of a runtime the platform does not offer
+# are "not supported" by data/index.json before any is run).
+RUNTIMES_AGGREGATED = {
+    "nodejs": ["nodejs24.x", "nodejs22.x", "nodejs20.x", "nodejs18.x", "nodejs16.x"],
+    "python": ["python3.14", "python3.13", "python3.12", "python3.11", "python3.10", "python3.9", "python3.8"],
+    "java": ["java25", "java21", "java17", "java11", "java8.al2"],
+    "ruby": ["ruby3.2", "ruby3.3", "ruby3.4"],
+    "dotnet": ["dotnet6", "dotnet8", "dotnet10"],
+    "provided": ["provided.al2023", "provided.al2"],
+}
+TESTED_RUNTIMES = [r for rs in RUNTIMES_AGGREGATED.values() for r in rs]
+
+
+def _family(runtime: str) -> str:
+    return next(f for f in MULTIRUNTIME_HANDLERS if runtime.startswith(f))
 
 
 def _multiruntime(scenario: str, runtimes=None):
-    """testing/aws/lambda_utils.py:58 generate_tests: the test runs once per runtime, its
-    `multiruntime_lambda` (indirect) built from (scenario, runtime, handler), ids the runtimes."""
+    """testing/aws/lambda_utils.py:58 generate_tests: the test runs once per runtime (all of
+    TESTED_RUNTIMES unless named), its `multiruntime_lambda` (indirect) built from (scenario,
+    runtime, handler), ids the runtimes."""
     import pytest
-    values = [(scenario, r, MULTIRUNTIME_HANDLERS[r.rstrip("0123456789.")]) for r in runtimes]
+    runtimes = sorted(runtimes) if runtimes is not None else TESTED_RUNTIMES
+    values = [(scenario, r, MULTIRUNTIME_HANDLERS[_family(r)]) for r in runtimes]
     return pytest.mark.parametrize("multiruntime_lambda", values, ids=list(runtimes))
 
 
 _Markers.multiruntime = staticmethod(_multiruntime)
+_Markers.lambda_runtime_update = staticmethod(lambda cls: cls)
 
 
 class ParametrizedLambda:
     """testing/aws/lambda_utils.py:152 ParametrizedLambda.create_function: the scenario's package
-    for the runtime, with its defaults, waiting until the function is no longer Pending. Only the
-    python "echo" scenario is built here (functions/echo_python_handler.py is LocalStack's
-    tests/aws/services/lambda_/functions/common/echo/python/src/handler.py; its Makefile copies
-    src/ into the zip)."""
+    for the runtime (its zip at `zip_file_path`, which a test may replace), with its defaults,
+    waiting until the function is no longer Pending. The packages are LocalStack's
+    tests/aws/services/lambda_/functions/common/<scenario>/<family>/src/, copied to
+    functions/common/<scenario>/<family>/ (their Makefiles zip src/ as it is); a scenario with no
+    copy here (a compiled provided function, java, dotnet, ruby) is NotPortable."""
 
-    def __init__(self, lambda_client, scenario: str, runtime: str, handler: str, role: str, made: list):
-        assert scenario == "echo" and runtime.startswith("python"), (scenario, runtime)
+    def __init__(self, lambda_client, scenario: str, runtime: str, handler: str, role: str, made: list,
+                 tmp_dir: str | None = None):
+        import tempfile
+        src = FUNCTIONS / "common" / scenario / _family(runtime)
+        if not src.is_dir():
+            from .replay import NotPortable
+            raise NotPortable(f"LocalStack builds the {scenario} function for {runtime} with its own "
+                              "Makefile (a compiled Go/Rust binary), which the replay does not build")
         self.lambda_client, self.scenario, self.runtime, self.handler, self.role = \
             lambda_client, scenario, runtime, handler, role
         self.made = made
+        self.zip_file_path = str(Path(tmp_dir or tempfile.mkdtemp(prefix="replay-mr-")) / f"{scenario}-{short_uid()}.zip")
+        with zipfile.ZipFile(self.zip_file_path, "w") as z:
+            for f in sorted(src.rglob("*")):
+                if f.is_file():
+                    info = zipfile.ZipInfo(str(f.relative_to(src)), date_time=(2020, 1, 1, 0, 0, 0))
+                    info.external_attr = (0o100755 if f.stat().st_mode & 0o111 else 0o100644) << 16
+                    z.writestr(info, f.read_bytes())
 
     def create_function(self, **kwargs):
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w") as z:
-            z.writestr("__init__.py", "")
-            z.writestr("handler.py", (FUNCTIONS / "echo_python_handler.py").read_text())
         kwargs.setdefault("FunctionName", f"{self.scenario}-{short_uid()}")
         kwargs.setdefault("Runtime", self.runtime)
         kwargs.setdefault("Handler", self.handler)
         kwargs.setdefault("Role", self.role)
-        kwargs.setdefault("Code", {"ZipFile": buf.getvalue()})
+        kwargs.setdefault("Code", {"ZipFile": Path(self.zip_file_path).read_bytes()})
         result = self.lambda_client.create_function(**kwargs)
         self.made.append((self.lambda_client, result["FunctionArn"]))
         wait_until(lambda: self.lambda_client.get_function(FunctionName=kwargs["FunctionName"])
                    ["Configuration"]["State"] != "Pending", wait=0.1, strategy="linear", max_retries=300)
         return result
+
+
+def to_bytes(obj, encoding: str = "utf-8") -> bytes:  # utils/strings.py to_bytes
+    return obj.encode(encoding) if isinstance(obj, str) else obj
+
+
+def cp_r(src: str, dst: str, **_) -> None:  # utils/files.py cp_r (a file here)
+    import shutil
+    shutil.copy(src, dst)
 
 
 class _Requests:

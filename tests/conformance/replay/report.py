@@ -74,14 +74,16 @@ def _pair(recorded, local) -> tuple[str, str]:
 
 def render_text(results: dict) -> str:
     s = replay.summary(results)
-    lines = [f"recorded tests (LocalStack's test_lambda_api, recorded against AWS): {s['recorded']}",
+    lines = [f"recorded tests (LocalStack's {' and '.join(replay.FILES)}, recorded against AWS): {s['recorded']}",
              f"  need only Lambda: {s['lambda_only']}; ported: {s['ported']}; pass: {s['pass']}; "
              f"{replay.STATED_OUTCOME}: {s[replay.STATED_OUTCOME]}; "
              f"differ: {s['differs']}; not supported: {s['not supported']}; not ported: {s['not ported']}",
              f"  pass rate over all recorded: {s['pass_rate_all']:.1%}; over Lambda-only: "
              f"{s['pass_rate_lambda_only']:.1%}; over ported: {s['pass_rate_ported']:.1%}",
              f"  pass or {replay.STATED_OUTCOME}, over Lambda-only: "
-             f"{s['stated_or_pass_rate_lambda_only']:.1%}", ""]
+             f"{s['stated_or_pass_rate_lambda_only']:.1%}"]
+    lines += [f"  {f}: {_file_counts(fs)}" for f, fs in replay.summary_by_file(results).items()]
+    lines.append("")
     for key, r in sorted(results.items()):
         lines.append(f"{r['outcome']:13s} {key}" + (f"  ({r['why']})" if r.get("why") else ""))
         if r.get("stopped"):
@@ -95,6 +97,12 @@ def render_text(results: dict) -> str:
         if r.get("not_reached"):
             lines.append(f"    not reached: {', '.join(r['not_reached'])}")
     return "\n".join(lines)
+
+
+def _file_counts(s: dict) -> str:
+    return (f"recorded {s['recorded']}; needing only Lambda {s['lambda_only']}; ported {s['ported']}; "
+            f"pass {s['pass']}; {replay.STATED_OUTCOME} {s[replay.STATED_OUTCOME]}; differ {s['differs']}; "
+            f"not supported {s['not supported']}; not ported {s['not ported']}")
 
 
 def _stop_kind(stopped: str) -> str:
@@ -154,6 +162,9 @@ def render_doc(results: dict) -> str:
            "from AWS only by a deviation the platform states on purpose (`replay.STATED`); "
            "with them, "
            f"{s['pass'] + s[replay.STATED_OUTCOME]}/{s['lambda_only']} of those needing only Lambda.",
+           ]
+    out += [f"- {f}.snapshot.json: {_file_counts(fs)}." for f, fs in replay.summary_by_file(results).items()]
+    out += [
            "", "The stated deviations (the field, AWS's recorded value, the local one; in brackets "
            "the recorded tests showing it, those that differ otherwise too included):", ""]
     out += [f"- {dev.name}: `{dev.field}` recorded {dev.recorded}, local “{dev.local_text}” "

@@ -1,0 +1,3 @@
+exports.handler = async function(event, context) {
+    return event
+};
