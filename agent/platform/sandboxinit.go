@@ -168,6 +168,9 @@ func buildRoot(s *SandboxSpec, st *stepTimer) error {
 			return err
 		}
 	}
+	if err := shIsBash(root); err != nil {
+		return err
+	}
 	if err := bindReadOnly(s.TaskDir, filepath.Join(root, "var/task")); err != nil {
 		return err
 	}
@@ -214,6 +217,28 @@ func buildRoot(s *SandboxSpec, st *stepTimer) error {
 	err := pivotInto(root)
 	st.mark("pivot_root")
 	return err
+}
+
+// shIsBash makes the sandbox's /bin/sh bash, as it is on Amazon Linux (2 and 2023), where a
+// Debian host's is dash. Custom runtimes' bootstraps are shell scripts written for Lambda: AWS's
+// own tutorial bootstrap starts "#!/bin/sh" then "set -euo pipefail", which dash refuses ("set:
+// Illegal option -o pipefail"), so such a function's every invocation failed here
+// (test_lambda_common's recorded provided.* echo, replayed in tests/conformance/replay). The host's
+// bash is bound read-only over what sh resolves to inside the sandbox's /usr; bash run as sh is
+// in its POSIX mode, as on Amazon Linux.
+func shIsBash(root string) error {
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil || filepath.Base(sh) == "bash" {
+		return nil // no sh, or already bash
+	}
+	bash, err := filepath.EvalSymlinks("/bin/bash")
+	if err != nil {
+		return nil // no bash on this host: sh stays what it is
+	}
+	if err := bindReadOnly(bash, filepath.Join(root, sh)); err != nil {
+		return fmt.Errorf("/bin/sh as bash: %w", err)
+	}
+	return nil
 }
 
 func bindReadOnly(src, dst string) error {

@@ -38,7 +38,6 @@ ENV_DIFFERENCES = {
     "AWS_XRAY_DAEMON_ADDRESS": ("169.254.100.1:2000", None),
     "_AWS_XRAY_DAEMON_ADDRESS": ("169.254.100.1", None),
     "_AWS_XRAY_DAEMON_PORT": ("2000", None),
-    "SHLVL": ("0", None),
     "HOME": (None, "/tmp"),
     "TMPDIR": (None, "/tmp"),
     "FAASCOPE_PROFILE": (None, "lambda"),
