@@ -92,7 +92,7 @@ def main() -> int:
     zip_bytes = build_zip(data / "fn.zip").read_bytes()
     fns = {"lam": ("lambda", 256, 30), "gcf": ("gcf", 256, 30), "slow": ("lambda", 128, 1)}
     for name, (profile, mem, timeout) in fns.items():
-        client.create_function(FunctionName=name, Runtime="provided.al2023", Role="r", Handler="bootstrap",
+        client.create_function(FunctionName=name, Runtime="provided.al2023", Role="arn:aws:iam::000000000000:role/faascope-soak", Handler="bootstrap",
                                Code={"ZipFile": zip_bytes}, MemorySize=mem, Timeout=timeout,
                                Tags={"faascope:profile": profile})
     client.invoke(FunctionName="lam", Payload=b'{"workload":{"kind":"noop"}}')

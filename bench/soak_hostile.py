@@ -245,7 +245,7 @@ def main() -> int:
         return total / 1e9
 
     def create(name: str, code: bytes, memory: int) -> None:
-        client.create_function(FunctionName=name, Runtime="provided.al2023", Role="r", Handler="bootstrap",
+        client.create_function(FunctionName=name, Runtime="provided.al2023", Role="arn:aws:iam::000000000000:role/faascope-soak", Handler="bootstrap",
                                Code={"ZipFile": code}, MemorySize=memory, Timeout=30)
 
     before = platform_resources(pid, data, cg)
