@@ -25,10 +25,14 @@ const (
 	keyInitOverhead = "init_overhead"
 )
 
+// initBoosted says whether INIT runs under more CPU than the sandbox's steady quota: a quota
+// binds (VCPU > 0) and InitVCPU is more than it gives.
+func (l Limits) initBoosted() bool { return l.VCPU > 0 && l.InitVCPU > l.quotaVCPU() }
+
 // initCPUQuota is the (quota, period) in microseconds a sandbox runs its INIT under: its steady
 // quota (cpuQuota), raised to InitVCPU where that is more.
 func (l Limits) initCPUQuota() (quotaUs, periodUs int64) {
-	if l.InitVCPU <= l.quotaVCPU() {
+	if !l.initBoosted() {
 		return l.cpuQuota()
 	}
 	boosted := l
@@ -59,7 +63,7 @@ func (cg *Cgroup) setCPU(quota, period int64) error {
 // wait early). It returns how long the overhead took.
 func (sb *Sandbox) endInit(ctx context.Context) (time.Duration, error) {
 	lim := sb.limits
-	if sb.Cgroup != nil && lim.InitVCPU > lim.quotaVCPU() && lim.VCPU > 0 {
+	if sb.Cgroup != nil && lim.initBoosted() {
 		if err := sb.Cgroup.setCPU(lim.cpuQuota()); err != nil {
 			return 0, err
 		}
