@@ -303,8 +303,6 @@ design:
     assert len(_events(db, "resumed")) == kills
 
 
-@pytest.mark.slow
-@skip_unless_built()
 def _stop_if_running(db: Path) -> None:
     """Never leave a detached runner behind a failed test: it would outlive the platform
     fixture and start a platform of its own."""
@@ -314,6 +312,8 @@ def _stop_if_running(db: Path) -> None:
         stop_runner(db, 60, abandon=True)
 
 
+@pytest.mark.slow
+@skip_unless_built()
 def test_detach_status_stop_and_resume_detached(tmp_path, platform_dir, request):
     """`run --detach` returns at once with a runner in its own session; `status` sees it, a
     second runner of the same file is refused (exit 2), `stop` ends it cleanly (SIGTERM, the
