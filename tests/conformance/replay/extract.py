@@ -99,6 +99,14 @@ NEVER_COMMITTED_CASES = {
     for case in ("qualifier_too_long0", "qualifier_too_long1", "function_name_and_qualifier_too_long")
     for fn in ("create_function", "delete_function", "get_function", "invoke")
 }
+# Of those, the cases whose recording is empty ({}): reconstructed.py rebuilds the others' calls
+NEVER_COMMITTED_CASES.update({
+    f"TestLambdaFunction::test_function_name_and_qualifier_validation[{case}-create_function]":
+        "no LocalStack commit has this case (recorded 22-08-2024 in the PR squash-merged as ff1c31bce) "
+        "and its recording is empty ({}: the test skipped or stopped before its snapshot), so there is "
+        "no answer of AWS to rebuild the call from (reconstructed.py rebuilds the case's other calls)"
+    for case in ("qualifier_too_long1", "function_name_and_qualifier_too_long")
+})
 # Runtimes the local platform offers (agent/platform/runtimes.go Runtimes); a multiruntime case of
 # another is "not supported".
 OFFERED_RUNTIMES = ("provided.al2023", "provided.al2", "python3.8", "python3.9", "python3.10", "python3.11",

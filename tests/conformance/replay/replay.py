@@ -12,6 +12,10 @@ For every recorded test of test_lambda_api and test_lambda_common (data/index.js
 - ``not ported``: Lambda-only but not ported to ported.py yet (counted, so the denominator
   stays all of them).
 
+A recorded test whose code no LocalStack commit has may be reconstructed from its recorded answers
+(reconstructed.py); its outcome is one of the above like any other, and its result carries
+``reconstructed`` (the case's provenance) so that it is never taken for a ported one.
+
 The comparison is LocalStack's own (`localstack_snapshot.SnapshotSession`: the same transformers
 in the same order, `skip_snapshot_verify` paths removed from both sides, DeepDiff over the rest).
 """
@@ -409,8 +413,12 @@ def _stopped_by(e: Exception) -> str:
 
 def run_all(client, client_for, account_id: str, region_name: str, only=None) -> dict:
     """Outcome of every recorded test (data/index.json order)."""
-    from . import ported, ported_common
+    from . import ported, ported_common, reconstructed
     cases = {**ported_cases(ported), **ported_cases(ported_common)}
+    rebuilt = ported_cases(reconstructed)
+    assert not set(rebuilt) & set(cases), "a reconstructed case has committed code: port it instead"
+    assert set(rebuilt) == set(reconstructed.PROVENANCE), "every reconstructed case states its provenance"
+    cases.update(rebuilt)
     AUTOUSE[ported_common.__name__] = _autouse(ported_common)
     fixtures = Fixtures(client, client_for, account_id, region_name)
     out = {}
@@ -427,6 +435,8 @@ def run_all(client, client_for, account_id: str, region_name: str, only=None) ->
             out[key] = {"outcome": "not ported", "why": why}
         else:
             out[key] = run_case(fixtures, key, *cases[key])
+            if key in rebuilt:  # counted as the others, but never mistaken for LocalStack's code
+                out[key]["reconstructed"] = reconstructed.PROVENANCE[key]
     return out
 
 

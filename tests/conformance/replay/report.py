@@ -85,7 +85,8 @@ def render_text(results: dict) -> str:
     lines += [f"  {f}: {_file_counts(fs)}" for f, fs in replay.summary_by_file(results).items()]
     lines.append("")
     for key, r in sorted(results.items()):
-        lines.append(f"{r['outcome']:13s} {key}" + (f"  ({r['why']})" if r.get("why") else ""))
+        lines.append(f"{r['outcome']:13s} {key}" + (f"  ({r['why']})" if r.get("why") else "")
+                     + ("  [reconstructed]" if r.get("reconstructed") else ""))
         if r.get("stopped"):
             lines.append(f"    stopped: {r['stopped']}")
         for d in r.get("differences", []):
@@ -164,6 +165,14 @@ def render_doc(results: dict) -> str:
            f"{s['pass'] + s[replay.STATED_OUTCOME]}/{s['lambda_only']} of those needing only Lambda.",
            ]
     out += [f"- {f}.snapshot.json: {_file_counts(fs)}." for f, fs in replay.summary_by_file(results).items()]
+    rebuilt = sorted(k for k, r in results.items() if r.get("reconstructed"))
+    if rebuilt:
+        passed = sum(1 for k in rebuilt if results[k]["outcome"] == "pass")
+        out += [f"- Reconstructed: {len(rebuilt)} recorded cases, {passed} of them passing and counted "
+                "above as the others are, have no LocalStack code: their calls are rebuilt from AWS's "
+                "recorded answers (tests/conformance/replay/reconstructed.py states each one's "
+                "provenance; results.json marks each `reconstructed`):"]
+        out += [f"  - {k} [reconstructed]: {results[k]['outcome']}" for k in rebuilt]
     out += [
            "", "The stated deviations (the field, AWS's recorded value, the local one; in brackets "
            "the recorded tests showing it, those that differ otherwise too included):", ""]

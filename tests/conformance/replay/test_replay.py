@@ -160,3 +160,33 @@ def test_stated_outcome_is_neither_pass_nor_differs(monkeypatch):
     assert rest == [other] and len(stated) == 1
     assert "passes but for the stated interpreter note: 1" in report.render_text(results)
     assert "Counted apart, never as a pass: 1 recorded tests" in report.render_doc(results)
+
+
+def test_reconstructed_cases_are_marked_apart(results):
+    """A case whose calls reconstructed.py rebuilt from the recorded answers says so in its result
+    and in the docs' section; no ported (LocalStack-coded) case does."""
+    from . import reconstructed
+    rebuilt = {k for k, r in results.items() if r.get("reconstructed")}
+    assert rebuilt == set(reconstructed.PROVENANCE)
+    assert all(results[k]["reconstructed"] == reconstructed.PROVENANCE[k] for k in rebuilt)
+    doc = report.render_doc(results)
+    assert all(f"{k} [reconstructed]" in doc for k in rebuilt)
+
+
+def test_a_reconstructed_call_is_pinned_by_the_recording(platform_client):
+    """The recording fixes the rebuilt qualifier's length: 65 a's match AWS's recorded not-found
+    answer, 66 do not (the rebuilt call could not pass with another)."""
+    client, _, account = platform_client
+    scope = "TestLambdaFunction::test_function_name_and_qualifier_validation[qualifier_too_long1-get_function]"
+    rx = [replay.normalise.TransformerUtility.regex("a" * n, f"<a:len({n})>") for n in (170, 129, 65)]
+
+    def diff(qualifier):
+        with pytest.raises(client.exceptions.ResourceNotFoundException) as e:
+            client.get_function(FunctionName="my-function", Qualifier=qualifier)
+        r = e.value.response
+        obj = {"Code": r["Error"]["Code"], "Message": r["Error"]["Message"]}
+        return replay.compare(scope, {"get_function_exception": obj}, account_id=account,
+                              region_name=report.REGION, extra_transformers=rx)
+
+    assert diff("a" * 65) == []
+    assert [d["path"] for d in diff("a" * 66)] == ["get_function_exception.Message"]
