@@ -2,6 +2,7 @@ package platform
 
 import (
 	"fmt"
+	"net/http"
 )
 
 // Reserved concurrency (PutFunctionConcurrency, GetFunctionConcurrency,
@@ -16,6 +17,13 @@ import (
 // errReservedThrottled is an invocation refused by its function's reserved concurrency. It is
 // an errThrottled, so whoever retries throttled invocations (Event) retries it too.
 var errReservedThrottled = fmt.Errorf("reserved concurrency exhausted: %w", errThrottled)
+
+// errQuota is a concurrency request refused by the account's quota: AWS answers these
+// InvalidParameterValueExceptions without the body's "Type" (test_function_concurrency_limits'
+// and test_provisioned_concurrency_limits' recordings).
+func errQuota(format string, args ...any) error {
+	return untypedError{&apiError{http.StatusBadRequest, "InvalidParameterValueException", fmt.Sprintf(format, args...), ""}}
+}
 
 // minUnreserved is the part of the platform's concurrency no reservation may take: a tenth,
 // rounded up (Lambda: 100 of 1,000).
@@ -94,7 +102,7 @@ func (p *Platform) PutFunctionConcurrency(key fnKey, n int) (int, error) {
 		others := p.reservedTotal(key)
 		p.mu.Unlock()
 		if p.cfg.Concurrency-others-n < p.minUnreserved() {
-			return errInvalid("Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [%d].", p.minUnreserved())
+			return errQuota("Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [%d].", p.minUnreserved())
 		}
 		next.ReservedConcurrency = &n
 		return nil

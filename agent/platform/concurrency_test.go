@@ -164,3 +164,41 @@ func TestReservedConcurrencyIsEnforced(t *testing.T) {
 		t.Fatalf("every slot given back: %d in flight", st.InFlight)
 	}
 }
+
+// TestConcurrencyQuotaAnswersAreAWSs: a reservation or provisioned concurrency beyond the
+// account's quota is refused as AWS refuses it (LocalStack's test_function_concurrency_limits and
+// test_provisioned_concurrency_limits recordings): more provisioned concurrency than the account's
+// unreserved concurrency names that concurrency; exactly all of it falls below the kept minimum;
+// and neither body has the "Type" AWS writes in most of its errors.
+func TestConcurrencyQuotaAnswersAreAWSs(t *testing.T) {
+	tp := startPlatform(t, Config{Concurrency: 20}) // 2 (a tenth) stay unreserved
+	tp.create("q", nil)
+	if resp, body := tp.call("POST", fnPath+"q/versions", map[string]any{}, nil); resp.StatusCode != 201 {
+		t.Fatalf("publish: %d %s", resp.StatusCode, body)
+	}
+	untyped := func(what string, body []byte) {
+		t.Helper()
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		if _, ok := m["Type"]; ok {
+			t.Errorf("%s: AWS's answer has no Type: %s", what, body)
+		}
+	}
+	provision := func(n int) (*http.Response, []byte) {
+		return tp.call("PUT", "/2019-09-30/functions/q/provisioned-concurrency?Qualifier=1", map[string]any{"ProvisionedConcurrentExecutions": n}, nil)
+	}
+	resp, body := provision(21)
+	wantAPIError(t, "provisioned over the account's unreserved", resp, body, 400, "InvalidParameterValueException",
+		"Specified ConcurrentExecutions for function is greater than account's unreserved concurrency [20].")
+	untyped("provisioned over the account's unreserved", body)
+	resp, body = provision(20)
+	wantAPIError(t, "provisioned below the unreserved minimum", resp, body, 400, "InvalidParameterValueException",
+		"Specified ConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [2].")
+	untyped("provisioned below the unreserved minimum", body)
+	for _, n := range []int{21, 20} { // AWS answers both with the minimum (no "greater than" for reservations)
+		resp, body = tp.putConcurrency("q", n)
+		wantAPIError(t, "reserved below the unreserved minimum", resp, body, 400, "InvalidParameterValueException",
+			"Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [2].")
+		untyped("reserved below the unreserved minimum", body)
+	}
+}

@@ -90,8 +90,12 @@ func (p *Platform) PutProvisionedConcurrencyConfig(ref funcRef, n int) (Provisio
 		if r := next.ReservedConcurrency; r != nil && *r < others+n {
 			return errInvalid("Requested Provisioned Concurrency should not be greater than the reservedConcurrentExecution for function")
 		}
+		if unreserved := p.UnreservedConcurrency(); next.ReservedConcurrency == nil && n > unreserved {
+			// more than the account could ever give: AWS names its unreserved concurrency
+			return errQuota("Specified ConcurrentExecutions for function is greater than account's unreserved concurrency [%d].", unreserved)
+		}
 		if next.ReservedConcurrency == nil && p.UnreservedConcurrency()-others-n < p.minUnreserved() {
-			return errInvalid("Specified ConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [%d].", p.minUnreserved())
+			return errQuota("Specified ConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [%d].", p.minUnreserved())
 		}
 		c := ProvisionedConcurrencyConfig{Requested: n, LastModified: lambdaTime(time.Now())}
 		next.editQualified(q, func(s *qualifiedState) { s.Provisioned = &c })

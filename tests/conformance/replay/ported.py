@@ -2791,6 +2791,53 @@ class TestLambdaReservedConcurrency:
             )
         snapshot.match("put_function_concurrency_with_qualified_arn", e.value.response)
 
+    # L3538
+    @markers.aws.validated
+    def test_function_concurrency_limits(
+        self, aws_client, aws_client_factory, create_lambda_function, snapshot, monkeypatch
+    ):
+        """Test limits exceptions separately because they require custom transformers."""
+        monkeypatch.setattr(config, "LAMBDA_LIMITS_CONCURRENT_EXECUTIONS", 5)
+        monkeypatch.setattr(config, "LAMBDA_LIMITS_MINIMUM_UNRESERVED_CONCURRENCY", 3)
+
+        # We need to replace limits that are specific to AWS accounts (see test_provisioned_concurrency_limits)
+        # Unlike for provisioned concurrency, reserved concurrency does not have a different error message for
+        # values higher than the account limit of concurrent executions.
+        prefix = re.escape("minimum value of [")
+        number_pattern = "\d+"  # noqa W605
+        suffix = re.escape("]")
+        min_unreserved_regex = re.compile(f"(?<={prefix}){number_pattern}(?={suffix})")
+        snapshot.add_transformer(
+            snapshot.transform.regex(min_unreserved_regex, "<min_unreserved_concurrency>")
+        )
+
+        lambda_client = aws_client.lambda_
+        function_name = f"lambda_func-{short_uid()}"
+        create_lambda_function(
+            handler_file=TEST_LAMBDA_PYTHON_ECHO,
+            func_name=function_name,
+            runtime=Runtime.python3_12,
+        )
+
+        account_settings = aws_client.lambda_.get_account_settings()
+        concurrent_executions = account_settings["AccountLimit"]["ConcurrentExecutions"]
+
+        # Higher reserved concurrency than ConcurrentExecutions account limit
+        with pytest.raises(lambda_client.exceptions.InvalidParameterValueException) as e:
+            lambda_client.put_function_concurrency(
+                FunctionName=function_name,
+                ReservedConcurrentExecutions=concurrent_executions + 1,
+            )
+        snapshot.match("put_function_concurrency_account_limit_exceeded", e.value.response)
+
+        # Not enough UnreservedConcurrentExecutions available in account
+        with pytest.raises(lambda_client.exceptions.InvalidParameterValueException) as e:
+            lambda_client.put_function_concurrency(
+                FunctionName=function_name,
+                ReservedConcurrentExecutions=concurrent_executions,
+            )
+        snapshot.match("put_function_concurrency_below_unreserved_min_value", e.value.response)
+
     # L3584
     @markers.aws.validated
     def test_function_concurrency(self, create_lambda_function, snapshot, aws_client, monkeypatch):
@@ -2988,6 +3035,68 @@ class TestLambdaProvisionedConcurrency:
                 FunctionName=function_name, Qualifier="$LATEST", ProvisionedConcurrentExecutions=1
             )
         snapshot.match("put_provisioned_latest", e.value.response)
+
+    # L3781
+    @markers.aws.validated
+    def test_provisioned_concurrency_limits(
+        self, aws_client, aws_client_factory, create_lambda_function, snapshot, monkeypatch
+    ):
+        """Test limits exceptions separately because this could be a dangerous test to run when misconfigured on AWS!"""
+        # Adjust limits in LocalStack to avoid creating a Lambda fork-bomb
+        monkeypatch.setattr(config, "LAMBDA_LIMITS_CONCURRENT_EXECUTIONS", 5)
+        monkeypatch.setattr(config, "LAMBDA_LIMITS_MINIMUM_UNRESERVED_CONCURRENCY", 3)
+
+        # We need to replace limits that are specific to AWS accounts
+        # Using positive lookarounds to ensure we replace the correct number (e.g., if both limits have the same value)
+        # Example: unreserved concurrency [10] => unreserved concurrency [<unreserved_concurrency>]
+        prefix = re.escape("unreserved concurrency [")
+        number_pattern = "\d+"  # noqa W605
+        suffix = re.escape("]")
+        unreserved_regex = re.compile(f"(?<={prefix}){number_pattern}(?={suffix})")
+        snapshot.add_transformer(
+            snapshot.transform.regex(unreserved_regex, "<unreserved_concurrency>")
+        )
+        prefix = re.escape("minimum value of [")
+        min_unreserved_regex = re.compile(f"(?<={prefix}){number_pattern}(?={suffix})")
+        snapshot.add_transformer(
+            snapshot.transform.regex(min_unreserved_regex, "<min_unreserved_concurrency>")
+        )
+
+        lambda_client = aws_client.lambda_
+        function_name = f"lambda_func-{short_uid()}"
+        create_lambda_function(
+            handler_file=TEST_LAMBDA_PYTHON_ECHO,
+            func_name=function_name,
+            runtime=Runtime.python3_12,
+        )
+
+        publish_version_result = lambda_client.publish_version(FunctionName=function_name)
+        function_version = publish_version_result["Version"]
+
+        account_settings = aws_client.lambda_.get_account_settings()
+        concurrent_executions = account_settings["AccountLimit"]["ConcurrentExecutions"]
+
+        # Higher provisioned concurrency than ConcurrentExecutions account limit
+        with pytest.raises(lambda_client.exceptions.InvalidParameterValueException) as e:
+            lambda_client.put_provisioned_concurrency_config(
+                FunctionName=function_name,
+                Qualifier=function_version,
+                ProvisionedConcurrentExecutions=concurrent_executions + 1,
+            )
+        snapshot.match("put_provisioned_concurrency_account_limit_exceeded", e.value.response)
+        assert (
+            int(re.search(unreserved_regex, e.value.response["message"]).group(0))
+            == concurrent_executions
+        )
+
+        # Not enough UnreservedConcurrentExecutions available in account
+        with pytest.raises(lambda_client.exceptions.InvalidParameterValueException) as e:
+            lambda_client.put_provisioned_concurrency_config(
+                FunctionName=function_name,
+                Qualifier=function_version,
+                ProvisionedConcurrentExecutions=concurrent_executions,
+            )
+        snapshot.match("put_provisioned_concurrency_below_unreserved_min_value", e.value.response)
 
     # L3842
     @markers.aws.validated
