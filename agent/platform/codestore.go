@@ -10,7 +10,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -331,12 +330,11 @@ func (p *Platform) optEntry(layers []LayerRef) string {
 	}
 	shas := make([]string, 0, len(layers))
 	for _, l := range layers {
-		m := layerVersionArnRE.FindStringSubmatch(l.Arn)
-		if m == nil {
+		key, v, ok := layerVersionKey(l.Arn)
+		if !ok {
 			return ""
 		}
-		v, _ := strconv.ParseInt(m[3], 10, 64)
-		lv := p.layers[m[2]][v]
+		lv := p.layers[key][v]
 		if lv == nil {
 			return ""
 		}

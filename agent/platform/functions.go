@@ -114,7 +114,7 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		return FunctionConfiguration{}, err
 	}
 	if len(in.Layers) > 0 {
-		layers, err := p.resolveLayers(in.Layers, nil)
+		layers, err := p.resolveLayers(in.Region, in.Layers, nil)
 		if err != nil {
 			return FunctionConfiguration{}, err
 		}
@@ -139,7 +139,7 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 		return FunctionConfiguration{}, errExists(in.Name)
 	}
 	if len(in.Layers) > 0 { // again: a layer version may have been deleted meanwhile
-		if _, err := p.resolveLayers(in.Layers, nil); err != nil {
+		if _, err := p.resolveLayers(in.Region, in.Layers, nil); err != nil {
 			return FunctionConfiguration{}, err
 		}
 	}
@@ -248,7 +248,7 @@ func (p *Platform) UpdateConfiguration(key fnKey, u ConfigurationUpdate) (Functi
 			}
 		}
 		if u.Layers != nil {
-			layers, err := p.resolveLayers(*u.Layers, next.Config.Layers)
+			layers, err := p.resolveLayers(key.Region, *u.Layers, next.Config.Layers)
 			if err != nil {
 				return err
 			}

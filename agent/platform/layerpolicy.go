@@ -38,8 +38,8 @@ func layerPrincipal(p string) any {
 }
 
 // changeLayerPolicy applies change to a copy of a live layer version's policy and commits it.
-func (p *Platform) changeLayerPolicy(layer string, version int64, change func(name string, lv *layerVersion) error) error {
-	name, err := layerNameOf(layer)
+func (p *Platform) changeLayerPolicy(region, layer string, version int64, change func(name string, lv *layerVersion) error) error {
+	name, err := layerNameOf(region, layer)
 	if err != nil {
 		return err
 	}
@@ -64,13 +64,13 @@ func (p *Platform) changeLayerPolicy(layer string, version int64, change func(na
 
 // AddLayerVersionPermission adds a statement; it returns the statement (JSON) and the policy's
 // new RevisionId.
-func (p *Platform) AddLayerVersionPermission(layer string, version int64, in LayerPermissionInput) (string, string, error) {
+func (p *Platform) AddLayerVersionPermission(region, layer string, version int64, in LayerPermissionInput) (string, string, error) {
 	if in.Action != "lambda:GetLayerVersion" {
 		return "", "", errValidation(in.Action, "action", "Member must satisfy regular expression pattern: lambda:GetLayerVersion")
 	}
 	var st PolicyStatement
 	var rev string
-	err := p.changeLayerPolicy(layer, version, func(name string, lv *layerVersion) error {
+	err := p.changeLayerPolicy(region, layer, version, func(name string, lv *layerVersion) error {
 		var old []PolicyStatement
 		if lv.Policy != nil {
 			old = lv.Policy.Policy.Statement
@@ -98,8 +98,8 @@ func (p *Platform) AddLayerVersionPermission(layer string, version int64, in Lay
 }
 
 // GetLayerVersionPolicy is the policy (JSON) and its RevisionId.
-func (p *Platform) GetLayerVersionPolicy(layer string, version int64) (string, string, error) {
-	name, err := layerNameOf(layer)
+func (p *Platform) GetLayerVersionPolicy(region, layer string, version int64) (string, string, error) {
+	name, err := layerNameOf(region, layer)
 	if err != nil {
 		return "", "", err
 	}
@@ -115,8 +115,8 @@ func (p *Platform) GetLayerVersionPolicy(layer string, version int64) (string, s
 }
 
 // RemoveLayerVersionPermission removes a statement; the policy goes with its last one.
-func (p *Platform) RemoveLayerVersionPermission(layer string, version int64, sid, revision string) error {
-	return p.changeLayerPolicy(layer, version, func(_ string, lv *layerVersion) error {
+func (p *Platform) RemoveLayerVersionPermission(region, layer string, version int64, sid, revision string) error {
+	return p.changeLayerPolicy(region, layer, version, func(_ string, lv *layerVersion) error {
 		if lv.Policy == nil {
 			return &notFoundError{"Statement " + sid + " is not found in resource policy."}
 		}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,7 +21,13 @@ import (
 // start, in the order the function lists them, into one directory (a later layer's file
 // replaces an earlier one's), which the sandbox mounts read-only at /opt, as Lambda does.
 //
-// A layer version is a zip and a JSON record under dataDir/layers/<name>/. Version numbers are
+// Layers are per region, as functions are: a layer published through one region is that
+// region's (its ARN names it), and a function may use only its own region's layers (Lambda:
+// "Layers are not in the same region as the function"). Inside the platform a layer is named by
+// its key (layerKey): its name in us-east-1, NAME.REGION elsewhere (a layer name has no dot),
+// as a function's directory is.
+//
+// A layer version is a zip and a JSON record under dataDir/layers/<key>/. Version numbers are
 // never reused, so a deleted version keeps its record (marked deleted); its zip stays as long as
 // a function uses it (Lambda: "functions that already use it can continue to use it") and is
 // removed by collectLayers once none does. Changes happen under commitMu, as function changes.
@@ -53,12 +60,48 @@ var (
 	layerVersionArnRE = regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:(\d{12}):layer:([a-zA-Z0-9_-]{1,140}):([0-9]+)$`)
 )
 
-func layerARN(name string) string {
-	return "arn:aws:lambda:us-east-1:" + accountID + ":layer:" + name
+// layerKey names a region's layer inside the platform (the map p.layers, the directory, the
+// record's name): data directories written before layers had regions load as us-east-1's.
+func layerKey(region, name string) string {
+	if region == defaultRegion {
+		return name
+	}
+	return name + "." + region
 }
 
-func layerVersionARN(name string, v int64) string {
-	return layerARN(name) + ":" + strconv.FormatInt(v, 10)
+// splitLayerKey is layerKey's region and name.
+func splitLayerKey(key string) (region, name string) {
+	if name, region, ok := strings.Cut(key, "."); ok {
+		return region, name
+	}
+	return defaultRegion, key
+}
+
+// arnRegion is the region an ARN names (its fourth field).
+func arnRegion(arn string) string {
+	if f := strings.SplitN(arn, ":", 5); len(f) == 5 {
+		return f[3]
+	}
+	return ""
+}
+
+// layerVersionKey is the key and version number of a layer version ARN (ok false: not one).
+func layerVersionKey(arn string) (key string, v int64, ok bool) {
+	m := layerVersionArnRE.FindStringSubmatch(arn)
+	if m == nil {
+		return "", 0, false
+	}
+	v, _ = strconv.ParseInt(m[3], 10, 64)
+	return layerKey(arnRegion(arn), m[2]), v, true
+}
+
+func layerARN(key string) string {
+	region, name := splitLayerKey(key)
+	return "arn:aws:lambda:" + region + ":" + accountID + ":layer:" + name
+}
+
+func layerVersionARN(key string, v int64) string {
+	return layerARN(key) + ":" + strconv.FormatInt(v, 10)
 }
 
 // layerStore keeps layer versions under dataDir/layers.
@@ -117,6 +160,7 @@ func (s layerStore) loadAll() (map[string]map[int64]*layerVersion, error) {
 
 // PublishLayerInput is PublishLayerVersion's request, parsed.
 type PublishLayerInput struct {
+	Region                                      string // the request's
 	Name, Description, LicenseInfo              string
 	CompatibleRuntimes, CompatibleArchitectures []string
 	Code                                        io.Reader // the zip, inline or from S3 (s3code.go)
@@ -124,7 +168,7 @@ type PublishLayerInput struct {
 
 // PublishLayerVersion checks and stores a new version of a layer (the first creates the layer).
 func (p *Platform) PublishLayerVersion(in PublishLayerInput) (LayerVersionOut, error) {
-	name, err := layerNameOf(in.Name)
+	name, err := layerNameOf(in.Region, in.Name)
 	if err != nil {
 		return LayerVersionOut{}, err
 	}
@@ -180,17 +224,18 @@ func (p *Platform) PublishLayerVersion(in PublishLayerInput) (LayerVersionOut, e
 	return p.layerOut(lv), nil
 }
 
-// layerNameOf takes a layer's name or ARN (as Lambda's LayerName does).
-func layerNameOf(s string) (string, error) {
+// layerNameOf is the key (layerKey) of a layer named by its name in the request's region or by
+// its ARN (as Lambda's LayerName is).
+func layerNameOf(region, s string) (string, error) {
 	if m := layerArnRE.FindStringSubmatch(s); m != nil {
-		return m[2], nil
+		return layerKey(arnRegion(s), m[2]), nil
 	}
 	if !layerNameRE.MatchString(s) {
 		return "", &apiError{http.StatusBadRequest, "ValidationException",
 			"1 validation error detected: Value '" + s + "' at 'layerName' failed to satisfy constraint: " +
 				"Member must satisfy regular expression pattern: (arn:[a-zA-Z0-9-]+:lambda:[a-zA-Z0-9-]+:\\d{12}:layer:[a-zA-Z0-9-_]+)|[a-zA-Z0-9-_]+", ""}
 	}
-	return s, nil
+	return layerKey(region, s), nil
 }
 
 // errLayerNotFound is Lambda's answer for a layer version it does not have.
@@ -199,11 +244,11 @@ func errLayerNotFound() error {
 }
 
 // GetLayerVersion returns a layer version that exists (not deleted).
-func (p *Platform) GetLayerVersion(layer string, version int64) (LayerVersionOut, error) {
+func (p *Platform) GetLayerVersion(region, layer string, version int64) (LayerVersionOut, error) {
 	if err := checkLayerVersionNumber(version); err != nil {
 		return LayerVersionOut{}, err
 	}
-	name, err := layerNameOf(layer)
+	name, err := layerNameOf(region, layer)
 	if err != nil {
 		return LayerVersionOut{}, err
 	}
@@ -224,7 +269,7 @@ func (p *Platform) GetLayerVersionByArn(arn string) (LayerVersionOut, error) {
 	if m[1] != accountID {
 		return LayerVersionOut{}, errLayerNotFound()
 	}
-	return p.GetLayerVersion(m[2], v)
+	return p.GetLayerVersion(arnRegion(arn), m[2], v)
 }
 
 // liveLayerVersion is a layer's version unless it does not exist or was deleted (nil then).
@@ -239,11 +284,11 @@ func (p *Platform) liveLayerVersion(name string, version int64) *layerVersion {
 
 // DeleteLayerVersion deletes a version; deleting one that does not exist is no error (as on
 // Lambda). Functions using it keep it.
-func (p *Platform) DeleteLayerVersion(layer string, version int64) error {
+func (p *Platform) DeleteLayerVersion(region, layer string, version int64) error {
 	if err := checkLayerVersionNumber(version); err != nil {
 		return err
 	}
-	name, err := layerNameOf(layer)
+	name, err := layerNameOf(region, layer)
 	if err != nil {
 		return err
 	}
@@ -357,8 +402,8 @@ func (f LayerFilter) match(lv *layerVersion) bool {
 
 // ListLayerVersions lists a layer's versions, newest first, as Lambda does; a layer that does
 // not exist has none (no error, as on Lambda). The marker is the version to start at.
-func (p *Platform) ListLayerVersions(layer string, f LayerFilter, marker string, max int) ([]LayerVersionsListItem, string, error) {
-	name, err := layerNameOf(layer)
+func (p *Platform) ListLayerVersions(region, layer string, f LayerFilter, marker string, max int) ([]LayerVersionsListItem, string, error) {
+	name, err := layerNameOf(region, layer)
 	if err != nil {
 		return nil, "", err
 	}
@@ -400,12 +445,16 @@ type LayersListItem struct {
 	LatestMatchingVersion LayerVersionsListItem `json:"LatestMatchingVersion"`
 }
 
-// ListLayers lists layers in name order, each with its latest matching version; the marker
-// is the name to start at.
-func (p *Platform) ListLayers(f LayerFilter, marker string, max int) ([]LayersListItem, string) {
+// ListLayers lists a region's layers in name order, each with its latest matching version; the
+// marker is the name to start at.
+func (p *Platform) ListLayers(region string, f LayerFilter, marker string, max int) ([]LayersListItem, string) {
 	p.mu.Lock()
 	var all []LayersListItem
-	for name, versions := range p.layers {
+	for key, versions := range p.layers {
+		r, name := splitLayerKey(key)
+		if r != region {
+			continue
+		}
 		var latest *layerVersion
 		for _, lv := range versions {
 			if f.match(lv) && (latest == nil || lv.Version > latest.Version) {
@@ -413,7 +462,7 @@ func (p *Platform) ListLayers(f LayerFilter, marker string, max int) ([]LayersLi
 			}
 		}
 		if latest != nil {
-			all = append(all, LayersListItem{LayerName: name, LayerArn: layerARN(name), LatestMatchingVersion: listItem(latest)})
+			all = append(all, LayersListItem{LayerName: name, LayerArn: layerARN(key), LatestMatchingVersion: listItem(latest)})
 		}
 	}
 	p.mu.Unlock()
@@ -435,7 +484,9 @@ func (p *Platform) ListLayers(f LayerFilter, marker string, max int) ([]LayersLi
 
 // resolveLayers checks a function's Layers (version ARNs, in mount order) as Lambda does and
 // describes them; a deleted version is accepted only if the function already uses it (keep).
-func (p *Platform) resolveLayers(arns []string, keep []LayerRef) ([]LayerRef, error) {
+// A layer of another region than the function's is refused first, even one that exists there
+// (test_layer_function_exceptions' recording).
+func (p *Platform) resolveLayers(region string, arns []string, keep []LayerRef) ([]LayerRef, error) {
 	if len(arns) > maxLayersPerFunction {
 		return nil, errInvalid("Cannot reference more than %d layers.", maxLayersPerFunction)
 	}
@@ -452,8 +503,10 @@ func (p *Platform) resolveLayers(arns []string, keep []LayerRef) ([]LayerRef, er
 		if m == nil {
 			return nil, errValidation("["+arn+"]", "layers", layersConstraint) // validate.go
 		}
-		name := m[2]
-		v, _ := strconv.ParseInt(m[3], 10, 64)
+		if arnRegion(arn) != region {
+			return nil, errInvalid("Layers are not in the same region as the function. Layers are expected to be in region %s.", region)
+		}
+		name, v, _ := layerVersionKey(arn)
 		canonical := layerVersionARN(name, v)
 		lv := p.layers[name][v]
 		if m[1] != accountID || lv == nil || (lv.Deleted && !kept[canonical]) {
@@ -480,9 +533,8 @@ func (p *Platform) checkCombinedSize(codeZip string, layers []LayerRef) error {
 	}
 	p.mu.Lock()
 	for _, l := range layers {
-		m := layerVersionArnRE.FindStringSubmatch(l.Arn)
-		v, _ := strconv.ParseInt(m[3], 10, 64)
-		if lv := p.layers[m[2]][v]; lv != nil {
+		key, v, _ := layerVersionKey(l.Arn)
+		if lv := p.layers[key][v]; lv != nil {
 			total += lv.UnzippedSize
 		}
 	}
@@ -497,9 +549,8 @@ func (p *Platform) checkCombinedSize(codeZip string, layers []LayerRef) error {
 func (p *Platform) layerZips(layers []LayerRef) []string {
 	out := make([]string, 0, len(layers))
 	for _, l := range layers {
-		m := layerVersionArnRE.FindStringSubmatch(l.Arn)
-		v, _ := strconv.ParseInt(m[3], 10, 64)
-		out = append(out, p.layerStore().zipPath(m[2], v))
+		key, v, _ := layerVersionKey(l.Arn)
+		out = append(out, p.layerStore().zipPath(key, v))
 	}
 	return out
 }

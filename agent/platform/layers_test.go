@@ -113,10 +113,10 @@ func TestLayersAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p2.Close()
-	if _, err := p2.GetLayerVersion("lib", 3); err != nil {
+	if _, err := p2.GetLayerVersion(defaultRegion, "lib", 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p2.GetLayerVersion("lib", 1); err == nil {
+	if _, err := p2.GetLayerVersion(defaultRegion, "lib", 1); err == nil {
 		t.Fatal("a deleted version stays deleted after a restart")
 	}
 }
@@ -226,5 +226,65 @@ func TestEmptyOptWithoutLayers(t *testing.T) {
 	_, r, body := tp.invokeRuntime("nolayers", map[string]any{"read": []string{"/opt", "/opt/x"}})
 	if !strings.Contains(r.Files["/opt"], "is a directory") || !strings.Contains(r.Files["/opt/x"], "no such file") {
 		t.Fatalf("an empty /opt: %s", body)
+	}
+}
+
+// TestLayersArePerRegion: a layer published through a region is that region's (its ARN names
+// it, the other region neither lists nor gets it), it survives a restart there, and a function
+// may use only its own region's layers: another region's, existing or not, is refused with
+// AWS's answer before any other check (test_layer_function_exceptions' recording: the function's
+// name already existed, and AWS answered the region, not the conflict).
+func TestLayersArePerRegion(t *testing.T) {
+	tp := startPlatform(t, Config{})
+	data := zipOf(nil, map[string][]byte{"lib/x.txt": []byte("x")})
+	east := tp.publishLayer("lib", data, nil)
+	req := map[string]any{"Content": map[string]string{"ZipFile": b64(data)}}
+	resp, body := tp.call("POST", "/2018-10-31/layers/lib/versions", req, signedFor("ap-southeast-1"))
+	if resp.StatusCode != 201 {
+		t.Fatalf("publish in ap-southeast-1: %d %s", resp.StatusCode, body)
+	}
+	other := decode[LayerVersionOut](t, body)
+	if other.LayerVersionArn != "arn:aws:lambda:ap-southeast-1:000000000000:layer:lib:1" || east.Version != 1 {
+		t.Fatalf("each region numbers its own layer's versions: %s and %s", east.LayerVersionArn, other.LayerVersionArn)
+	}
+	resp, body = tp.call("GET", "/2018-10-31/layers", nil, nil)
+	if strings.Contains(string(body), "ap-southeast-1") || !strings.Contains(string(body), east.LayerArn) {
+		t.Fatalf("us-east-1's ListLayers: %s", body)
+	}
+	resp, body = tp.call("GET", "/2018-10-31/layers/lib/versions", nil, signedFor("ap-southeast-1"))
+	if !strings.Contains(string(body), other.LayerVersionArn) || strings.Contains(string(body), east.LayerVersionArn) {
+		t.Fatalf("ap-southeast-1's ListLayerVersions: %s", body)
+	}
+	resp, body = tp.call("GET", "/2018-10-31/layers?find=LayerVersion&Arn="+url.QueryEscape(other.LayerVersionArn), nil, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), other.LayerVersionArn) {
+		t.Fatalf("GetLayerVersionByArn of the other region's: %d %s", resp.StatusCode, body)
+	}
+	tp.create("fn", map[string]any{"Layers": []string{east.LayerVersionArn}})
+	wrongRegion := "Layers are not in the same region as the function. Layers are expected to be in region us-east-1."
+	for what, extra := range map[string]map[string]any{
+		"create, the name taken":     {"Layers": []string{other.LayerVersionArn}},
+		"create, a version not there": {"Layers": []string{"arn:aws:lambda:eu-west-1:000000000000:layer:lib:9"}},
+	} {
+		req := map[string]any{"FunctionName": "fn", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/x",
+			"Handler": "bootstrap", "Code": map[string]string{"ZipFile": b64(agentZip)}}
+		for k, v := range extra {
+			req[k] = v
+		}
+		resp, body = tp.call("POST", "/2015-03-31/functions", req, nil)
+		wantAPIError(t, what, resp, body, 400, "InvalidParameterValueException", wrongRegion)
+	}
+	resp, body = tp.call("PUT", fnPath+"fn/configuration", map[string]any{"Layers": []string{other.LayerVersionArn}}, nil)
+	wantAPIError(t, "update", resp, body, 400, "InvalidParameterValueException", wrongRegion)
+	tp.Close()
+	p2, err := New(Config{DataDir: tp.cfg.DataDir, DefaultProfile: ProfileLambda, Isolation: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if _, err := p2.GetLayerVersion("ap-southeast-1", "lib", 1); err != nil {
+		t.Fatalf("ap-southeast-1's layer after a restart: %v", err)
+	}
+	if got, err := p2.GetLayerVersion(defaultRegion, "lib", 1); err != nil || got.LayerVersionArn != east.LayerVersionArn {
+		t.Fatalf("us-east-1's layer after a restart: %+v %v", got, err)
 	}
 }

@@ -200,17 +200,17 @@ func TestLayerVersionPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p2.Close()
-	if pol, rev, err := p2.GetLayerVersionPolicy("lib", 1); err != nil || pol != got["Policy"] || rev != got["RevisionId"] ||
+	if pol, rev, err := p2.GetLayerVersionPolicy(defaultRegion, "lib", 1); err != nil || pol != got["Policy"] || rev != got["RevisionId"] ||
 		!strings.Contains(pol, `"Principal":{"AWS":"arn:aws:iam::123456789012:root"}`) {
 		t.Fatalf("after a restart: %s %s %v (before: %v)", pol, rev, err, got)
 	}
-	if err := p2.RemoveLayerVersionPermission("lib", 1, "all", ""); err != nil {
+	if err := p2.RemoveLayerVersionPermission(defaultRegion, "lib", 1, "all", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := p2.RemoveLayerVersionPermission("lib", 1, "acct", ""); err != nil {
+	if err := p2.RemoveLayerVersionPermission(defaultRegion, "lib", 1, "acct", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p2.GetLayerVersionPolicy("lib", 1); err == nil || !strings.Contains(err.Error(), "No policy is associated") {
+	if _, _, err := p2.GetLayerVersionPolicy(defaultRegion, "lib", 1); err == nil || !strings.Contains(err.Error(), "No policy is associated") {
 		t.Fatalf("the policy goes with its last statement: %v", err)
 	}
 }

@@ -25,7 +25,7 @@ func (a *api) addLayerVersionPermission(rc *http.ResponseController, r *http.Req
 	if err != nil {
 		return response{}, err
 	}
-	st, rev, err := a.p.AddLayerVersionPermission(r.PathValue("layer"), v, platform.LayerPermissionInput{
+	st, rev, err := a.p.AddLayerVersionPermission(platform.RequestRegion(r), r.PathValue("layer"), v, platform.LayerPermissionInput{
 		StatementId: req.StatementId, Action: req.Action, Principal: req.Principal,
 		OrganizationId: req.OrganizationId, RevisionId: r.URL.Query().Get("RevisionId")})
 	if err != nil {
@@ -39,7 +39,7 @@ func (a *api) getLayerVersionPolicy(_ *http.ResponseController, r *http.Request)
 	if err != nil {
 		return response{}, err
 	}
-	policy, rev, err := a.p.GetLayerVersionPolicy(r.PathValue("layer"), v)
+	policy, rev, err := a.p.GetLayerVersionPolicy(platform.RequestRegion(r), r.PathValue("layer"), v)
 	if err != nil {
 		return response{}, err
 	}
@@ -51,7 +51,7 @@ func (a *api) removeLayerVersionPermission(_ *http.ResponseController, r *http.R
 	if err != nil {
 		return response{}, err
 	}
-	if err := a.p.RemoveLayerVersionPermission(r.PathValue("layer"), v, r.PathValue("sid"), r.URL.Query().Get("RevisionId")); err != nil {
+	if err := a.p.RemoveLayerVersionPermission(platform.RequestRegion(r), r.PathValue("layer"), v, r.PathValue("sid"), r.URL.Query().Get("RevisionId")); err != nil {
 		return response{}, err
 	}
 	return noContent(), nil

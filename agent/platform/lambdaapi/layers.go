@@ -27,7 +27,7 @@ func (a *api) publishLayerVersion(rc *http.ResponseController, r *http.Request) 
 	if err != nil {
 		return response{}, err
 	}
-	out, err := a.p.PublishLayerVersion(platform.PublishLayerInput{Name: r.PathValue("layer"), Description: req.Description,
+	out, err := a.p.PublishLayerVersion(platform.PublishLayerInput{Region: platform.RequestRegion(r), Name: r.PathValue("layer"), Description: req.Description,
 		LicenseInfo: req.LicenseInfo, CompatibleRuntimes: req.CompatibleRuntimes,
 		CompatibleArchitectures: req.CompatibleArchitectures, Code: code})
 	if err != nil {
@@ -51,7 +51,7 @@ func (a *api) getLayerVersion(_ *http.ResponseController, r *http.Request) (resp
 	if err != nil {
 		return response{}, err
 	}
-	out, err := a.p.GetLayerVersion(r.PathValue("layer"), v)
+	out, err := a.p.GetLayerVersion(platform.RequestRegion(r), r.PathValue("layer"), v)
 	if err != nil {
 		return response{}, err
 	}
@@ -63,7 +63,7 @@ func (a *api) deleteLayerVersion(_ *http.ResponseController, r *http.Request) (r
 	if err != nil {
 		return response{}, err
 	}
-	if err := a.p.DeleteLayerVersion(r.PathValue("layer"), v); err != nil {
+	if err := a.p.DeleteLayerVersion(platform.RequestRegion(r), r.PathValue("layer"), v); err != nil {
 		return response{}, err
 	}
 	return noContent(), nil
@@ -80,7 +80,7 @@ func (a *api) listLayerVersions(_ *http.ResponseController, r *http.Request) (re
 	if err != nil {
 		return response{}, err
 	}
-	list, next, err := a.p.ListLayerVersions(r.PathValue("layer"), f, r.URL.Query().Get("Marker"), maxItems(r, 50))
+	list, next, err := a.p.ListLayerVersions(platform.RequestRegion(r), r.PathValue("layer"), f, r.URL.Query().Get("Marker"), maxItems(r, 50))
 	if err != nil {
 		return response{}, err
 	}
@@ -105,6 +105,6 @@ func (a *api) listLayers(_ *http.ResponseController, r *http.Request) (response,
 	if err != nil {
 		return response{}, err
 	}
-	list, next := a.p.ListLayers(f, q.Get("Marker"), maxItems(r, 50))
+	list, next := a.p.ListLayers(platform.RequestRegion(r), f, q.Get("Marker"), maxItems(r, 50))
 	return page("Layers", list, next), nil
 }
