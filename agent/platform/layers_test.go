@@ -262,7 +262,7 @@ func TestLayersArePerRegion(t *testing.T) {
 	tp.create("fn", map[string]any{"Layers": []string{east.LayerVersionArn}})
 	wrongRegion := "Layers are not in the same region as the function. Layers are expected to be in region us-east-1."
 	for what, extra := range map[string]map[string]any{
-		"create, the name taken":     {"Layers": []string{other.LayerVersionArn}},
+		"create, the name taken":      {"Layers": []string{other.LayerVersionArn}},
 		"create, a version not there": {"Layers": []string{"arn:aws:lambda:eu-west-1:000000000000:layer:lib:9"}},
 	} {
 		req := map[string]any{"FunctionName": "fn", "Runtime": "provided.al2023", "Role": "arn:aws:iam::000000000000:role/x",
