@@ -1,5 +1,5 @@
-"""Recorded tests and cases whose code no LocalStack commit has, reconstructed from AWS's recorded
-answers (not LocalStack's code: nothing here is copied but what ported.py already holds).
+"""Recorded tests and cases no committed LocalStack test replays as recorded, reconstructed from
+AWS's recorded answers (the calls copied from LocalStack are named, with their commit, in NOTICE).
 
 LocalStack's snapshot file keeps answers AWS gave to test code that changed before it was
 committed (extract.NEVER_COMMITTED and NEVER_COMMITTED_CASES). Where those answers pin the calls
@@ -8,6 +8,9 @@ committed sibling cases) fixes every argument, and what stays a guess. The repla
 runs ported.py's and counts a match as a pass, but results.json marks each with
 ``"reconstructed"`` (its provenance) and docs/platform.md's replay section lists them apart, so a
 reader can tell AWS's answer to LocalStack's committed call from AWS's answer to a call rebuilt here.
+
+One skip-marked test whose recording stops after its first answer (the rest of the test fails
+on AWS today) is replayed up to that answer.
 
 A recorded case with an empty recording (``{}``: the test skipped or stopped before its first
 snapshot) is not reconstructed: there is no answer to rebuild a call from.

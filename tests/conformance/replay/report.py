@@ -169,9 +169,10 @@ def render_doc(results: dict) -> str:
     if rebuilt:
         passed = sum(1 for k in rebuilt if results[k]["outcome"] == "pass")
         out += [f"- Reconstructed: {len(rebuilt)} recorded cases, {passed} of them passing and counted "
-                "above as the others are, have no LocalStack code: their calls are rebuilt from AWS's "
-                "recorded answers (tests/conformance/replay/reconstructed.py states each one's "
-                "provenance; results.json marks each `reconstructed`):"]
+                "above as the others are, have no committed LocalStack test that makes their calls as "
+                "recorded: their calls are rebuilt from AWS's recorded answers "
+                "(tests/conformance/replay/reconstructed.py states each one's provenance; "
+                "results.json marks each `reconstructed`):"]
         out += [f"  - {k} [reconstructed]: {results[k]['outcome']}" for k in rebuilt]
     out += [
            "", "The stated deviations (the field, AWS's recorded value, the local one; in brackets "
