@@ -610,3 +610,39 @@ func TestModelValidationBeforeServiceLimits(t *testing.T) {
 		wantError(t, c.what, resp, body, http.StatusBadRequest, c.code, c.msg)
 	}
 }
+
+// TestUpdateStaysInProgressForTheWindow: with Config.UpdateWindow an update is InProgress for at
+// least the window however fast its work is, as AWS's recordings show it to a GetFunction right
+// after the update (test_lambda_code_location_zipfile, test_publish_with_update): a second update
+// is refused with AWS's message, invocations keep working, and it ends Successful. A creation
+// is not held (boto3's function_active_v2 waiter answers at once).
+func TestUpdateStaysInProgressForTheWindow(t *testing.T) {
+	const window = 400 * time.Millisecond
+	tp := startPlatform(t, Config{UpdateWindow: window})
+	tp.create("win", nil)
+	for _, update := range []struct{ path, body string }{
+		{fnPath + "win/configuration", `{"Timeout": 7}`},
+		{fnPath + "win/code", `{"ZipFile": "` + base64.StdEncoding.EncodeToString(agentZip) + `"}`},
+	} {
+		t0 := time.Now()
+		resp, body := tp.call("PUT", update.path, json.RawMessage(update.body), nil)
+		if c := decode[FunctionConfiguration](t, body); resp.StatusCode != 200 || c.LastUpdateStatus != "InProgress" {
+			t.Fatalf("%s: %d %s", update.path, resp.StatusCode, body)
+		}
+		fn, err := tp.GetFunction(ref("win"))
+		if c := fn.Config; err != nil || c.LastUpdateStatus != "InProgress" || c.LastUpdateStatusReason != "The function is being created." ||
+			c.LastUpdateStatusReasonCode != "Creating" || c.State != "Active" {
+			t.Fatalf("GetFunction right after %s: %+v %v", update.path, fn.Config, err)
+		}
+		resp, body = tp.call("PUT", fnPath+"win/configuration", map[string]any{"Timeout": 9}, nil)
+		wantError(t, "a second update within the window", resp, body, 409, "ResourceConflictException",
+			"The operation cannot be performed at this time. An update is in progress for resource: arn:aws:lambda:us-east-1:000000000000:function:win")
+		if _, r, body := tp.invoke("win", `{"workload":{"kind":"noop"}}`); !r.OK {
+			t.Fatalf("invoke during the update: %s", body)
+		}
+		waitReady(t, tp.Platform, "win")
+		if d := time.Since(t0); d < window {
+			t.Fatalf("%s was Successful after %v, within the %v window", update.path, d, window)
+		}
+	}
+}

@@ -19,12 +19,14 @@ const (
 
 // The execution role's credentials. Lambda sets temporary credentials of the function's role;
 // locally there is no IAM, so every function gets the made-up keys of faascope's local storage
-// stand-ins (src/faascope/standins: DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY), with which it
-// reaches them as a Lambda function reaches S3 with its role. No AWS_SESSION_TOKEN: the S3
-// stand-in (VersityGW) refuses any session token.
+// stand-ins (src/faascope/standins: DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, which
+// tests/standins/test_keys.py holds equal to these), with which it reaches them as a Lambda
+// function reaches S3 with its role. The secret is not made from the key id, as a role's is
+// not (AWS's recorded environment: test_introspection_invoke). No AWS_SESSION_TOKEN: the S3
+// stand-in (VersityGW) refuses any session token with its root keys.
 const (
 	FunctionAccessKeyID     = "faascope"
-	FunctionSecretAccessKey = "faascope-local-secret"
+	FunctionSecretAccessKey = "LocalStandInSecretKey/NotAnAWSKey/000000"
 )
 
 // reservedEnvVars are the keys a function's configuration may not set, as Lambda lists them

@@ -161,7 +161,7 @@ func (p *Platform) CreateFunction(in CreateFunctionInput) (FunctionConfiguration
 	p.mu.Lock()
 	p.functions[key] = f
 	p.mu.Unlock()
-	p.startPreparing(key, f.Generation, true)
+	p.startPreparing(key, f.Generation, true, 0)
 	return out, nil
 }
 
@@ -335,7 +335,7 @@ func (p *Platform) update(key fnKey, code *stagedCode, publishVersion bool, chan
 	p.reservedSum += reservation(&next) - reservation(f)
 	p.mu.Unlock()
 	p.retireIdle(poolKey{key, "$LATEST"})
-	p.startPreparing(key, next.Generation, code != nil)
+	p.startPreparing(key, next.Generation, code != nil, p.cfg.UpdateWindow)
 	p.collectLayers() // a layer version deleted meanwhile may have lost its last user
 	return out, nil
 }

@@ -404,7 +404,8 @@ func (p *Platform) networkFor(f *Function, in *Instance, isolate bool) (*NetOpti
 // sandboxEnv is the function's environment as Lambda sets it for a provided.* runtime (env.go):
 // Lambda's unreserved defaults, then the function's variables, then the reserved ones. For
 // provided.* Lambda leaves AWS_EXECUTION_ENV and _X_AMZN_TRACE_ID unset (the runtime sets the
-// latter from Lambda-Runtime-Trace-Id); faascope's own profile is in FAASCOPE_PROFILE.
+// latter from Lambda-Runtime-Trace-Id). Nothing of faascope's own is added (no FAASCOPE_*,
+// HOME or TMPDIR): AWS's recorded environment has none (test_introspection_invoke).
 // logStreamGUID is the execution environment's id in AWS_LAMBDA_LOG_STREAM_NAME: 32 hex digits
 // on Lambda ("2024/01/02/[$LATEST]0123…"), whatever the platform calls the instance.
 func logStreamGUID() string { return strings.ReplaceAll(newRevision(), "-", "") }
@@ -440,7 +441,6 @@ func (p *Platform) sandboxEnv(cfg FunctionConfiguration, in *Instance, lim Limit
 		"AWS_ACCESS_KEY_ID="+FunctionAccessKeyID, "AWS_SECRET_ACCESS_KEY="+FunctionSecretAccessKey,
 		"LAMBDA_TASK_ROOT="+sandboxTaskRoot, "LAMBDA_RUNTIME_DIR="+sandboxRuntimeDir,
 		"_HANDLER="+cfg.Handler,
-		"FAASCOPE_PROFILE="+lim.Profile, "FAASCOPE_INSTANCE_ID="+in.ID,
 	))
 }
 

@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // A function's lifecycle as Lambda shows it. CreateFunction answers State Pending (reason code
@@ -13,6 +14,12 @@ import (
 // Lambda refuses to invoke a Pending function and to update one whose update is in progress
 // (ResourceConflictException), which is what boto3's function_active_v2 and
 // function_updated_v2 waiters are for.
+//
+// An update also takes time on AWS (seconds, unpublished): here it stays InProgress at least
+// Config.UpdateWindow (DefaultUpdateWindow from the command), so that a call right after an
+// update finds it in progress as AWS's recordings do (test_lambda_code_location_zipfile,
+// test_publish_with_update, test_lambda_concurrent_*_updates), and callers must wait for it as
+// they must on AWS. The window is not a measured AWS figure (docs/platform.md).
 //
 // "Ready" is real work here, done in the background after the answer: a new package (create,
 // code update) is unpacked once with the unpacker a cold start uses (paths, modes, sizes) into
@@ -63,23 +70,33 @@ func invocable(c FunctionConfiguration) error {
 }
 
 // startPreparing runs the work that makes generation gen of a function ready, in the background;
-// unpack says whether it has a new package to check.
-func (p *Platform) startPreparing(key fnKey, gen int, unpack bool) {
+// unpack says whether it has a new package to check. An update (hold > 0) stays InProgress at
+// least hold after it was answered (Config.UpdateWindow), however fast the work is.
+func (p *Platform) startPreparing(key fnKey, gen int, unpack bool, hold time.Duration) {
+	until := time.Now().Add(hold)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		p.prepare(key, gen, unpack)
+		p.prepare(key, gen, unpack, until)
 	}()
 }
 
 // prepare unpacks the function's package into a scratch directory and records the outcome:
 // Active/Successful, or Failed. A generation that has been replaced or deleted meanwhile is
 // left alone (its successor has its own preparation).
-func (p *Platform) prepare(key fnKey, gen int, unpack bool) {
+func (p *Platform) prepare(key fnKey, gen int, unpack bool, until time.Time) {
 	beforePrepare(key)
 	failure := ""
 	if unpack {
 		failure = p.tryUnpack(key)
+	}
+	if wait := time.Until(until); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-p.ctx.Done():
+			t.Stop()
+		}
 	}
 	if p.ctx.Err() != nil {
 		return // the platform stopped: the next start prepares it again
@@ -162,7 +179,7 @@ func finish(c *FunctionConfiguration, failure string) {
 func (p *Platform) resumePreparing() {
 	for key, f := range p.functions {
 		if f.Config.State == "Pending" || f.Config.LastUpdateStatus == "InProgress" {
-			p.startPreparing(key, f.Generation, true)
+			p.startPreparing(key, f.Generation, true, 0)
 		}
 	}
 }

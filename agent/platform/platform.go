@@ -27,6 +27,9 @@ type Config struct {
 	Concurrency    int           // account-wide concurrent executions before throttling
 	Isolation      string        // "namespaces" (real limits) or "none" (plain processes)
 	InitTimeout    time.Duration // Lambda allows 10 s for a runtime to initialise
+	// UpdateWindow is the least time an update (UpdateFunctionCode, UpdateFunctionConfiguration)
+	// stays InProgress (lifecycle.go); 0 = only as long as its work takes.
+	UpdateWindow time.Duration
 	HostNetwork    bool          // share the host's network instead of a namespace per sandbox
 	Expose         []PortMapping // host loopback ports every sandbox may reach
 	NetShape       string        // default network shaping (see ParseNetShape)
@@ -49,6 +52,11 @@ type Config struct {
 	// none: no block I/O limits, no modelled cold start, no shared-file-system budget.
 	Calibration *Calibration
 }
+
+// DefaultUpdateWindow is the command's default for Config.UpdateWindow: the shortest hold under
+// which a call made right after an update's answer finds it InProgress, as AWS's recordings show
+// (not a measured AWS figure: AWS publishes none; docs/platform.md says how it was chosen).
+const DefaultUpdateWindow = 200 * time.Millisecond
 
 // DefaultSpareSandboxes is the command's default for Config.SpareSandboxes.
 const DefaultSpareSandboxes = 2

@@ -141,7 +141,6 @@ func TestSandboxEnvironmentIsLambdasForProvidedRuntimes(t *testing.T) {
 		"AWS_ACCESS_KEY_ID":               FunctionAccessKeyID,
 		"AWS_SECRET_ACCESS_KEY":           FunctionSecretAccessKey,
 		"_HANDLER":                        "bootstrap",
-		"FAASCOPE_PROFILE":                ProfileLambda,
 		"MY_VAR":                          "mine",
 		"AWS_LAMBDA_EXEC_WRAPPER":         "/opt/wrapper", // passed on, not run: provided.* has no wrapper scripts
 	}
@@ -150,8 +149,14 @@ func TestSandboxEnvironmentIsLambdasForProvidedRuntimes(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	// Unset for provided.* on Lambda.
-	for _, k := range []string{"AWS_EXECUTION_ENV", "_X_AMZN_TRACE_ID", "AWS_SESSION_TOKEN"} {
+	// Unset for provided.* on Lambda; and nothing of faascope's own (AWS's recorded environment,
+	// test_introspection_invoke, has no HOME, TMPDIR or FAASCOPE_*). Plain processes keep a
+	// private TMPDIR: their /tmp is the host's.
+	unset := []string{"AWS_EXECUTION_ENV", "_X_AMZN_TRACE_ID", "AWS_SESSION_TOKEN", "HOME", "FAASCOPE_PROFILE", "FAASCOPE_INSTANCE_ID"}
+	if isolation() == "namespaces" {
+		unset = append(unset, "TMPDIR")
+	}
+	for _, k := range unset {
 		if v, ok := env[k]; ok {
 			t.Errorf("%s should be unset for a provided.* runtime, is %q", k, v)
 		}

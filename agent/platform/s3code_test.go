@@ -61,7 +61,7 @@ func versityGW(t *testing.T, bucket string) S3Config {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cfg := S3Config{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), Region: "us-east-1",
-		AccessKeyID: "faascope", SecretAccessKey: "faascope-local-secret"}
+		AccessKeyID: "faascope", SecretAccessKey: "LocalStandInSecretKey/NotAnAWSKey/000000"}
 	cmd := exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--region", cfg.Region, "--quiet", "posix",
 		"--sidecar", filepath.Join(dir, "sidecar"), root)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+cfg.AccessKeyID, "ROOT_SECRET_ACCESS_KEY="+cfg.SecretAccessKey)

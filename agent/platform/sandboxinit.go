@@ -74,9 +74,11 @@ func RunSandboxInit(specJSON string) error {
 	if err := os.Chdir("/var/task"); err != nil {
 		return err
 	}
-	// The Lambda variables (PATH, LAMBDA_TASK_ROOT, …) come in s.Env (sandboxEnv); TMPDIR and
-	// HOME point at the only writable place unless the function set them.
-	env := mergeEnv(append([]string{"TMPDIR=/tmp", "HOME=/tmp"}, s.Env...))
+	// The Lambda variables (PATH, LAMBDA_TASK_ROOT, …) come in s.Env (sandboxEnv), and only
+	// they: as on AWS, TMPDIR and HOME are unset (Go's os.TempDir, Python's tempfile and Node's
+	// os.tmpdir() all fall back to /tmp, the only writable place; the sandbox's passwd gives
+	// the user /tmp as its home).
+	env := mergeEnv(s.Env)
 	st.mark("privileges")
 	// Last, since the policy refuses keyctl and mount: nothing but exec follows.
 	if err := installSeccomp(); err != nil {

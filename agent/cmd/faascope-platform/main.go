@@ -60,6 +60,7 @@ func run() int {
 	s3Region := fs.String("s3-region", "us-east-1", "signing region of --s3-endpoint")
 	spareSandboxes := fs.Int("spare-sandboxes", platform.DefaultSpareSandboxes, "sandboxes made ahead for cold starts (namespaces, cgroup, process), refilled in the background; 0 for none")
 	asyncRetries := fs.String("async-retry-delays", "1m,2m", "waits before the retries of a failed Event invocation (Lambda's: 1m,2m; \"\" for none)")
+	updateWindow := fs.Duration("update-window", platform.DefaultUpdateWindow, "least time an UpdateFunctionCode/UpdateFunctionConfiguration stays LastUpdateStatus InProgress (AWS's updates take seconds; not a measured AWS figure); 0 = only as long as its work takes")
 	calibration := fs.String("calibration", "", "the calibrated profiles' figures, as faascope.calibration.platform_calibration writes them (block I/O limits, modelled cold start, network token bucket, shared file system budget); \"\" = uncalibrated")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -113,6 +114,10 @@ func run() int {
 		}
 		retryDelays = append(retryDelays, d)
 	}
+	if *updateWindow < 0 {
+		fmt.Fprintln(os.Stderr, "--update-window: must not be negative")
+		return 2
+	}
 	if before, after, err := platform.RaiseFDLimit(); err != nil {
 		log.Printf("RLIMIT_NOFILE stays %d: %v", before, err)
 	} else if after > before {
@@ -124,7 +129,7 @@ func run() int {
 		// Keys through the environment, not argv (argv is world-readable in /proc).
 		S3: platform.S3Config{Endpoint: *s3Endpoint, Region: *s3Region,
 			AccessKeyID: os.Getenv("FAASCOPE_PLATFORM_S3_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("FAASCOPE_PLATFORM_S3_SECRET_ACCESS_KEY")},
-		AsyncRetryDelays: retryDelays, SpareSandboxes: *spareSandboxes, Calibration: cal})
+		AsyncRetryDelays: retryDelays, SpareSandboxes: *spareSandboxes, Calibration: cal, UpdateWindow: *updateWindow})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faascope-platform:", err)
 		return 2

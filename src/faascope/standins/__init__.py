@@ -55,9 +55,11 @@ VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
 VERSITYGW_VERSION = "v1.8.0"
 KINDS = ("s3", "redis", "dynamodb", "sink", "shared")
 #: the stand-ins' made-up keys; the local platform gives every function these as its execution
-#: role's AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (agent/platform/env.go), which Lambda reserves
+#: role's AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (agent/platform/env.go: FunctionAccessKeyID,
+#: FunctionSecretAccessKey; tests/standins/test_keys.py holds them equal), which Lambda reserves.
+#: The secret is not made from the key id, as an AWS role's is not.
 DEFAULT_ACCESS_KEY = "faascope"
-DEFAULT_SECRET_KEY = "faascope-local-secret"
+DEFAULT_SECRET_KEY = "LocalStandInSecretKey/NotAnAWSKey/000000"
 DEFAULT_BUCKET = "faascope"
 DEFAULT_REGION = "us-east-1"
 #: the DynamoDB table every dynamodb stand-in has (hash key pk, type S, as the kv workload wants)

@@ -15,6 +15,7 @@ import builtins
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -60,14 +61,12 @@ FIXTURES = {"aws_client", "snapshot", "create_lambda_function", "create_lambda_f
             "monkeypatch", "request", "dummylayer", "aws_client_factory", "fn_arn",
             "multiruntime_lambda",  # lsshim.ParametrizedLambda (python's echo scenario)
             "lambda_client"}  # LocalStack's fixture before aws_client (tests ported from OLDER)
-# Tests left out although every name is provided: they need a state of an update in progress
-# that LocalStack holds by patching its own executor. (The concurrency-limit tests are ported:
-# they read the account's quota with GetAccountSettings and their transformers replace the
-# quota's numbers in AWS's messages, so the recording fixes the messages, not the quota.)
-NOT_PORTED = {
-    "TestLambdaFunction::test_lambda_concurrent_code_updates": "it holds the update in progress by patching LocalStack's docker executor, which nothing of the Lambda API can do",
-    "TestLambdaFunction::test_lambda_concurrent_config_updates": "it holds the update in progress by patching LocalStack's docker executor, which nothing of the Lambda API can do",
-}
+# Tests left out although every name is provided: none now. (The concurrency-limit tests are
+# ported: they read the account's quota with GetAccountSettings and their transformers replace the
+# quota's numbers in AWS's messages, so the recording fixes the messages, not the quota. The
+# concurrent-update tests are ported with LocalStack's executor patch replaced by the platform's
+# update window.)
+NOT_PORTED: dict[str, str] = {}
 # Recorded tests whose test LocalStack later removed or changed: ported from the commit of the
 # test file at which they were recorded (the snapshot's recorded-date), with that file's path.
 # Their methods are named <name>__at_<commit[:10]> in ported.py (the replay reads them as <name>).
@@ -152,6 +151,44 @@ EDITS = [
         ):
             pytest.skip("Not implemented")""",
      "the cases LocalStack skips for its own gaps are replayed"),
+] + [
+    # test_lambda_concurrent_{code,config}_updates hold the first update in progress by patching
+    # LocalStack's docker executor; here the platform's own update window (agent/platform:
+    # Config.UpdateWindow) holds it, so the patch, and the skip where it cannot be applied, go.
+    # The rest (the threading.Event set and cleared, the calls, the waiter) is LocalStack's.
+    edit for method in ("test_lambda_concurrent_code_updates", "test_lambda_concurrent_config_updates")
+    for edit in (
+        (method,
+         """    @pytest.mark.skipif(
+        not is_docker_runtime_executor(),""",
+         """    @pytest.mark.skipif(
+        False,  # replay: no LocalStack executor to patch: the platform's update window holds the update""",
+         "the skip where LocalStack's executor cannot be patched does not apply"),
+        (method,
+         """        # patch a function necessary for the lambda update to wait until we release it
+        # to be able to reliably capture the in-progress update state in LocalStack
+        from localstack.services.lambda_.invocation import docker_runtime_executor
+        from localstack.services.lambda_.invocation.docker_runtime_executor import (
+            get_runtime_client_path,
+        )
+""",
+         """        # replay: LocalStack's patch of its docker executor (these imports and the setattr
+        # below) left out: the platform's update window (Config.UpdateWindow) holds the update
+""",
+         "LocalStack's executor patch is replaced by the platform's update window"),
+        (method,
+         """        def _runtime_client_path(*args, **kwargs):
+            update_finish_event.wait()
+            return get_runtime_client_path(*args, **kwargs)
+
+        monkeypatch.setattr(
+            docker_runtime_executor, "get_runtime_client_path", _runtime_client_path
+        )
+""",
+         """        # replay: (the patch of get_runtime_client_path left out)
+""",
+         "LocalStack's executor patch is replaced by the platform's update window"),
+    )
 ]
 
 
@@ -338,7 +375,12 @@ def _collect(source: str, only, lambda_only: set, classes: dict, left: dict) -> 
             if skip:
                 left[key] = f"LocalStack's test is marked {skip} (its recording is partial)"
                 continue
-            missing, fixtures = _names(fn)
+            for method, old, new, _ in EDITS:
+                if method == fn.name:
+                    assert old in text, f"edit for {method} no longer applies"
+                    text = text.replace(old, new)
+            # the names the method loads once edited (an edit may take a LocalStack name away)
+            missing, fixtures = _names(ast.parse(textwrap.dedent(text)).body[0])
             missing = (missing - PROVIDED) | {f"fixture {f}" for f in fixtures - FIXTURES}
             attrs = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
                      and isinstance(n.value, ast.Name) and n.value.id == "aws_client"} - {"lambda_"}
@@ -346,10 +388,6 @@ def _collect(source: str, only, lambda_only: set, classes: dict, left: dict) -> 
             if missing or key in NOT_PORTED:
                 left[key] = NOT_PORTED.get(key) or "needs " + ", ".join(sorted(missing)) + " (no stand-in)"
                 continue
-            for method, old, new, _ in EDITS:
-                if method == fn.name:
-                    assert old in text, f"edit for {method} no longer applies"
-                    text = text.replace(old, new)
             if only is not None:
                 c = OLDER[only][0]
                 text = text.replace(f"def {fn.name}(", f"def {fn.name}__at_{c[:10]}(", 1)

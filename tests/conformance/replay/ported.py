@@ -1106,6 +1106,93 @@ class TestLambdaFunction:
             )
         snapshot.match("invoke_function_name_pattern_exc", e.value.response)
 
+    # L1446
+    @pytest.mark.skipif(
+        False,  # replay: no LocalStack executor to patch: the platform's update window holds the update
+        reason="Test will fail against other executors as they are not patched to take longer for the update",
+    )
+    @markers.aws.validated
+    @markers.requires_in_process
+    def test_lambda_concurrent_code_updates(
+        self, aws_client, create_lambda_function_aws, lambda_su_role, snapshot, monkeypatch
+    ):
+        # replay: LocalStack's patch of its docker executor (these imports and the setattr
+        # below) left out: the platform's update window (Config.UpdateWindow) holds the update
+
+        update_finish_event = threading.Event()
+        update_finish_event.set()
+
+        # replay: (the patch of get_runtime_client_path left out)
+
+        function_name = f"test-lambda-{short_uid()}"
+        version_handler = load_file(TEST_LAMBDA_VERSION)
+        zip_file = create_lambda_archive(version_handler % "version0", get_content=True)
+        create_response = create_lambda_function_aws(
+            FunctionName=function_name,
+            Runtime=Runtime.python3_12,
+            Role=lambda_su_role,
+            Handler="handler.handler",
+            Code={"ZipFile": zip_file},
+        )
+        snapshot.match("create-function-response", create_response)
+
+        # clear flag so the update operation takes as long as we want
+        update_finish_event.clear()
+
+        zip_file_1 = create_lambda_archive(version_handler % "version1", get_content=True)
+        zip_file_2 = create_lambda_archive(version_handler % "version2", get_content=True)
+        aws_client.lambda_.update_function_code(FunctionName=function_name, ZipFile=zip_file_1)
+        with pytest.raises(ClientError) as e:
+            aws_client.lambda_.update_function_code(FunctionName=function_name, ZipFile=zip_file_2)
+        snapshot.match("update-during-in-progress-update-exc", e.value.response)
+
+        # release hold on updates
+        update_finish_event.set()
+        aws_client.lambda_.get_waiter("function_updated_v2").wait(FunctionName=function_name)
+
+    # L1499
+    @pytest.mark.skipif(
+        False,  # replay: no LocalStack executor to patch: the platform's update window holds the update
+        reason="Test will fail against other executors as they are not patched to take longer for the update",
+    )
+    @markers.aws.validated
+    @markers.requires_docker
+    def test_lambda_concurrent_config_updates(
+        self, aws_client, create_lambda_function, lambda_su_role, snapshot, monkeypatch
+    ):
+        # replay: LocalStack's patch of its docker executor (these imports and the setattr
+        # below) left out: the platform's update window (Config.UpdateWindow) holds the update
+
+        update_finish_event = threading.Event()
+        update_finish_event.set()
+
+        # replay: (the patch of get_runtime_client_path left out)
+
+        function_name = f"test-lambda-{short_uid()}"
+        create_response = create_lambda_function(
+            handler_file=TEST_LAMBDA_PYTHON_ECHO,
+            func_name=function_name,
+            runtime=Runtime.python3_12,
+            role=lambda_su_role,
+        )
+        snapshot.match("create-function-response", create_response)
+
+        # clear flag so the update operation takes as long as we want
+        update_finish_event.clear()
+
+        aws_client.lambda_.update_function_configuration(
+            FunctionName=function_name, Environment={"Variables": {"TEST": "TEST1"}}
+        )
+        with pytest.raises(ClientError) as e:
+            aws_client.lambda_.update_function_configuration(
+                FunctionName=function_name, Environment={"Variables": {"TEST": "TEST2"}}
+            )
+        snapshot.match("update-during-in-progress-update-exc", e.value.response)
+
+        # release hold on updates
+        update_finish_event.set()
+        aws_client.lambda_.get_waiter("function_updated_v2").wait(FunctionName=function_name)
+
 
 
 class TestLambdaRecursion:

@@ -54,14 +54,6 @@ def node_prefix(key: str) -> str:
     return f"tests/aws/services/lambda_/{index()['tests'][key]['file']}.py::"
 STATED_OUTCOME = "passes but for the stated interpreter note"
 OUTCOMES = ("pass", STATED_OUTCOME, "differs", "not supported", "not ported")
-# Recorded tests whose recording caught a transient state by racing AWS: a GetFunction right
-# after UpdateFunctionCode, with no waiter, answered LastUpdateStatus InProgress. The local update
-# (unpacking a small zip) takes milliseconds, so the same call usually, not always, finds it
-# Successful: their outcome may be "differs" or not from one run to the next.
-RACES = {
-    "TestLambdaFunction::test_lambda_code_location_zipfile": "get-function-response-updated",
-    "TestLambdaVersions::test_publish_with_update": "get_function_latest_result",
-}
 
 
 @functools.lru_cache(maxsize=1)

@@ -65,10 +65,8 @@ def test_outcomes_are_the_documented_ones(results):
     """A recorded test that passed and now differs is a regression; one that now passes while
     results.json says it differs means the docs understate the platform: regenerate them."""
     was = committed()
-    ported = ("pass", replay.STATED_OUTCOME, "differs")
     changed = {k: (was.get(k, {}).get("outcome"), r["outcome"]) for k, r in results.items()
-               if was.get(k, {}).get("outcome") != r["outcome"]
-               and not (k in replay.RACES and {was.get(k, {}).get("outcome"), r["outcome"]} <= set(ported))}
+               if was.get(k, {}).get("outcome") != r["outcome"]}
     assert not changed, ("outcomes (documented, now) changed; if intended run "
                          "`python3 -m tests.conformance.replay.report --write`:\n"
                          + "\n".join(f"{k}: {a} -> {b}" for k, (a, b) in sorted(changed.items())))
