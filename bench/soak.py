@@ -95,6 +95,8 @@ def main() -> int:
         client.create_function(FunctionName=name, Runtime="provided.al2023", Role="arn:aws:iam::000000000000:role/faascope-soak", Handler="bootstrap",
                                Code={"ZipFile": zip_bytes}, MemorySize=mem, Timeout=timeout,
                                Tags={"faascope:profile": profile})
+    for name in fns:  # as an AWS client must: a Pending function refuses invocations
+        client.get_waiter("function_active_v2").wait(FunctionName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
     client.invoke(FunctionName="lam", Payload=b'{"workload":{"kind":"noop"}}')
     time.sleep(2)
     before = platform_resources(pid, data, cg)
@@ -102,6 +104,9 @@ def main() -> int:
     counts: dict[str, int] = {}
     examples: list[dict] = []  # what the unexpected outcomes were, to read rather than guess
     lock = threading.Lock()
+    # one deployment at a time, each waited for: an update in progress refuses another (409
+    # ResourceConflictException, on AWS as on the platform), so a deployer waits as AWS clients do
+    deploying = threading.Lock()
     stop = time.monotonic() + args.seconds
 
     def count(key: str, detail: object = None) -> None:
@@ -135,8 +140,11 @@ def main() -> int:
                     body = json.loads(r["Payload"].read())
                     count("oom") if body.get("errorType") == "Runtime.OutOfMemory" else count("unexpected_failure", {"fn": "gcf", "workload": w, "reply": body})
                 else:  # retire all instances, as a deployment does
-                    client.update_function_configuration(FunctionName="lam",
-                                                         Environment={"Variables": {"N": str(rng.random())}})
+                    with deploying:
+                        client.update_function_configuration(FunctionName="lam",
+                                                             Environment={"Variables": {"N": str(rng.random())}})
+                        client.get_waiter("function_updated_v2").wait(FunctionName="lam",
+                                                                      WaiterConfig={"Delay": 1, "MaxAttempts": 60})
                     count("config_update")
             except client.exceptions.TooManyRequestsException:
                 count("throttled")

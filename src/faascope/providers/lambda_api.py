@@ -478,10 +478,18 @@ class LambdaAPIProvider(Provider):
         return tags
 
     # ------------------------------------------------------------------ control plane
+    #: seconds between the polls of a waiter (botocore's function_*_v2 default: AWS's updates take
+    #: seconds); a waiter gives up after WAIT_TOTAL_S
+    wait_delay_s: float = 1.0
+    WAIT_TOTAL_S = 300
+
     def _wait(self, waiter: str, name: str) -> None:
+        """Waits as AWS clients must: a function Pending refuses invocations, an update
+        InProgress refuses another update (ResourceConflictException)."""
         try:
             self.control.get_waiter(waiter).wait(
-                FunctionName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 300})
+                FunctionName=name, WaiterConfig={"Delay": self.wait_delay_s,
+                                                 "MaxAttempts": round(self.WAIT_TOTAL_S / self.wait_delay_s)})
         except Exception as exc:  # botocore.exceptions.WaiterError
             raise Failure(f"function {name} did not become ready: {exc}") from None
 

@@ -49,6 +49,10 @@ def local_endpoint(data_dir: Optional[str] = None) -> str:
 
 class LocalProvider(LambdaAPIProvider):
     kind = "local"
+    #: the local platform's updates stay InProgress for its update window (agent/platform:
+    #: DefaultUpdateWindow, 200 ms): polling every 1 s, as for AWS, would add up to a second to
+    #: every forced cold start of a local campaign
+    wait_delay_s = 0.1
 
     def __init__(self, *, endpoint_url: Optional[str] = None, data_dir: Optional[str] = None,
                  max_attempts: int = 1, read_timeout_s: float = 960.0,
