@@ -38,12 +38,8 @@ ENV_DIFFERENCES = {
     "AWS_XRAY_DAEMON_ADDRESS": ("169.254.100.1:2000", None),
     "_AWS_XRAY_DAEMON_ADDRESS": ("169.254.100.1", None),
     "_AWS_XRAY_DAEMON_PORT": ("2000", None),
-    "HOME": (None, "/tmp"),
-    "TMPDIR": (None, "/tmp"),
-    "FAASCOPE_PROFILE": (None, "lambda"),
-    "FAASCOPE_INSTANCE_ID": (None, "<the instance>"),
 }
-PLATFORM_ONLY_VALUES_VARY = {"FAASCOPE_INSTANCE_ID"}
+PLATFORM_ONLY_VALUES_VARY: set[str] = set()  # variables only the platform sets whose values vary
 
 SOURCES = {"python": (HERE / "functions" / "managed_python", "python3.12", "handler.handler"),
            "nodejs": (HERE / "functions" / "managed_node", "nodejs20.x", "index.handler")}
@@ -156,6 +152,40 @@ def test_environment_and_context_are_aws_recorded(mlam, make, family):
         assert matches(v, str(ctx[k])), (k, v, ctx[k])
     assert ctx["invoked_function_arn"].endswith(":function:" + name)
     assert ctx["log_stream_name"] == out["environment"]["AWS_LAMBDA_LOG_STREAM_NAME"]
+
+
+TEMPDIR_PROBES = {
+    "python": ("python3.12", "index.handler", "index.py",
+               "import os, tempfile\n"
+               "def handler(event, context):\n"
+               "    return {'tempdir': tempfile.gettempdir(), 'home': os.path.expanduser('~'),\n"
+               "            'TMPDIR': os.environ.get('TMPDIR'), 'HOME': os.environ.get('HOME')}\n"),
+    "nodejs": ("nodejs20.x", "index.handler", "index.js",
+               "const os = require('os');\n"
+               "exports.handler = async () => ({tempdir: os.tmpdir(), home: os.homedir(),\n"
+               "  TMPDIR: process.env.TMPDIR || null, HOME: process.env.HOME || null});\n"),
+}
+
+
+@pytest.mark.parametrize("family", ["python", "nodejs"])
+def test_temp_and_home_directories_without_tmpdir_or_home(mlam, family):
+    """AWS sets neither TMPDIR nor HOME (test_introspection_invoke's recording), nor does the
+    platform: the language's own temporary directory is still /tmp, the only writable place, and
+    the home directory the sandbox user's (/tmp, from the sandbox's passwd)."""
+    runtime, handler, filename, source = TEMPDIR_PROBES[family]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(filename, source)
+    name = f"tempdir-{family}-{uuid.uuid4().hex[:6]}"
+    mlam.create_function(FunctionName=name, Runtime=runtime, Role=ROLE, Handler=handler,
+                         Code={"ZipFile": buf.getvalue()}, Timeout=30)
+    try:
+        mlam.get_waiter("function_active_v2").wait(FunctionName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+        r, out = invoke(mlam, name, {})
+        assert "FunctionError" not in r, out
+        assert out == {"tempdir": "/tmp", "home": "/tmp", "TMPDIR": None, "HOME": None}
+    finally:
+        mlam.delete_function(FunctionName=name)
 
 
 @pytest.mark.parametrize("family", ["python", "nodejs"])
