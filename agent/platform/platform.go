@@ -27,13 +27,13 @@ type Config struct {
 	Concurrency    int           // account-wide concurrent executions before throttling
 	Isolation      string        // "namespaces" (real limits) or "none" (plain processes)
 	InitTimeout    time.Duration // Lambda allows 10 s for a runtime to initialise
-	// UpdateWindow is the least time an update (UpdateFunctionCode, UpdateFunctionConfiguration)
-	// stays InProgress (lifecycle.go); 0 = only as long as its work takes.
-	UpdateWindow time.Duration
 	HostNetwork    bool          // share the host's network instead of a namespace per sandbox
 	Expose         []PortMapping // host loopback ports every sandbox may reach
 	NetShape       string        // default network shaping (see ParseNetShape)
 	SharedDir      string        // mounted at /mnt/shared in every sandbox; "" = none
+	// UpdateWindow is the least time an update (UpdateFunctionCode, UpdateFunctionConfiguration)
+	// stays InProgress (lifecycle.go); 0 = only as long as its work takes.
+	UpdateWindow time.Duration
 	// RuntimesDir holds the managed runtimes, one directory a family (runtimes.go):
 	// <RuntimesDir>/python is mounted at /var/runtime for python3.*; "" = no managed runtimes.
 	RuntimesDir string
