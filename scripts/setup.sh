@@ -47,6 +47,12 @@ if [ -x /usr/bin/python3 ] && ! grep -qx "awslambdaric==$AWSLAMBDARIC_VERSION" "
   /usr/bin/python3 -S -c "import sys; sys.path.insert(0, '$rt/python'); import awslambdaric.bootstrap"
   echo "awslambdaric==$AWSLAMBDARIC_VERSION" > "$rt/python/.installed"
 fi
+# The exact CPython of each pinned python3.X runtime (scripts/interpreters.txt), so that it runs on
+# its own version and not the machine's with a note: minutes a version to build, so only when
+# asked (FAASCOPE_INTERPRETERS=1; scripts/test.sh asks, since the tests hold the platform to it).
+if [ "${FAASCOPE_INTERPRETERS:-0}" = 1 ]; then
+  bash scripts/interpreters.sh
+fi
 # nodejs*.x: aws-lambda-ric from npm, pinned likewise, for the machine's Node (/usr/bin/node):
 # 4.x needs Node 22 or later, 3.3.0 runs on Node 18 and 20. Its install builds a native addon
 # (libcurl and aws-lambda-cpp from source): about a minute and a half on two cores, once.

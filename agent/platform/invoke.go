@@ -305,6 +305,7 @@ func (p *Platform) coldStart(ctx context.Context, f *Function, t target, pool po
 		Isolate: isolate, Network: netOpts, SharedDir: p.cfg.SharedDir, Stdout: out,
 		LayerZips:  p.layerZips(cfg.Layers),     // layers.go: mounted at /opt
 		RuntimeDir: p.runtimeDirOf(cfg.Runtime), // runtimes.go: mounted at /var/runtime
+		LangDir:    p.langDirOf(cfg.Runtime),    // interpreters.go: mounted at /var/lang
 		OnUID:      in.serveUID,
 	})
 	in.Sandbox = sb

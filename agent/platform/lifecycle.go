@@ -105,11 +105,11 @@ func (p *Platform) prepare(key fnKey, gen int, unpack bool, until time.Time) {
 		if next.Generation != gen {
 			return errConflict("superseded")
 		}
-		finish(&next.Config, failure)
+		p.finish(&next.Config, failure)
 		for i, v := range next.Versions {
 			if v.Generation == gen && v.Config.State == "Pending" {
 				done := *v
-				finish(&done.Config, failure)
+				p.finish(&done.Config, failure)
 				next.Versions[i] = &done
 			}
 		}
@@ -153,7 +153,7 @@ func (p *Platform) tryUnpack(key fnKey) string {
 }
 
 // finish ends a configuration's creation or update, failed when failure is not "".
-func finish(c *FunctionConfiguration, failure string) {
+func (p *Platform) finish(c *FunctionConfiguration, failure string) {
 	created := c.State == "Pending"
 	// AWS issues a new RevisionId when a creation or an update ends, whatever its outcome
 	// (TestLambdaRevisions and every recorded get after a wait: <uuid:2> after <uuid:1>).
@@ -164,8 +164,9 @@ func finish(c *FunctionConfiguration, failure string) {
 		c.LastUpdateStatus = "Successful"
 		if created || c.State == "Active" {
 			// An Active function has no reason on Lambda; here it says where the interpreter's
-			// version differs from the runtime's (runtimes.go: RuntimeNote), "" otherwise.
-			c.State, c.StateReason, c.StateReasonCode = "Active", RuntimeNote(c.Runtime), ""
+			// version differs from the runtime's (runtimes.go: RuntimeNote) for want of the exact
+			// one (interpreters.go), "" otherwise.
+			c.State, c.StateReason, c.StateReasonCode = "Active", p.runtimeNote(c.Runtime), ""
 		}
 	case created:
 		c.State, c.StateReason, c.StateReasonCode = "Failed", failure, "InvalidZipFileException"

@@ -24,6 +24,7 @@ type SandboxSpec struct {
 	// RuntimeDir is a managed runtime's directory (runtimes.go), mounted read-only at
 	// /var/runtime; "" = an empty /var/runtime (provided.*).
 	RuntimeDir string            `json:"runtime_dir"`
+	LangDir    string            `json:"lang_dir"` // its exact interpreter (interpreters.go) at /var/lang; "" = none
 	Tmp        TmpKind           `json:"tmp"`
 	TmpSource  string            `json:"tmp_source"` // ext4 image or directory on the host
 	TmpBytes   int64             `json:"tmp_bytes"`
@@ -127,6 +128,7 @@ type SandboxOptions struct {
 	CodeName, OptName string
 	LayerZips         []string // the function's layers in order, unpacked into one /opt (layers.go)
 	RuntimeDir        string   // a managed runtime's directory, mounted at /var/runtime; "" for provided.*
+	LangDir           string   // its exact interpreter (interpreters.go), mounted at /var/lang; "" = none
 	Limits            Limits
 	Env               []string
 	CgroupGroup       string      // parent cgroup, e.g. "faascope/<platform id>"
@@ -240,7 +242,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	spec := SandboxSpec{
 		Rootfs: filepath.Join(o.Dir, "rootfs"), TaskDir: task, Tmp: o.Limits.TmpKind,
 		TmpBytes: o.Limits.TmpBytes, Env: o.Env, Entrypoint: entry, OptDir: opt, RuntimeDir: o.RuntimeDir,
-		UID: sp.uid(), Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
+		LangDir: o.LangDir, UID: sp.uid(), Isolate: true, SharedDir: o.SharedDir, EtcDir: filepath.Join(o.Dir, "etc"),
 		SharedIDMap: sp.sharedIDMap, ReportFD: sp.reportFD,
 		CgroupDirs: sb.Cgroup.Dirs(), CgroupV2: sb.Cgroup.V2(),
 		Blkio: sb.Cgroup.blkioTarget(), TmpIO: o.Limits.TmpIO,
@@ -333,6 +335,9 @@ func (sb *Sandbox) startPlain(o SandboxOptions, task, opt, entry string, t0 time
 	}
 	if opt != "" {
 		env = append(env, "FAASCOPE_OPT_DIR="+opt)
+	}
+	if o.LangDir != "" { // nothing is mounted at /var/lang here: the bootstrap is told where it is
+		env = append(env, langDirEnv+"="+o.LangDir)
 	}
 	cmd.Env = mergeEnv(env)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stdout

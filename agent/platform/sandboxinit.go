@@ -181,6 +181,15 @@ func buildRoot(s *SandboxSpec, st *stepTimer) error {
 			return err
 		}
 	}
+	if s.LangDir != "" { // the runtime's exact interpreter (interpreters.go); else no /var/lang
+		dst := filepath.Join(root, sandboxLangDir)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		if err := bindReadOnly(s.LangDir, dst); err != nil {
+			return err
+		}
+	}
 	if s.OptDir != "" { // the function's layers (layers.go); else /opt stays empty, as on Lambda
 		if err := bindReadOnly(s.OptDir, filepath.Join(root, "opt")); err != nil {
 			return err

@@ -27,6 +27,7 @@ from .conftest import ROLE, client_for
 HERE = Path(__file__).parent
 RECORDED = HERE / "recorded" / "localstack_runtimes"
 DOC = HERE.parents[1] / "docs" / "platform.md"
+PINS = HERE.parents[1] / "scripts" / "interpreters.txt"
 COMMON = "tests/aws/services/lambda_/test_lambda_common.py::TestLambdaRuntimesCommon::"
 
 # Variable -> (AWS's recorded value, the platform's; None = unset there). Every other variable AWS
@@ -214,11 +215,35 @@ def test_wrapper_script_runs(mlam, make, family):
     assert out["environment"]["WRAPPER_VAR"] == "test-value-1"
 
 
-@pytest.mark.parametrize("family,runtime,version", [("python", "python3.12", "3.12"), ("python", "python3.11", "3.11"),
-                                                    ("nodejs", "nodejs20.x", "20"), ("nodejs", "nodejs22.x", "22")])
-def test_interpreter_version_mismatch_is_said(mlam, make, platform, family, runtime, version):
-    """The machine has one interpreter a language: where its version is not the runtime's, the
-    function's StateReason and the first line of its log say so; where it is, neither does."""
+def pinned_interpreters() -> dict[str, str]:
+    """Runtime -> the CPython release scripts/interpreters.txt pins for it (their one source)."""
+    out = {}
+    for line in PINS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            runtime, version, _sha = line.split()
+            out[runtime] = version
+    return out
+
+
+def unpinned_older_python() -> str:
+    """A python runtime of the table with neither an exact interpreter nor the machine's version:
+    one that runs under the machine's, with the note."""
+    table = json.loads(subprocess.run([str(platform_binary()), "--list-runtimes"], capture_output=True,
+                                      text=True, check=True).stdout)
+    have, pins = interpreter_version("python"), pinned_interpreters()
+    return next(r["name"] for r in table
+                if r["family"] == "python" and r["name"] not in pins and r["version"] != have)
+
+
+@pytest.mark.parametrize("family,runtime", [("python", "unpinned"), ("python", "python3.11"),
+                                            ("nodejs", "nodejs20.x"), ("nodejs", "nodejs22.x")])
+def test_interpreter_version_mismatch_is_said(mlam, make, platform, family, runtime):
+    """A runtime without an interpreter of its own version runs on the machine's one interpreter
+    of its language: where that one's version is not the runtime's, the function's StateReason and
+    the first line of its log say so; where it is, neither does."""
+    if runtime == "unpinned":
+        runtime = unpinned_older_python()
+    version = runtime.removeprefix("python").removeprefix("nodejs").removesuffix(".x")
     have = interpreter_version(family)
     name, _ = make(family, runtime=runtime)
     _, out = invoke(mlam, name, {})
@@ -233,6 +258,26 @@ def test_interpreter_version_mismatch_is_said(mlam, make, platform, family, runt
     lang = "Python" if family == "python" else "Node.js"
     assert reason and f"{lang} {have}" in reason and f"{lang} {version}" in reason and runtime in reason
     assert log.splitlines()[0] == reason
+
+
+@pytest.mark.parametrize("runtime,release", sorted(pinned_interpreters().items()))
+def test_pinned_runtime_runs_on_its_own_cpython(mlam, make, platform, runtime, release):
+    """A runtime scripts/interpreters.txt pins runs on that CPython release (built by
+    scripts/interpreters.sh, which scripts/test.sh runs), at /var/lang as on Lambda, with no note
+    in its state or log, and with the modules functions reach AWS with (ssl for https, zlib, …).
+    Without the build it runs on the machine's interpreter and this fails, saying what to run: it
+    cannot pass on a machine that lacks the interpreter."""
+    name, _ = make("python", runtime=runtime)
+    r, out = invoke(mlam, name, {"import": ["ssl", "zlib", "ctypes", "bz2", "lzma", "sqlite3", "uuid", "json"]})
+    assert "FunctionError" not in r, out
+    assert out["python_release"] == release, (
+        f"{runtime} ran on Python {out['python_release']} ({out['executable']}), not its pinned CPython {release}: "
+        f"run `bash scripts/interpreters.sh` (scripts/test.sh does) to build it")
+    assert out["executable"].startswith("/var/lang/bin/python3")
+    assert set(out["imports"].values()) == {"ok"}, out["imports"]
+    assert mlam.get_function(FunctionName=name)["Configuration"].get("StateReason") is None
+    log = (platform[1] / "platform" / "logs" / f"{name}.log").read_text()
+    assert "this machine has no other" not in log
 
 
 LIMIT_FILES = ["/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory.max",  # cgroup v2

@@ -1,7 +1,8 @@
 """A python3.* function as a user zips it: no bootstrap, no runtime client, Handler handler.handler.
 Like LocalStack's introspection and uncaught-exception functions (whose answers on AWS are
 recorded in tests/conformance/recorded/localstack_runtimes): it returns its environment and
-context, raises when asked, and reads the files its "read" list names (its cgroup's limits)."""
+context, raises when asked, reads the files its "read" list names (its cgroup's limits) and
+imports the modules its "import" list names."""
 import os
 import sys
 
@@ -24,8 +25,19 @@ def handler(event, context):
         },
         "packages": [],
         "python": "%d.%d" % sys.version_info[:2],
+        "python_release": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
         "files": {p: _read(p) for p in event.get("read", [])},
+        "imports": {m: _import(m) for m in event.get("import", [])},
     }
+
+
+def _import(module):
+    try:
+        __import__(module)
+        return "ok"
+    except ImportError as e:
+        return f"error: {e}"
 
 
 def _read(path):

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the exact CPython of each python3.X managed runtime pinned in scripts/interpreters.txt
+# (docs/platform.md, "Exact interpreters"), so that a python3.12 function runs on CPython 3.12 as
+# on Lambda, not on the machine's one python3 with a note saying so. Each is installed under the
+# git-ignored src/faascope/_runtimes/lang/<runtime>/, which the platform mounts read-only at
+# /var/lang in the sandbox (where Lambda keeps its runtime's interpreter), with AWS's runtime
+# interface client's native parts for its ABI beside the client in _runtimes/python/.
+#
+#   bash scripts/interpreters.sh              all that interpreters.txt pins
+#   bash scripts/interpreters.sh python3.12   only these
+#
+# Idempotent: a runtime whose stamp (lang/<runtime>/.installed) names the pinned version and hash
+# is left as it is; a changed pin rebuilds it. Run by scripts/test.sh (CI); by scripts/setup.sh
+# only when FAASCOPE_INTERPRETERS=1, since each build takes minutes (the times measured on two
+# cores are in docs/platform.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pins=scripts/interpreters.txt
+rt=src/faascope/_runtimes
+
+# Debian packages the builds need, each for the modules a Lambda function expects to import:
+#   gcc make pkg-config  compile CPython
+#   zlib1g-dev           zlib (zip packages, gzip; pip and boto3 need it)
+#   libffi-dev           ctypes
+#   libssl-dev           ssl, hashlib's OpenSSL hashes: https from user functions (boto3, urllib)
+#   libbz2-dev liblzma-dev  bz2, lzma (tarfile, shutil archives)
+#   libsqlite3-dev       sqlite3
+#   uuid-dev             _uuid (uuid's fast path)
+#   unzip                the source comes as a zip
+want=(gcc make pkg-config zlib1g-dev libffi-dev libssl-dev libbz2-dev liblzma-dev libsqlite3-dev uuid-dev unzip)
+if command -v dpkg >/dev/null && [ "$(id -u)" = 0 ]; then
+  missing=()
+  for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+# The runtime interface client is the one scripts/setup.sh installed (its pin is there): only its
+# native modules differ by interpreter, and they sit beside it, named by ABI
+# (runtime_client.cpython-312-x86_64-linux-gnu.so), so one /var/runtime serves every version.
+client=$(cat "$rt/python/.installed" 2>/dev/null || true)
+if [ -z "$client" ]; then
+  echo "interpreters.sh: $rt/python has no runtime interface client: run scripts/setup.sh first" >&2
+  exit 1
+fi
+
+only=("$@")
+while read -r runtime version sha; do
+  case "$runtime" in ''|'#'*) continue ;; esac
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $runtime "* ]]; then continue; fi
+  prefix="$PWD/$rt/lang/$runtime"
+  stamp="CPython $version $sha"
+  if ! grep -qxF "$stamp" "$prefix/.installed" 2>/dev/null; then
+    echo "building CPython $version for $runtime (a few minutes)"
+    t0=$(date +%s)
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    url="https://proxy.golang.org/github.com/python/cpython/@v/v$version+incompatible.zip"
+    curl -sSfL --retry 3 -o "$work/src.zip" "$url"
+    echo "$sha  $work/src.zip" | sha256sum -c --quiet - || { echo "interpreters.sh: $url is not the pinned zip" >&2; exit 1; }
+    unzip -q "$work/src.zip" -d "$work"
+    src="$work/github.com/python/cpython@v$version+incompatible"
+    # A module zip keeps no file modes: make the scripts the build runs executable again.
+    grep -rlI --null '^#!' "$src" | xargs -0 chmod +x
+    rm -rf "$prefix"
+    # No PGO/LTO (--enable-optimizations would triple the build); no test suite (a third of the
+    # install); no ensurepip (the client is installed by the host's pip below). The interpreter
+    # finds its library relative to itself, so it runs where it is mounted (/var/lang).
+    (cd "$src" && ./configure -q --prefix="$prefix" --disable-test-modules --without-ensurepip >"$work/configure.log" 2>&1 \
+      || { tail -40 "$work/configure.log" >&2; exit 1; })
+    make -C "$src" -s -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -60 "$work/make.log" >&2; exit 1; }
+    make -C "$src" -s install >"$work/install.log" 2>&1 || { tail -60 "$work/install.log" >&2; exit 1; }
+    # The modules a function is promised must have been built (a missing -dev package drops one
+    # silently from CPython's build).
+    "$prefix/bin/python3" -c 'import ssl, zlib, ctypes, bz2, lzma, sqlite3, _uuid, hashlib; hashlib.sha256'
+    rm -rf "$work"
+    trap - EXIT
+    echo "$stamp" > "$prefix/.installed"
+    echo "CPython $version built in $(( $(date +%s) - t0 )) s"
+  fi
+  # The client's native modules for this ABI (from its wheel for this version, pip's own check of
+  # the ABI), restored whenever missing (setup.sh reinstalling the client replaces its folders).
+  abi=$("$prefix/bin/python3" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  if [ ! -e "$rt/python/runtime_client$abi" ] || ! grep -qxF "$client" "$prefix/.client" 2>/dev/null; then
+    whl=$(mktemp -d)
+    python3 -m pip install -q --disable-pip-version-check --no-compile --target "$whl" \
+      --python-version "${version%.*}" --implementation cp --only-binary=:all: "$client"
+    (cd "$whl" && find . -name "*$abi" -print0 | xargs -0 -I{} cp --parents {} "$OLDPWD/$rt/python/")
+    rm -rf "$whl"
+    echo "$client" > "$prefix/.client"
+  fi
+  "$prefix/bin/python3" -S -c "import sys; sys.path.insert(0, '$rt/python'); import awslambdaric.bootstrap, runtime_client"
+done < "$pins"
