@@ -6,13 +6,14 @@ import (
 	"strings"
 )
 
-// Exact interpreters. The machine has one CPython (Interpreters); a python3.X runtime whose
-// version it is not runs under it, with a note saying so (RuntimeNote). scripts/interpreters.sh
-// builds the CPython of each runtime pinned in scripts/interpreters.txt (their one source) into
-// <RuntimesDir>/lang/<runtime>, an install prefix whose stamp (.installed) reads
-// "CPython <version> <sha256>". Where it is there, the sandbox has it read-only at /var/lang,
-// where Lambda keeps a managed runtime's interpreter (its PATH and LD_LIBRARY_PATH name
-// /var/lang first: runtimeEnv), the bootstrap runs /var/lang/bin/python3, and there is no note.
+// Exact interpreters. The machine has one CPython and one Node (Interpreters); a runtime whose
+// version they are not runs under them, with a note saying so (RuntimeNote).
+// scripts/interpreters.sh builds the CPython, or fetches the Node, of each runtime pinned in
+// scripts/interpreters.txt (their one source) into <RuntimesDir>/lang/<runtime>, an install
+// prefix whose stamp (.installed) reads "CPython <version> <sha256>" or "Node <version> <sha256>".
+// Where it is there, the sandbox has it read-only at /var/lang, where Lambda keeps a managed
+// runtime's interpreter (its PATH and LD_LIBRARY_PATH name /var/lang first: runtimeEnv), the
+// bootstrap runs /var/lang/bin/python3 or /var/lang/bin/node, and there is no note.
 
 const (
 	langDirName    = "lang"      // under RuntimesDir
@@ -23,19 +24,26 @@ const (
 	langDirEnv = "FAASCOPE_LANG_DIR"
 )
 
+// langBuilds are what a family's stamp names and the program its bootstrap runs.
+var langBuilds = map[RuntimeFamily]struct{ kind, program string }{
+	FamilyPython: {"CPython", "python3"},
+	FamilyNode:   {"Node", "node"},
+}
+
 // exactInterpreterDir is the install prefix of runtime r's own interpreter under runtimesDir, or
 // "" when none is built there (or what is there is not r's version: a stale build).
 func exactInterpreterDir(runtimesDir string, r Runtime) string {
-	if r.Family != FamilyPython || runtimesDir == "" {
+	build, ok := langBuilds[r.Family]
+	if !ok || runtimesDir == "" {
 		return ""
 	}
 	dir := filepath.Join(runtimesDir, langDirName, r.Name)
 	b, err := os.ReadFile(filepath.Join(dir, langStamp))
 	f := strings.Fields(string(b))
-	if err != nil || len(f) < 2 || f[0] != "CPython" || !strings.HasPrefix(f[1]+".", r.Version+".") {
+	if err != nil || len(f) < 2 || f[0] != build.kind || !strings.HasPrefix(f[1]+".", r.Version+".") {
 		return ""
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "bin", "python3")); err != nil || fi.Mode()&0o111 == 0 {
+	if fi, err := os.Stat(filepath.Join(dir, "bin", build.program)); err != nil || fi.Mode()&0o111 == 0 {
 		return ""
 	}
 	return dir

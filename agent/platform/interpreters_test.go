@@ -61,8 +61,25 @@ func TestExactInterpreterDirResolution(t *testing.T) {
 			t.Errorf("%s, %s: %q, want none", c.runtime, c.why, got)
 		}
 	}
-	if got := exactInterpreterDir(rt, Runtime{"nodejs20.x", FamilyNode, "20"}); got != "" {
-		t.Errorf("nodejs20.x: %q", got)
+	if got := exactInterpreterDir(rt, Runtime{"provided.al2023", FamilyProvided, ""}); got != "" {
+		t.Errorf("provided.al2023: %q", got)
+	}
+	// Node: its own stamp and program; a CPython stamp is not a Node build.
+	node := filepath.Join(rt, langDirName, "nodejs22.x")
+	os.MkdirAll(filepath.Join(node, "bin"), 0o755)
+	os.WriteFile(filepath.Join(node, "bin", "node"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(node, langStamp), []byte("CPython 22.1.0 abc\n"), 0o644)
+	n22, _ := LookupRuntime("nodejs22.x")
+	if got := exactInterpreterDir(rt, n22); got != "" {
+		t.Errorf("nodejs22.x stamped CPython: %q", got)
+	}
+	os.WriteFile(filepath.Join(node, langStamp), []byte("Node 22.23.3 abc\n"), 0o644)
+	if got := exactInterpreterDir(rt, n22); got != node {
+		t.Errorf("built nodejs22.x: %q, want %q", got, node)
+	}
+	n18, _ := LookupRuntime("nodejs18.x")
+	if got := exactInterpreterDir(rt, n18); got != "" {
+		t.Errorf("nodejs18.x, nothing built: %q", got)
 	}
 	if got := exactInterpreterDir("", py312); got != "" {
 		t.Errorf("no runtimes directory: %q", got)
@@ -88,11 +105,25 @@ func TestNoNoteWithTheExactInterpreter(t *testing.T) {
 	if p.langDirOf("python3.12") == "" || p.langDirOf("python3.13") != "" || p.langDirOf("java21") != "" {
 		t.Error("langDirOf disagrees with exactInterpreterDir")
 	}
+	// Node alike, where the machine's Node is not 18.
+	if node := InterpreterVersions()[FamilyNode]; node != "" && node != "18" {
+		note := p.runtimeNote("nodejs18.x")
+		if !strings.Contains(note, "Node.js "+node) || !strings.Contains(note, "Node.js 18") {
+			t.Errorf("nodejs18.x without its interpreter: note %q", note)
+		}
+		dir := filepath.Join(rt, langDirName, "nodejs18.x", "bin")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "node"), []byte("#!/bin/sh\n"), 0o755)
+		os.WriteFile(filepath.Join(rt, langDirName, "nodejs18.x", langStamp), []byte("Node 18.20.8 abc\n"), 0o644)
+		if note := p.runtimeNote("nodejs18.x"); note != "" {
+			t.Errorf("nodejs18.x with its interpreter: note %q", note)
+		}
+	}
 }
 
 // TestInterpreterPinsAreTableRuntimes: every interpreter scripts/interpreters.txt pins (the one
-// source of their versions and hashes) is a python runtime of the table, of its version, with a
-// sha256, once.
+// source of their versions and hashes) is a python or nodejs runtime of the table, of its version,
+// with a sha256, once.
 func TestInterpreterPinsAreTableRuntimes(t *testing.T) {
 	f, err := os.Open("../../scripts/interpreters.txt")
 	if err != nil {
@@ -113,10 +144,10 @@ func TestInterpreterPinsAreTableRuntimes(t *testing.T) {
 		}
 		r, ok := LookupRuntime(fields[0])
 		switch {
-		case !ok || r.Family != FamilyPython:
-			t.Errorf("%s is not a python runtime of the table", fields[0])
+		case !ok || langBuilds[r.Family].kind == "":
+			t.Errorf("%s is not a python or nodejs runtime of the table", fields[0])
 		case !strings.HasPrefix(fields[1]+".", r.Version+".") || strings.Count(fields[1], ".") != 2:
-			t.Errorf("%s pins CPython %s, not a %s.x release", fields[0], fields[1], r.Version)
+			t.Errorf("%s pins %s, not a %s.x.y release", fields[0], fields[1], r.Version)
 		case !sha.MatchString(fields[2]):
 			t.Errorf("%s: %q is not a sha256", fields[0], fields[2])
 		case seen[fields[0]]:

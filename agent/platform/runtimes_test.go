@@ -140,15 +140,13 @@ func TestBootstrapsExecTheTablesInterpreters(t *testing.T) {
 		if len(execs) != 2 {
 			t.Errorf("%s bootstrap: want two exec lines (with and without AWS_LAMBDA_EXEC_WRAPPER), have %q", fam, execs)
 		}
-		// Python's runs $py: the exact interpreter's (interpreters.go) where there is one, else the table's.
-		if fam == FamilyPython {
-			for _, want := range []string{"py=" + bin + "\n", `"${` + langDirEnv + `:-` + sandboxLangDir + `}/bin/python3"`} {
-				if !strings.Contains(string(b), want) {
-					t.Errorf("%s bootstrap does not say %s", fam, want)
-				}
+		// Each runs $interp: the exact interpreter's (interpreters.go) where there is one, else the table's.
+		for _, want := range []string{"interp=" + bin + "\n", `"${` + langDirEnv + `:-` + sandboxLangDir + `}/bin/` + langBuilds[fam].program + `"`} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s bootstrap does not say %s", fam, want)
 			}
-			bin = `"$py"`
 		}
+		bin = `"$interp"`
 		for _, line := range execs {
 			if !strings.Contains(line, " "+bin+" ") {
 				t.Errorf("%s bootstrap execs %q, not the table's %s", fam, line, bin)

@@ -19,5 +19,7 @@ exports.handler = async function (event, context) {
     },
     packages: [],
     node: process.versions.node.split(".")[0],
+    node_release: process.versions.node,
+    executable: process.execPath,
   };
 };
