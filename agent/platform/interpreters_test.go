@@ -2,6 +2,8 @@ package platform
 
 import (
 	"bufio"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,5 +159,65 @@ func TestInterpreterPinsAreTableRuntimes(t *testing.T) {
 	}
 	if len(seen) == 0 {
 		t.Error("no interpreter pinned")
+	}
+}
+
+// TestExactInterpreterReachesTheSandbox: a runtime whose interpreter is built finds it at
+// /var/lang in a sandbox (read-only), or, without isolation, where $FAASCOPE_LANG_DIR says; one
+// whose interpreter is not built finds neither, and only it has the note in its state. The
+// bootstrap is the probe, standing in for the runtime's (which runs /var/lang/bin/python3: the
+// conformance test test_pinned_runtime_runs_on_its_own_interpreter runs the real one).
+func TestExactInterpreterReachesTheSandbox(t *testing.T) {
+	if _, err := os.Stat(Interpreters[FamilyPython]); err != nil {
+		t.Skip("no " + Interpreters[FamilyPython])
+	}
+	dir := t.TempDir()
+	probe(t, nil) // builds probeBin
+	bin, err := os.ReadFile(probeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam := filepath.Join(dir, string(FamilyPython))
+	os.MkdirAll(fam, 0o755)
+	if err := os.WriteFile(filepath.Join(fam, "bootstrap"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(fam, installedMarker), []byte("probe\n"), 0o644)
+	lang := fakeLang(t, dir, "python3.12", "CPython 3.12.14 abc", true)
+	os.Chmod(dir, 0o755) // the sandbox's user reads it
+	tp := startPlatform(t, Config{RuntimesDir: dir})
+	code := map[string]string{"ZipFile": base64.StdEncoding.EncodeToString(zipOf(nil, map[string][]byte{"app.py": []byte("x = 1\n")}))}
+	for _, c := range []struct {
+		runtime string
+		built   bool
+	}{{"python3.12", true}, {"python3.13", false}} {
+		name := strings.ReplaceAll(c.runtime, ".", "")
+		tp.create(name, map[string]any{"Runtime": c.runtime, "Handler": "app.handler", "Code": code})
+		_, body := tp.call("GET", "/2015-03-31/functions/"+name, nil, nil)
+		var got struct{ Configuration FunctionConfiguration }
+		json.Unmarshal(body, &got)
+		if note := got.Configuration.StateReason; (note == "") != c.built {
+			t.Errorf("%s (built %v): StateReason %q", c.runtime, c.built, note)
+		}
+		if isolation() == "namespaces" {
+			res, _ := tp.invokeDirect(InvokeRequest{Name: name, Payload: []byte(`{"op":"mapfile","path":"/var/lang/bin/python3"}`)})
+			var out map[string]any
+			json.Unmarshal(res.Payload, &out)
+			if c.built && out["sum"] != float64('#') {
+				t.Errorf("%s: /var/lang/bin/python3 in the sandbox: %s", c.runtime, res.Payload)
+			}
+			if !c.built && out["sum"] != nil {
+				t.Errorf("%s has a /var/lang: %s", c.runtime, res.Payload)
+			}
+		} else {
+			res, _ := tp.invokeDirect(InvokeRequest{Name: name, Payload: []byte(`{"op":"env"}`)})
+			want := ""
+			if c.built {
+				want = lang
+			}
+			if env := decodeMap(t, res.Payload); env[langDirEnv] != want {
+				t.Errorf("%s without isolation: %s=%q, want %q", c.runtime, langDirEnv, env[langDirEnv], want)
+			}
+		}
 	}
 }
