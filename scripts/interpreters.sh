@@ -63,9 +63,10 @@ build_cpython() {
   # A module zip keeps no file modes: make the scripts the build runs executable again.
   grep -rlI --null '^#!' "$src" | xargs -0 chmod +x
   rm -rf "$prefix"
-  # No PGO/LTO (--enable-optimizations would triple the build); no test suite (a third of the
-  # install); no ensurepip (the client is installed by the host's pip below). The interpreter
-  # finds its library relative to itself, so it runs where it is mounted (/var/lang).
+  # No PGO/LTO (--enable-optimizations builds CPython twice and runs its test suite between, to
+  # profile); no test suite installed; no ensurepip (the client is installed by the host's pip
+  # below). The interpreter finds its library relative to itself, so it runs where it is mounted
+  # (/var/lang).
   (cd "$src" && ./configure -q --prefix="$prefix" --disable-test-modules --without-ensurepip >"$work/configure.log" 2>&1 \
     || { tail -40 "$work/configure.log" >&2; exit 1; })
   make -C "$src" -s -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -60 "$work/make.log" >&2; exit 1; }

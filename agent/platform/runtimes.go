@@ -19,7 +19,8 @@ import (
 // is AWS's own runtime interface client (awslambdaric from PyPI, aws-lambda-ric from npm),
 // installed by scripts/setup.sh into <RuntimesDir>/<family> beside a committed bootstrap, and
 // mounted read-only at /var/runtime, where Lambda keeps its runtime too; the interpreter is the
-// machine's own (the sandbox sees the host's /usr read-only): one CPython and one Node, whatever
+// runtime's own where scripts/interpreters.sh installed it (interpreters.go: at /var/lang), else
+// the machine's (the sandbox sees the host's /usr read-only): one CPython and one Node, whatever
 // minor version the function asked for. Where they differ the function's state and its log say
 // so (RuntimeNote).
 
