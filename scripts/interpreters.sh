@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Builds the exact CPython of each python3.X managed runtime pinned in scripts/interpreters.txt
-# (docs/platform.md, "Exact interpreters"), so that a python3.12 function runs on CPython 3.12 as
-# on Lambda, not on the machine's one python3 with a note saying so. Each is installed under the
+# Installs the exact interpreter of each managed runtime pinned in scripts/interpreters.txt
+# (docs/platform.md, "Exact interpreters"), so that a python3.12 function runs on CPython 3.12 and
+# a nodejs22.x one on Node.js 22, as on Lambda, not on the machine's one python3 or node with a
+# note saying so: CPython built from source, Node's official build. Each is installed under the
 # git-ignored src/faascope/_runtimes/lang/<runtime>/, which the platform mounts read-only at
-# /var/lang in the sandbox (where Lambda keeps its runtime's interpreter), with AWS's runtime
-# interface client's native parts for its ABI beside the client in _runtimes/python/.
+# /var/lang in the sandbox (where Lambda keeps its runtime's interpreter); a CPython gets AWS's
+# runtime interface client's native parts for its ABI beside the client in _runtimes/python/.
 #
 #   bash scripts/interpreters.sh              all that interpreters.txt pins
 #   bash scripts/interpreters.sh python3.12   only these
 #
 # Idempotent: a runtime whose stamp (lang/<runtime>/.installed) names the pinned version and hash
-# is left as it is; a changed pin rebuilds it. Run by scripts/test.sh (CI); by scripts/setup.sh
-# only when FAASCOPE_INTERPRETERS=1, since each build takes minutes (the times measured on two
+# is left as it is; a changed pin reinstalls it. Run by scripts/test.sh (CI); by scripts/setup.sh
+# only when FAASCOPE_INTERPRETERS=1, since a CPython build takes minutes (the times measured on two
 # cores are in docs/platform.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
