@@ -29,15 +29,10 @@ rt=src/faascope/_runtimes
 #   uuid-dev             _uuid (uuid's fast path)
 #   unzip                the source comes as a zip
 want=(gcc make pkg-config zlib1g-dev libffi-dev libssl-dev libbz2-dev liblzma-dev libsqlite3-dev uuid-dev unzip)
-if command -v dpkg >/dev/null && [ "$(id -u)" = 0 ]; then
-  missing=()
-  for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing Debian packages: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
-fi
+. scripts/debian_packages.sh
+if can_install_debian_packages; then
+  install_missing "${want[@]}"
+fi  # else (not root or not Debian) the build below says what is missing
 
 # The runtime interface clients are the ones scripts/setup.sh installed (their pins are there).
 client_of() {

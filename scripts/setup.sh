@@ -14,14 +14,9 @@ command -v go >/dev/null || { echo "faascope needs Go (https://go.dev/dl) to bui
 #                 build the native addon of aws-lambda-ric (the nodejs*.x managed runtime, below):
 #                 its install compiles the libcurl and aws-lambda-cpp it bundles
 want=(e2fsprogs fio redis-server chromium cmake g++ make autoconf automake libtool)
-if command -v dpkg >/dev/null && [ "$(id -u)" = 0 ]; then
-  missing=()
-  for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing Debian packages: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
+. scripts/debian_packages.sh
+if can_install_debian_packages; then
+  install_missing "${want[@]}"
 else
   echo "note: not root or not Debian: install ${want[*]} yourself; without root the local platform runs functions without limits" >&2
 fi
