@@ -42,12 +42,6 @@ if [ -x /usr/bin/python3 ] && ! grep -qx "awslambdaric==$AWSLAMBDARIC_VERSION" "
   /usr/bin/python3 -S -c "import sys; sys.path.insert(0, '$rt/python'); import awslambdaric.bootstrap"
   echo "awslambdaric==$AWSLAMBDARIC_VERSION" > "$rt/python/.installed"
 fi
-# The exact CPython of each pinned python3.X runtime (scripts/interpreters.txt), so that it runs on
-# its own version and not the machine's with a note: minutes a version to build, so only when
-# asked (FAASCOPE_INTERPRETERS=1; scripts/test.sh asks, since the tests hold the platform to it).
-if [ "${FAASCOPE_INTERPRETERS:-0}" = 1 ]; then
-  bash scripts/interpreters.sh
-fi
 # nodejs*.x: aws-lambda-ric from npm, pinned likewise, for the machine's Node (/usr/bin/node):
 # 4.x needs Node 22 or later, 3.3.0 runs on Node 18 and 20. Its install builds a native addon
 # (libcurl and aws-lambda-cpp from source): about a minute and a half on two cores, once.
@@ -63,6 +57,14 @@ if [ -x /usr/bin/node ] && command -v npm >/dev/null; then
   fi
 else
   echo "note: no /usr/bin/node or npm: the local platform offers no nodejs*.x runtime" >&2
+fi
+# The exact interpreter of each pinned runtime (scripts/interpreters.txt: CPythons, Node.js), so
+# that it runs on its own version, not the machine's with a note. A CPython takes minutes to build,
+# so only when asked (FAASCOPE_INTERPRETERS=1; scripts/test.sh asks, since the tests hold the
+# platform to it). After both clients above: it adds the Python client's native parts for each
+# CPython and checks that the Node client loads in each Node.
+if [ "${FAASCOPE_INTERPRETERS:-0}" = 1 ]; then
+  bash scripts/interpreters.sh
 fi
 
 # Installs the faascope command; the package's build hook compiles the Go binaries.
