@@ -9,6 +9,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from own_sources import python_sources
 
 from faascope.provider_kinds import PROFILE_TMP, PROFILE_VCPU, PROVIDER_KINDS
 from faascope.specs.model import PROVIDER_SETTINGS, DeploymentSpec, FunctionSpec, ProviderSpec
@@ -83,7 +84,7 @@ def kind_comparisons(src: str) -> list[tuple[int, str]]:
 
 def test_no_kind_comparison_outside_the_descriptors():
     bad = []
-    for p in sorted(PKG.rglob("*.py")):
+    for p in python_sources():
         if any(p.is_relative_to(a) for a in ALLOWED):
             continue
         bad += [f"{p.relative_to(PKG.parent)}:{line}: {text}"

@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from own_sources import python_sources
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = "faascope"
@@ -37,16 +38,11 @@ LAYERS: list[set[str]] = [
 ]
 #: modules whose functions may import lazily (the command line's entry points)
 LAZY_OK = {"cli", "commands"}
-#: folders of src/faascope that are not faascope's Python: the local platform's managed runtimes
-#: (their bootstraps and AWS's runtime interface clients run inside sandboxes, never imported)
-NOT_FAASCOPE = {"_runtimes"}
 
 
 def _modules() -> dict[str, Path]:
     mods = {}
-    for p in (SRC / PKG).rglob("*.py"):
-        if p.relative_to(SRC / PKG).parts[0] in NOT_FAASCOPE:
-            continue
+    for p in python_sources():
         parts = list(p.relative_to(SRC).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]

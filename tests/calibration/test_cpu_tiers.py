@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 
 import pytest
+from own_sources import python_sources
 
 from faascope import calibration, tiers
 from faascope.designs import estimate
@@ -53,7 +54,7 @@ def test_no_source_keeps_a_copy_of_the_figures():
     """No Python constant and no hand-written Go line repeats 1769 or a tier's fractional vCPU."""
     figures = {tiers.LAMBDA_MB_PER_VCPU} | {c for c in tiers.GCF_TIERS.values() if c != int(c)}
     copies = []
-    for p in (ROOT / "src" / "faascope").rglob("*.py"):
+    for p in python_sources():
         for n in ast.walk(ast.parse(p.read_text())):
             if (isinstance(n, ast.Constant) and isinstance(n.value, (int, float))
                     and not isinstance(n.value, bool) and n.value in figures):

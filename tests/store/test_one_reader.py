@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from own_sources import python_sources
 
 import faascope.store.reader as reader
 from faascope.analysis.io import load_table
@@ -33,7 +34,7 @@ def _sqlite_imports(path: Path) -> list[int]:
 
 
 def test_no_module_outside_store_imports_sqlite3():
-    bad = [f"{p.relative_to(SRC.parent)}:{line}" for p in sorted(SRC.rglob("*.py"))
+    bad = [f"{p.relative_to(SRC.parent)}:{line}" for p in python_sources()
            if p.relative_to(SRC).parts[0] != "store" for line in _sqlite_imports(p)]
     assert not bad, ("only faascope.store touches a results file (store.reader.ResultsFile, "
                      "store.writer); these import sqlite3:\n" + "\n".join(bad))

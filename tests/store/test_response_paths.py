@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 
 import pytest
+from own_sources import python_sources
 
-from faascope.binaries import RUNTIMES_DIR
 from faascope.providers.lambda_api import PLATFORM_HEADER_PREFIX, _REPORT_FIELDS
 from faascope.schemas import resolve, response_schema
 from faascope.store.reader import ResultsFile
@@ -180,9 +180,7 @@ def test_every_path_literal_in_the_source_is_in_the_sql_examined_here():
     SQL this test checks; else a new reader of responses would go unchecked."""
     examined = "\n".join(examined_sql())
     missing = []
-    for p in sorted(SRC.rglob("*.py")):
-        if p.is_relative_to(RUNTIMES_DIR):
-            continue  # the managed runtimes' clients (third-party, run in sandboxes), not faascope's
+    for p in python_sources():
         for s in _string_templates(p):
             for m in re.finditer(r"'(\$[^']*)'", s):
                 lit = m.group(1)
