@@ -61,15 +61,10 @@ var (
 )
 
 // layerKey names a region's layer inside the platform (the map p.layers, the directory, the
-// record's name): data directories written before layers had regions load as us-east-1's.
-func layerKey(region, name string) string {
-	if region == defaultRegion {
-		return name
-	}
-	return name + "." + region
-}
+// record's name), as a function's directory is named (regionalName).
+func layerKey(region, name string) string { return regionalName(region, name) }
 
-// splitLayerKey is layerKey's region and name.
+// splitLayerKey is layerKey's region and name (regionalName's inverse).
 func splitLayerKey(key string) (region, name string) {
 	if name, region, ok := strings.Cut(key, "."); ok {
 		return region, name

@@ -22,6 +22,16 @@ const defaultRegion = "us-east-1"
 // fnKey identifies a function: its region and name.
 type fnKey struct{ Region, Name string }
 
+// regionalName is how the platform names a region's function or layer on disk and in its maps:
+// the name itself in us-east-1 (so data written before regions loads as us-east-1's), NAME.REGION
+// elsewhere (function and layer names have no dots).
+func regionalName(region, name string) string {
+	if region == defaultRegion {
+		return name
+	}
+	return name + "." + region
+}
+
 func (k fnKey) arn() string {
 	return "arn:aws:lambda:" + k.Region + ":" + accountID + ":function:" + k.Name
 }

@@ -17,10 +17,7 @@ import (
 type functionStore struct{ dir string }
 
 func (s functionStore) funcDir(k fnKey) string {
-	if k.Region == defaultRegion {
-		return filepath.Join(s.dir, k.Name)
-	}
-	return filepath.Join(s.dir, k.Name+"."+k.Region)
+	return filepath.Join(s.dir, regionalName(k.Region, k.Name))
 }
 
 func (s functionStore) codePath(k fnKey) string {
