@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -160,7 +159,7 @@ func (p *Platform) invocationTarget(req InvokeRequest) (*Function, target, error
 	if a := f.Aliases[ref.Qualifier]; err == nil && a != nil && a.RoutingConfig != nil {
 		// a weighted alias: this invocation may run its additional version, answered under the
 		// alias's ARN like any invocation of the alias (X-Amz-Executed-Version says which ran)
-		if v := routeAlias(a, rand.Float64()); v != a.FunctionVersion {
+		if v := routeAlias(a, p.routeDraw()); v != a.FunctionVersion {
 			var routed target
 			if routed, err = p.resolve(f, funcRef{ref.fnKey, v}); err == nil {
 				routed.config.FunctionArn = t.config.FunctionArn

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -99,6 +100,9 @@ type Platform struct {
 	blkio              blkioTarget                        // the platform's block I/O group (blkio.go)
 	shared             *sharedDevice                      // the shared directory's budgeted device (shareddev.go)
 	tmpDirectIO        bool                               // the data directory allows direct I/O (loopdio.go)
+	// routeDraw draws the uniform number a weighted alias routes by (invoke.go); guarded by mu.
+	// rand.Float64 in use; a test gives a seeded source so its count is reproducible.
+	routeDraw func() float64
 }
 
 // New loads the functions persisted in the data directory and clears what a crashed
@@ -124,6 +128,7 @@ func New(cfg Config) (*Platform, error) {
 		cgroupDir: "faascope/" + hex.EncodeToString(sum[:6]),
 		idle:      map[poolKey][]*Instance{}, instances: map[string]*Instance{},
 		logDir: filepath.Join(abs, "logs"), reservedInFlight: map[fnKey]int{},
+		routeDraw: rand.Float64,
 	}
 	if p.s3, err = newS3Source(cfg.S3); err != nil {
 		return nil, fmt.Errorf("s3: %w", err)
