@@ -47,6 +47,10 @@ UNITS = ("B", "B/s", "IOPS", "req/s", "ms", "s", "us", "MB", "vCPU", "1")
 #: entry (a memory size stays in MB, as a function's memory_mb states it)
 TO_SI = {"ms": 1e-3, "s": 1.0, "us": 1e-6, "B": 1.0, "B/s": 1.0, "IOPS": 1.0, "req/s": 1.0, "1": 1.0, "MB": 1.0, "vCPU": 1.0}
 ENTRY_FIELDS = ("value", "unit", "source", "date", "role", "note")
+#: the table of the AWS storage services' request latencies the shaped stand-ins draw, and each
+#: shaped stand-in kind's entry prefix in it (``<prefix>_<write|read>_<median|p99>``)
+STANDINS_TABLE = "standins-aws"
+STANDIN_LATENCY_ENTRIES = {"s3": "s3_standard", "dynamodb": "dynamodb"}
 
 
 @dataclass(frozen=True)

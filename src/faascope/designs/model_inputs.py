@@ -27,7 +27,7 @@ from faascope import calibration
 
 #: the profiles with a calibration table of their own (``platform-<profile>``)
 CALIBRATED_PROFILES = ("lambda", "gcf")
-STANDINS_TABLE = "standins-aws"
+STANDINS_TABLE = calibration.STANDINS_TABLE
 #: the profile whose table describes AWS Lambda itself (the cloud estimate's network)
 LAMBDA_PROFILE = "lambda"
 #: an entry's unit -> the factor to seconds, bytes or a rate per second (the tables' own)

@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 from faascope import calibration
 
 ANCHORS_TABLE = "published-anchors"
-STANDINS_TABLE = "standins-aws"
+STANDINS_TABLE = calibration.STANDINS_TABLE
 #: tables the platform takes figures from as they are (the shaped stand-ins add these
 #: latencies): a comparison with them is fit by construction
 CONFIGURED_FROM = (STANDINS_TABLE,)

@@ -28,11 +28,11 @@ from faascope.errors import BadInput
 from faascope.providers.local_platform import PROFILES
 
 #: the calibration table the shaped profiles use
-TABLE = "standins-aws"
-#: the stand-ins a shaper sits in front of
-SHAPED_KINDS = ("s3", "dynamodb")
+TABLE = calibration.STANDINS_TABLE
 #: stand-in kind -> the table's entry prefix of its latencies
-LATENCY_ENTRIES = {"s3": "s3_standard", "dynamodb": "dynamodb"}
+LATENCY_ENTRIES = calibration.STANDIN_LATENCY_ENTRIES
+#: the stand-ins a shaper sits in front of
+SHAPED_KINDS = tuple(LATENCY_ENTRIES)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from faascope.report.sections.decisions import decisions_section
 from faascope.report.sections.distributions import distributions_section
 from faascope.report.sections.headline import headline_section
 from faascope.report.sections.host_capacity import host_capacity_section
+from faascope.report.sections.model_basis import model_basis_section
 from faascope.report.sections.network import network_section
 from faascope.report.sections.over_time import time_section
 from faascope.report.sections.overview import overview_section
@@ -70,6 +71,10 @@ SECTIONS: list[SectionDef] = [
     SectionDef("host_capacity", "Host capacity", "report", host_capacity_section,
                "local campaigns: what the host delivered per stand-in and device (a probe at the start), and "
                "the cells whose aggregate demand reached half of it (host-bound)"),
+    SectionDef("model_basis", "What the local figures rest on", "report", model_basis_section,
+               "local campaigns: per cell the calibration entries that bound it with their role (published, fit, "
+               "assumed) and what no entry models; a warning, also under the answer, where a cell rests on an "
+               "assumed figure"),
     SectionDef("network", "Network", "report", network_section,
                "throughput over time per cell with the fitted token bucket (network workloads)"),
     SectionDef("transfers", "Transfers", "report", transfers_section,

@@ -17,6 +17,7 @@ from faascope.report.items import Block, Text
 from faascope.report.numbers import money_ci, si_ci
 from faascope.report.sections.context import Ctx
 from faascope.report.sections.helpers import evidence_order, short_p
+from faascope.report.sections.model_basis import assumed_warning, local_basis
 
 
 def headline_section(ctx: Ctx) -> Block | None:
@@ -30,6 +31,7 @@ def headline_section(ctx: Ctx) -> Block | None:
     if not analysed:
         b.items.append(Text("No scenario could be analysed, so there is no answer yet: see each scenario for why.",
                             "warn"))
+        _model_warning(ctx, b)
         return b
     b.items.append(Text(
         f"Per scenario: the {ctx.measure.best_word.lower()} ({_direction(ctx)}), the most predictable (lowest CV) "
@@ -99,7 +101,16 @@ def headline_section(ctx: Ctx) -> Block | None:
             lines.append(f"The data do not separate the levels of `{f}` by speed here: more replications would "
                          f"narrow the intervals ([how many](#{anchor}-centre): the per-cell table's \"n for ±5%\").")
         b.items.append(Text("  \n".join(lines), "answer"))
+    _model_warning(ctx, b)
     return b
+
+
+def _model_warning(ctx: Ctx, b: Block) -> None:
+    """Under the answer: the cells of a local campaign that rest on assumed calibration figures."""
+    basis = local_basis(ctx)
+    warn = assumed_warning(basis) if basis else None
+    if warn:
+        b.items.append(Text(warn, "warn"))
 
 
 def _direction(ctx: Ctx) -> str:
@@ -140,6 +151,7 @@ def summary_section(ctx: Ctx) -> Block:
         b.items.append(Text("  \n".join(lines), "answer"))
     b.items.append(Text("No factor varies, so nothing is compared: add factors to the spec (or --factors) to "
                         "find which configuration is best.", "note"))
+    _model_warning(ctx, b)
     return b
 
 
