@@ -1,4 +1,4 @@
-"""What a local campaign's figures rest on (faascope.analysis.model_basis and the report's
+"""What a local campaign's figures rest on (faascope.designs.model_basis and the report's
 `model_basis` section): each rule names the calibration entries a cell's workload is bounded by,
 their roles are the tables' own, and a report whose cells rest on an *assumed* figure says so
 under its answer.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from faascope import calibration
-from faascope.analysis.model_basis import campaign_basis, cell_basis
+from faascope.designs.model_basis import campaign_basis, cell_basis
 from faascope.report.build import build_report
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -132,3 +132,21 @@ def test_fitted_and_published_figures_give_no_warning_and_clouds_no_section(tmp_
         c.execute("UPDATE campaign SET provider = 'aws'")
     text = build_report(db, tmp_path / "out2", formats=(), n_boot=200).summary.read_text()
     assert "What the local figures rest on" not in text and "*assumed*" not in text
+
+
+def test_plan_names_the_assumed_figures_before_the_campaign_runs():
+    """`faascope plan` on the co-location example lists the assumed entries per cell in its JSON
+    and warns in its table; the thesis example (fitted read limits, buffered writes) has none."""
+    from click.testing import CliRunner
+    from faascope.cli import cli
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    r = CliRunner().invoke(cli, ["plan", str(examples / "colocation-local.yaml"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assumed = json.loads(r.output)["assumed_figures"]
+    assert {k.split(":")[1] for k in assumed["burst_size=1"]} == {"tmp_write_bps", "tmp_write_iops"}
+    assert {k.split(":")[1] for k in assumed["burst_size=8"]} == {"tmp_write_bps", "tmp_write_iops",
+                                                                  "host_tmp_write_bps", "host_tmp_write_iops"}
+    table = CliRunner().invoke(cli, ["plan", str(examples / "colocation-local.yaml")])
+    assert "4 of 4 cell(s) rest on calibration figures marked assumed" in " ".join(table.output.split())
+    thesis = CliRunner().invoke(cli, ["plan", str(examples / "thesis-local-fileio.yaml"), "--format", "json"])
+    assert thesis.exit_code == 0 and json.loads(thesis.output)["assumed_figures"] == {}

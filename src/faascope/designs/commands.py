@@ -50,6 +50,14 @@ def level_formatter(factor, kinds: list[str]) -> Callable[[Any], str]:
     return show
 
 
+def _assumed_figures(plan) -> dict[str, list[str]]:
+    """cell key -> the assumed calibration entries (``table@version:key``) it rests on, for the
+    cells that rest on any (faascope.designs.model_basis)."""
+    from faascope.designs.model_basis import campaign_basis
+    basis = campaign_basis(plan.to_json())
+    return {k: [f.anchor for f in b.assumed] for k, b in basis.items() if b.assumed}
+
+
 @click.command("plan")
 @click.argument("spec", type=click.Path(dir_okay=False), required=False)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
@@ -77,10 +85,12 @@ def plan_command(spec, fmt, replications, seed):
     oversubscribed = cpu_oversubscribed(plan)
     from faascope.designs.cost import estimate_plan_cost, storage_line, summary_line
     cost = estimate_plan_cost(plan, loaded.spec.provider.parsed_settings())
+    assumed = _assumed_figures(plan) if loaded.spec.provider.kind == "local" else {}
     if fmt == "json":
         out = plan.to_json(estimate=est)
         out["cost_estimate"] = cost
         out["cpu_oversubscribed"] = oversubscribed
+        out["assumed_figures"] = assumed
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
@@ -138,6 +148,12 @@ def plan_command(spec, fmt, replications, seed):
         con.print(storage_line(cost))
     for note in plan.notes:
         con.print(f"note: {note}")
+    if assumed:
+        keys = sorted({k for ks in assumed.values() for k in ks})
+        con.print(f"[yellow]warning[/yellow]: {len(assumed)} of {len(plan.cells)} cell(s) rest on calibration "
+                  f"figures marked assumed (no published measurement sets them): {', '.join(keys)}; where "
+                  "those bind, absolute values are the local model's, and nothing published checks them "
+                  "(the report's 'What the local figures rest on', docs/platform.md)")
     if oversubscribed:
         worst = max(oversubscribed, key=lambda o: o["promised_vcpu"])
         con.print(f"[yellow]warning[/yellow]: {len(oversubscribed)} cell(s) promise their instances more "

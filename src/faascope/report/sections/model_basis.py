@@ -1,10 +1,10 @@
 """The `model_basis` section (local campaigns): what each cell's figures rest on, the
 calibration entries that bound it with the role its table gives each (published, fit,
-assumed), and what no entry models (faascope.analysis.model_basis). Cells resting on an assumed
+assumed), and what no entry models (faascope.designs.model_basis). Cells resting on an assumed
 figure get a warning, repeated under the answer: their absolute values are the model's."""
 from __future__ import annotations
 
-from faascope.analysis.model_basis import CellBasis, Figure, campaign_basis
+from faascope.designs.model_basis import CellBasis, Figure, campaign_basis
 from faascope.report.items import Block, Text, table
 from faascope.report.sections.context import Ctx
 from faascope.units import format_measure
@@ -29,9 +29,9 @@ def assumed_warning(basis: dict[str, CellBasis]) -> str | None:
         return None
     keys = sorted({f.key for k in cells for f in basis[k].assumed})
     return (f"{len(cells)} of {len(basis)} cell(s) rest on figures the calibration tables mark "
-            f"*assumed* (no published measurement): {', '.join(f'`{k}`' for k in keys)}. Their absolute "
-            "values are the local model's, not the cloud's, and may be far from it; compare "
-            "levels within this campaign, and take absolute values from a run on the cloud "
+            f"*assumed* (no published measurement sets them): {', '.join(f'`{k}`' for k in keys)}. Where "
+            "those bind, the absolute values are the local model's, and nothing published checks them; "
+            "compare levels within this campaign, and take absolute values from a run on the cloud "
             "([what each rests on](#model_basis)).")
 
 
@@ -58,7 +58,7 @@ def model_basis_section(ctx: Ctx) -> Block | None:
         rows.append([cells, _figures(list(figs)), "; ".join(unmod) or "–"])
     b.items.append(table("Per cell: the calibration entries that bound it, and what no entry models",
                          ["cells", "rests on (role)", "not modelled: this machine's"], rows,
-                         ["The rules are faascope.analysis.model_basis; each entry's value, role, source "
+                         ["The rules are faascope.designs.model_basis; each entry's value, role, source "
                           "and note are its calibration table's (faascope/calibration/tables/TABLE.json, "
                           "docs/platform.md, \"Calibrated profiles\"). "
                           "published: as a study or vendor published it; fit: fitted to published "
