@@ -3,7 +3,6 @@ published figures, fit vs held out, the 2024 study's decisions, and the JSON's s
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,38 +141,20 @@ def test_json_has_every_field_per_metric():
 
 def test_tmp_spec_plans_exactly_the_thesis_cells_on_both_profiles(tmp_path):
     cfg = battery.BatteryConfig(profiles=("lambda",), quick=True, workdir=tmp_path)
-    specs = battery.specs(cfg, "http://127.0.0.1:1")
-    got, cold = [], {}
-    for name in battery.TMP_CAMPAIGNS.values():
-        loaded = parse_spec(specs[name], name)
-        plan = build_plan(loaded, seed=1)
-        cold[name] = loaded.spec.design.cold_mode
-        got += [(c.levels["profile"], c.payload["workload"]["op"], c.function.memory_mb,
-                 c.payload["workload"]["file_size"], c.payload["workload"]["io_size"]) for c in plan.cells]
-        for c in plan.cells:
-            w = c.payload["workload"]
-            assert w["engine"] == "dd"
-            # as the thesis: dd iflag=direct for reads, dd if=/dev/urandom (page cache allowed) for writes
-            assert (bool(w.get("direct")), w.get("source", "zero")) == \
-                ((True, "zero") if w["op"] == "read" else (False, "urandom"))
-    want = [(p, c.workload_op, c.memory_mb, battery.local_file_size(c, cfg), c.io_size)
-            for p in ("lambda", "gcf") for c in metrics.THESIS_CELLS]
-    assert sorted(got) == sorted(want)
-    # as the thesis's timestamps say: writes after long idle (fresh), reads warm right after them
-    assert cold == {"tmp": "none", "tmp-write": "every"}
-
-
-def test_thesis_writes_ran_after_long_idle_and_reads_right_after_them():
-    """The thesis's own timestamps (its data as shipped in examples/data/thesis-2024): what the
-    battery's cold writes and warm reads rest on (TMP_CAMPAIGNS)."""
-    import pandas as pd
-    csv = Path(__file__).resolve().parents[2] / "examples" / "data" / "thesis-2024" / "main_experiment.csv"
-    df = pd.read_csv(csv, parse_dates=["occurred_at"]).sort_values("occurred_at")
-    df["gap"] = df.groupby(["system_name", "resource_tier"])["occurred_at"].diff().dt.total_seconds()
-    writes = df[df["experiment_name"] == "URANDOM_WRITE"]
-    reads = df[df["experiment_name"] == "DIRECT_READ"]
-    assert writes["gap"].min() > 120 and writes["gap"].quantile(0.05) > 800
-    assert reads["gap"].median() <= 10
+    spec = battery.specs(cfg, "http://127.0.0.1:1")["tmp"]
+    plan = build_plan(parse_spec(spec, "tmp"), seed=1)
+    got = sorted((c.levels["profile"], c.payload["workload"]["op"], c.function.memory_mb,
+                  c.payload["workload"]["file_size"], c.payload["workload"]["io_size"])
+                 for c in plan.cells)
+    want = sorted((p, c.workload_op, c.memory_mb, battery.local_file_size(c, cfg), c.io_size)
+                  for p in ("lambda", "gcf") for c in metrics.THESIS_CELLS)
+    assert got == want
+    for c in plan.cells:
+        w = c.payload["workload"]
+        assert w["engine"] == "dd"
+        # as the thesis: dd iflag=direct for reads, dd if=/dev/urandom (page cache allowed) for writes
+        assert (bool(w.get("direct")), w.get("source", "zero")) == \
+            ((True, "zero") if w["op"] == "read" else (False, "urandom"))
 
 
 @pytest.mark.parametrize("profiles", [("lambda", "gcf"), ("lambda",), ("gcf",)])

@@ -121,46 +121,33 @@ def local_file_size(cell: ThesisCell, cfg: BatteryConfig) -> int:
     return cfg.scaled_file(cell.workload_op) if cell.large else cell.file_size
 
 
-#: the thesis's /tmp cells as two campaigns, per workload op. Its timestamps say how it ran
-#: them: every write came after the function had been idle for 837 s or more (median 1,575 s
-#: for the 1 GB writes, over 7,000 s for the 10 KB ones), so on a fresh or long-idle instance,
-#: and every read 5-10 s after the write that laid out its file, on the same warm instance. Here
-#: the writes run each on a fresh instance (cold: every) and the reads warm: ten writes in a row
-#: on one warm instance overwrite the last one's 256 MiB file, which here made the lambda
-#: profile's 128 KiB writes ~x1.1 slower a call (median 523 us warm against 476 us cold; the
-#: gcf profile's tmpfs 487 against 508) and reversed the thesis's Lambda-faster decision.
-TMP_CAMPAIGNS = {"read": "tmp", "write": "tmp-write"}
-
-
-def tmp_spec(cfg: BatteryConfig, provider: dict, op: str) -> dict:
-    """The thesis's /tmp cells of one workload op with dd, as it ran them (TMP_CAMPAIGNS)."""
-    big = format_size(cfg.scaled_file(op))
-    overrides = ({"direct": True, "prepare": True} if op == "read" else {"source": "urandom"})
-    return {
-        "name": f"fidelity-{TMP_CAMPAIGNS[op]}",
-        "description": f"The 2024 thesis's /tmp {op} cells with dd, as it ran them (the 1 GB file "
-                       f"scaled to {big}: the time per I/O call is compared)"
-                       + ("; each invocation on a fresh instance, as the thesis's writes ran after "
-                          "the function had been idle 14 minutes or more" if op == "write" else ""),
-        "provider": provider,
-        "function": {"memory_mb": 128, "ephemeral_mb": 512, "timeout_s": 900},
-        "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential", "op": op,
-                     **overrides},
-        # both profiles always: the study's decisions compare them
-        "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
-                    "file_size": ["10KB", big], "io_size": ["512B", "128KiB"]},
-        "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
-                   "cold": "every" if op == "write" else False,
-                   "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB"]},
-    }
-
-
 def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
     """The battery's specs, as ``faascope run`` takes them."""
     provider = {"kind": "local", "settings": {"endpoint_url": endpoint,
                                               "data_dir": str(cfg.workdir)}}
     big_read, big_write = (format_size(cfg.scaled_file(op)) for op in ("read", "write"))
-    out: dict[str, dict] = {name: tmp_spec(cfg, provider, op) for op, name in TMP_CAMPAIGNS.items()}
+    out: dict[str, dict] = {
+        "tmp": {
+            "name": "fidelity-tmp",
+            "description": "The 2024 thesis's /tmp cells with dd, as it ran them (the 1 GB file "
+                           f"scaled to {big_read} for reads and {big_write} for writes: the time "
+                           "per I/O call is compared)",
+            "provider": provider,
+            "function": {"memory_mb": 128, "ephemeral_mb": 512, "timeout_s": 900},
+            "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential"},
+            # both profiles always: the study's decisions compare them
+            "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
+                        "file_size": ["10KB", big_read, big_write],
+                        "io_size": ["512B", "128KiB"],
+                        "op": ["read", "write"]},
+            "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
+                          {"when": "op == 'write'", "set": {"source": "urandom"}}],
+            "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
+                       "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB",
+                                 f"file_size != {big_read} or op == 'read'",
+                                 f"file_size != {big_write} or op == 'write'"]},
+        },
+    }
     if "lambda" in cfg.profiles:
         nb = NETWORK_BYTES[0 if cfg.quick else 1]
         out["network"] = {
@@ -253,8 +240,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
 # ------------------------------------------------------------------------------ reading
 def read_all(cfg: BatteryConfig, results: dict[str, Path]) -> dict[str, Local]:
     """The local figure of every metric the battery's results files hold."""
-    readers = {**{name: (lambda db: read_tmp(db, cfg)) for name in TMP_CAMPAIGNS.values()},
-               "network": read_network,
+    readers = {"tmp": lambda db: read_tmp(db, cfg), "network": read_network,
                "object": lambda db: read_storage(db, "object"),
                "kv": lambda db: read_storage(db, "kv"), "warm": read_warm, "cold": read_cold}
     local: dict[str, Local] = {}
@@ -307,17 +293,12 @@ def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
     """Time per dd I/O call per profile and thesis cell (median over invocations)."""
     df = _measured(db)
     out: dict[str, Local] = {}
-    # one campaign per workload op (TMP_CAMPAIGNS): its cells only; the op is each invocation's
-    # own (workload_op), not a factor
-    ops = set(df["workload_op"].dropna())
     for profile in ("lambda", "gcf"):
         for c in THESIS_CELLS:
-            if c.workload_op not in ops:
-                continue
             size = local_file_size(c, cfg)
             sel = df[(df["profile"] == profile) & (pd.to_numeric(df["memory"]) == c.memory_mb)
                      & (pd.to_numeric(df["file_size"]) == size)
-                     & (pd.to_numeric(df["io_size"]) == c.io_size) & (df["workload_op"] == c.workload_op)]
+                     & (pd.to_numeric(df["io_size"]) == c.io_size) & (df["op"] == c.workload_op)]
             per_call = (pd.to_numeric(sel["latency_seconds"]) / pd.to_numeric(sel["ops"])).dropna()
             direct = [_bool(v) for v in sel["direct_effective"]] if c.op == "direct_read" else []
             facts = {"memory_mb": c.memory_mb, "file_size": size,
