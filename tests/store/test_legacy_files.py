@@ -26,7 +26,8 @@ the summaries were regenerated for it, and the analysis check shows 0.1.0's ANOV
 cell statistics unchanged. Issue #25 then made a test decide predictability (the CV test,
 faascope.analysis.cv_test, which needs 90 values a cell; the predictability table gained its T
 and p): the summaries were regenerated for that text only (these cells of 3-4 values are too few
-for it, as they were for the CV intervals).
+for it, as they were for the CV intervals). Issue #26 added the section saying what a local
+campaign's figures rest on (faascope.designs.model_basis): that section only, no line removed.
 """
 from __future__ import annotations
 

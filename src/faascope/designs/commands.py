@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import click
 
+from faascope.provider_kinds import provider_kind
 from faascope.schemas import unit_of, workload_def, workload_kinds
 from faascope.units import format_size
 
@@ -85,7 +86,8 @@ def plan_command(spec, fmt, replications, seed):
     oversubscribed = cpu_oversubscribed(plan)
     from faascope.designs.cost import estimate_plan_cost, storage_line, summary_line
     cost = estimate_plan_cost(plan, loaded.spec.provider.parsed_settings())
-    assumed = _assumed_figures(plan) if loaded.spec.provider.kind == "local" else {}
+    kind = provider_kind(loaded.spec.provider.kind)
+    assumed = _assumed_figures(plan) if kind is not None and kind.has_profiles else {}
     if fmt == "json":
         out = plan.to_json(estimate=est)
         out["cost_estimate"] = cost

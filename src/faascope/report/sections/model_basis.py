@@ -5,11 +5,11 @@ figure get a warning, repeated under the answer: their absolute values are the m
 from __future__ import annotations
 
 from faascope.designs.model_basis import CellBasis, Figure, campaign_basis
+from faascope.provider_kinds import provider_kind
 from faascope.report.items import Block, Text, table
 from faascope.report.sections.context import Ctx
 from faascope.units import format_measure
 
-LOCAL = "local"
 #: the cells listed by key in one row before the row says only how many
 MAX_KEYS = 4
 
@@ -17,7 +17,8 @@ MAX_KEYS = 4
 def local_basis(ctx: Ctx) -> dict[str, CellBasis] | None:
     """cell key -> basis for a local campaign's results store; None for anything else."""
     src = ctx.data.source
-    if src.kind != "store" or not src.plan or (src.campaign or {}).get("provider") != LOCAL:
+    kind = provider_kind((src.campaign or {}).get("provider"))
+    if src.kind != "store" or not src.plan or kind is None or not kind.has_profiles:
         return None
     return campaign_basis(src.plan, src.events)
 
