@@ -11,26 +11,17 @@
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
 import pandas as pd
 
 from faascope.store.reader import ResultsFile, is_results_path
-from faascope.store.schema import ADAPTIVE_PLAN_EVENT, ROUND_ADDED_EVENT
+from faascope.store.schema import ADAPTIVE_PLAN_EVENT, ROUND_ADDED_EVENT, event_detail
 
 #: the reason ``run --target-ci`` gives its rounds (also before schema version 6)
 TARGET_REASON = "target CI"
 EARLIER_RULE = "stop when the cell's CI is narrow enough (faascope before schema version 6)"
-
-
-def _detail(ev: dict) -> dict:
-    try:
-        d = json.loads(ev.get("detail_json") or "{}")
-    except ValueError:
-        return {}
-    return d if isinstance(d, dict) else {}
 
 
 def adaptive_facts_of(path: str | Path) -> Optional[dict[str, Any]]:
@@ -57,9 +48,9 @@ def adaptive_facts(events: list[dict], rows) -> Optional[dict[str, Any]]:
     (cells; a cell with values but no plan is not reached), ``plans`` (how many were recorded:
     a later target is planned from the same pilot) and ``pilot_complete`` (False while no plan
     exists: a pilot a budget cut short)."""
-    rounds = [_detail(e) for e in events if e["kind"] == ROUND_ADDED_EVENT]
+    rounds = [event_detail(e) for e in events if e["kind"] == ROUND_ADDED_EVENT]
     adaptive_rounds = [r for r in rounds if str(r.get("reason", "")).startswith(TARGET_REASON)]
-    plans = [_detail(e) for e in events if e["kind"] == ADAPTIVE_PLAN_EVENT]
+    plans = [event_detail(e) for e in events if e["kind"] == ADAPTIVE_PLAN_EVENT]
     if not plans and not adaptive_rounds:
         return None
     if not plans and any("stage" not in r for r in adaptive_rounds):

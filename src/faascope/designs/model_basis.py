@@ -15,13 +15,15 @@ entry a table does not have.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping
 
 from faascope import calibration
-from faascope.schemas import request_schema
+from faascope.designs.model_inputs import Inputs
+from faascope.schemas import workload_def
+from faascope.store.schema import STANDINS_EVENT, latest_event_detail
 from faascope.tiers import CPU_TIERS_TABLE as CPU_TABLE
+from faascope.tiers import LAMBDA_TIER_KEY, TierError, gcf_tier_key
 
 #: the profiles with a table of their own (``platform-<profile>``)
 PROFILE_TABLE = calibration.PLATFORM_TABLES
@@ -60,11 +62,6 @@ def _concurrent(cell: Mapping[str, Any]) -> bool:
     return int(load.get("burst_size") or 1) > 1 or int((cell.get("levels") or {}).get("burst_size") or 1) > 1
 
 
-def _gcf_cpu_key(memory_mb: int) -> Optional[str]:
-    key = f"gcf_vcpu_m{memory_mb}"
-    return key if key in calibration.load_table(CPU_TABLE).entries else None
-
-
 def cell_basis(cell: Mapping[str, Any], shaped: Iterable[str] = ()) -> CellBasis:
     """The figures one plan cell (its resolved ``function`` and ``workload``, and ``load`` for
     bursts) rests on. ``shaped``: the stand-in kinds (s3, dynamodb) whose latencies were shaped
@@ -94,7 +91,7 @@ def cell_basis(cell: Mapping[str, Any], shaped: Iterable[str] = ()) -> CellBasis
             return
         plat(f"tmp_{side}_bps", f"{what}: bandwidth")
         plat(f"tmp_{side}_iops", f"{what}: operations per second")
-        if memory and memory < calibration.load_table(ptable).value("tmp_limits_memory"):
+        if Inputs().tmp_memory_factor(profile, memory) < 1:   # the platform's memory scale applies
             plat("tmp_limits_memory", f"{what}: the memory size the limits hold from")
             plat("tmp_limits_memory_exponent", f"{what}: how the limits shrink below it")
         if _concurrent(cell):
@@ -152,12 +149,7 @@ def cell_basis(cell: Mapping[str, Any], shaped: Iterable[str] = ()) -> CellBasis
 
 def _default(kind: str, field: str) -> Any:
     """A workload field's default, from the agent's request schema (the one source)."""
-    defs = request_schema()["$defs"]
-    prop = defs[kind]["properties"][field]
-    while "$ref" in prop:
-        _, k, _, f = prop["$ref"].lstrip("#/").split("/")
-        prop = defs[k]["properties"][f]
-    return prop.get("default")
+    return workload_def(kind)["properties"][field].get("default")
 
 
 def _services(wl: Mapping[str, Any]) -> list[str]:
@@ -180,12 +172,13 @@ def _services(wl: Mapping[str, Any]) -> list[str]:
 def _cpu(profile: str, memory: int, what: str) -> list[tuple[str, str, str]]:
     out = []
     if profile == "lambda":
-        out.append((CPU_TABLE, "lambda_mb_per_vcpu", f"{what}: vCPU share"))
+        out.append((CPU_TABLE, LAMBDA_TIER_KEY, f"{what}: vCPU share"))
         out.append((PROFILE_TABLE[profile], "cpu_period", f"{what}: CPU quota period"))
     elif profile == "gcf":
-        key = _gcf_cpu_key(memory)
-        if key:
-            out.append((CPU_TABLE, key, f"{what}: vCPU share"))
+        try:
+            out.append((CPU_TABLE, gcf_tier_key(memory), f"{what}: vCPU share"))
+        except TierError:   # above GCF's largest tier: no published share to name
+            pass
         out.append((PROFILE_TABLE[profile], "cpu_speed", f"{what}: speed of GCF's CPU against this machine's"))
         out.append((PROFILE_TABLE[profile], "syscall_cost", f"{what}: cost of a system call in GCF's sandbox"))
     return out
@@ -207,19 +200,13 @@ def _resolve(need: list[tuple[str, str, str]]) -> list[Figure]:
 def shaped_by_profile(events: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     """profile -> the stand-in kinds shaped for it, from a campaign's latest ``standins`` event
     (its ``shaping``: profile -> {endpoints: {kind: …}} or None)."""
-    found = [e for e in events if e.get("kind") == "standins"]
-    if not found:
-        return {}
-    try:
-        detail = json.loads(found[-1].get("detail_json") or "{}")
-    except ValueError:
-        return {}
+    detail = latest_event_detail(list(events), STANDINS_EVENT) or {}
     return {p: sorted((s or {}).get("endpoints", {})) for p, s in (detail.get("shaping") or {}).items() if s}
 
 
 def campaign_basis(plan: Mapping[str, Any], events: Iterable[Mapping[str, Any]] = ()) -> dict[str, CellBasis]:
     """cell key -> what it rests on, for every cell of a local campaign's plan."""
-    shaped = shaped_by_profile(list(events))
+    shaped = shaped_by_profile(events)
     cold = (plan.get("cold") or "none") != "none"
     out = {}
     for c in plan.get("cells") or []:

@@ -60,7 +60,7 @@ from faascope.providers.base import Provider, make_provider
 from faascope.providers.local import LocalProvider
 from faascope.providers.packaging import needs_s3_upload
 from faascope.standins import capacity, shaping
-from faascope.store.schema import HOST_CAPACITY_EVENT, PLATFORM_EVENT
+from faascope.store.schema import HOST_CAPACITY_EVENT, PLATFORM_EVENT, STANDINS_EVENT
 from faascope.standins.needs import Needs, needs_of
 
 #: the Lambda Runtime API's port inside every sandbox (docs/platform.md): the platform's own API
@@ -218,7 +218,7 @@ def open_provider(kind: str, settings: Any, payloads: Iterable[Mapping],
                      "standins": sorted(wired.used.servers)} if n else {})
         wired.tell_start()
         if event is not None and n:
-            event("standins", wired.event_detail())
+            event(STANDINS_EVENT, wired.event_detail())
             # what the host can deliver per stand-in and device (a few seconds; local only:
             # a cloud's storage is not this machine's)
             event(HOST_CAPACITY_EVENT, capacity.probe(wired.used, n.kinds))

@@ -45,6 +45,8 @@ through :mod:`faascope.store.reader`.
 """
 from __future__ import annotations
 
+import json
+
 # Each workload kind's measures (column, SQL over the invocations row ``i``, meaning, unit,
 # direction) live in the measures table: one list feeds the view below, the docs' table of
 # columns (docs/workloads.md; a test keeps the two equal) and every command that ranks levels.
@@ -141,6 +143,26 @@ MAY_HAVE_RUN_STOP_EVENT = "may_have_run_stop"
 #: cell_key, replication, kind, and ``superseded``: the replaced invocations row whole, with
 #: ``superseded_member``, its burst member row, in a burst campaign)
 MAY_HAVE_RUN_RERUN_EVENT = "may_have_run_rerun"
+#: the event kind that says which local servers stood in for cloud storage and how each profile
+#: was shaped (faascope.standins.wiring, ``Wired.event_detail``: servers, platform, shaping …)
+STANDINS_EVENT = "standins"
+
+
+def event_detail(event: dict) -> dict:
+    """An ``events`` row's ``detail_json`` decoded; {} when absent, unreadable or not an object."""
+    try:
+        d = json.loads(event.get("detail_json") or "{}")
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def latest_event_detail(events: list[dict], kind: str) -> dict | None:
+    """The detail of the last event of ``kind`` (a resumed campaign's latest); None without one."""
+    found = [e for e in events if e.get("kind") == kind]
+    return event_detail(found[-1]) if found else None
+
+
 #: the states of a slot of a periodic campaign
 SLOT_STATES = ("running", "done", "missed")
 

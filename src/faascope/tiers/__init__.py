@@ -35,8 +35,9 @@ CPU_TIERS_TABLE = "cpu-tiers"
 _CPU_TIERS = load_table(CPU_TIERS_TABLE)
 _GCF_PREFIX = "gcf_vcpu_m"
 
-#: AWS: "at 1,769 MB, a function has the equivalent of one vCPU"
-LAMBDA_MB_PER_VCPU = int(_CPU_TIERS.value("lambda_mb_per_vcpu"))
+#: AWS: "at 1,769 MB, a function has the equivalent of one vCPU" (its entry in the table)
+LAMBDA_TIER_KEY = "lambda_mb_per_vcpu"
+LAMBDA_MB_PER_VCPU = int(_CPU_TIERS.value(LAMBDA_TIER_KEY))
 LAMBDA_MIN_MB, LAMBDA_MAX_MB = 128, 10240
 
 #: GCF 2nd gen: memory tier (MB = MiB) -> default vCPU, smallest tier first
@@ -135,12 +136,22 @@ def lambda_vcpu(memory_mb: int) -> float:
     return memory_mb / LAMBDA_MB_PER_VCPU
 
 
+def gcf_tier(memory_mb: int) -> int:
+    """The GCF 2nd gen tier ``memory_mb`` runs in: the smallest that holds it (MB)."""
+    for m in GCF_TIERS:
+        if memory_mb <= m:
+            return m
+    raise TierError(f"GCF 2nd gen has no tier above {max(GCF_TIERS)} MB")
+
+
+def gcf_tier_key(memory_mb: int) -> str:
+    """The cpu-tiers table's entry of the GCF tier ``memory_mb`` runs in."""
+    return f"{_GCF_PREFIX}{gcf_tier(memory_mb)}"
+
+
 def gcf_vcpu(memory_mb: int) -> float:
     """The GCF 2nd gen tier's vCPU for ``memory_mb`` (the smallest tier that holds it)."""
-    for m, c in GCF_TIERS.items():
-        if memory_mb <= m:
-            return c
-    raise TierError(f"GCF 2nd gen has no tier above {max(GCF_TIERS)} MB")
+    return GCF_TIERS[gcf_tier(memory_mb)]
 
 
 def round3(x: float) -> float:

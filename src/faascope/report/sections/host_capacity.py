@@ -4,24 +4,12 @@ every cell whose aggregate demand reached HOST_BOUND_FRACTION of it (the ``host_
 faascope.analysis.host_bound): there the host, not the modelled cloud, set the result."""
 from __future__ import annotations
 
-import json
-
 from faascope.analysis.host_bound import HOST_BOUND_FRACTION
 from faascope.report.items import Block, Text, table
 from faascope.report.sections.context import Ctx
-from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT
+from faascope.store.schema import HOST_BOUND_EVENT, HOST_CAPACITY_EVENT, latest_event_detail
 
 MiB = 1 << 20
-
-
-def _latest(events: list[dict], kind: str) -> dict | None:
-    found = [e for e in events if e.get("kind") == kind]
-    if not found:
-        return None
-    try:
-        return json.loads(found[-1].get("detail_json") or "{}")
-    except ValueError:
-        return None
 
 
 def _rate(v) -> str:
@@ -50,8 +38,8 @@ def host_capacity_section(ctx: Ctx) -> Block | None:
     src = ctx.data.source
     if src.kind != "store":
         return None
-    probe = _latest(src.events, HOST_CAPACITY_EVENT)
-    bound = _latest(src.events, HOST_BOUND_EVENT) or {}
+    probe = latest_event_detail(src.events, HOST_CAPACITY_EVENT)
+    bound = latest_event_detail(src.events, HOST_BOUND_EVENT) or {}
     if not probe and not bound.get("cells_cpu_oversubscribed"):
         return None
     b = Block("host_capacity", "Host capacity: where this machine, not the modelled cloud, was the bottleneck")

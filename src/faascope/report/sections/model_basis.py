@@ -15,16 +15,19 @@ MAX_KEYS = 4
 
 
 def local_basis(ctx: Ctx) -> dict[str, CellBasis] | None:
-    """cell key -> basis for a local campaign's results store; None for anything else."""
-    src = ctx.data.source
-    kind = provider_kind((src.campaign or {}).get("provider"))
-    if src.kind != "store" or not src.plan or kind is None or not kind.has_profiles:
-        return None
-    return campaign_basis(src.plan, src.events)
+    """cell key -> basis for a local campaign's results store; None for anything else. Worked
+    out once per report (the answer and this section both need it)."""
+    if "model_basis" not in ctx.extra:
+        src = ctx.data.source
+        kind = provider_kind((src.campaign or {}).get("provider"))
+        local = src.kind == "store" and src.plan and kind is not None and kind.has_profiles
+        ctx.extra["model_basis"] = campaign_basis(src.plan, src.events) if local else None
+    return ctx.extra["model_basis"]
 
 
-def assumed_warning(basis: dict[str, CellBasis]) -> str | None:
-    """The sentence that warns of cells resting on assumed figures; None when none does."""
+def assumed_warning(basis: dict[str, CellBasis], link: bool = True) -> str | None:
+    """The sentence that warns of cells resting on assumed figures; None when none does.
+    ``link``: end with a link to this section (not in the section itself)."""
     cells = [k for k, b in basis.items() if b.assumed]
     if not cells:
         return None
@@ -32,8 +35,8 @@ def assumed_warning(basis: dict[str, CellBasis]) -> str | None:
     return (f"{len(cells)} of {len(basis)} cell(s) rest on figures the calibration tables mark "
             f"*assumed* (no published measurement sets them): {', '.join(f'`{k}`' for k in keys)}. Where "
             "those bind, the absolute values are the local model's, and nothing published checks them; "
-            "compare levels within this campaign, and take absolute values from a run on the cloud "
-            "([what each rests on](#model_basis)).")
+            "compare levels within this campaign, and take absolute values from a run on the cloud"
+            + (" ([what each rests on](#model_basis))." if link else "."))
 
 
 def _value(f: Figure) -> str:
@@ -72,7 +75,7 @@ def model_basis_section(ctx: Ctx) -> Block | None:
         b.items.append(table("The entries", ["table", "entry", "value", "role", "bounds", "source"],
                              [[f.table, f"`{f.key}`", _value(f), f.role, f.bounds, f.source]
                               for f in seen.values()]))
-    warn = assumed_warning(basis)
+    warn = assumed_warning(basis, link=False)
     if warn:
-        b.items.append(Text(warn.replace(" ([what each rests on](#model_basis))", ""), "warn"))
+        b.items.append(Text(warn, "warn"))
     return b

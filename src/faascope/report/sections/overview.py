@@ -3,8 +3,6 @@ cells, counts, errors, retries, duration, machine and versions), or, for a forei
 known about it; then what this report analyses."""
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from faascope.analysis.adaptive_record import adaptive_note
@@ -13,7 +11,8 @@ from faascope.analysis.levels import factor_info
 from faascope.report.numbers import fmt_duration
 from faascope.report.items import Block, Details, KeyValues, Text, table
 from faascope.report.sections.context import Ctx
-from faascope.store.schema import PROVENANCE_EVENT, SLOT_MISSED_EVENT
+from faascope.store.schema import (PROVENANCE_EVENT, SLOT_MISSED_EVENT, STANDINS_EVENT, event_detail,
+                                    latest_event_detail)
 
 
 def overview_section(ctx: Ctx) -> Block:
@@ -224,22 +223,9 @@ def _table_overview(ctx: Ctx, b: Block) -> None:
 def _standins_served(events: list[dict]) -> str:
     """Which local servers stood in for cloud storage, and their versions (the campaign's
     ``standins`` events; the latest when a campaign was resumed)."""
-    found = [e for e in events if e.get("kind") == "standins"]
-    if not found:
-        return ""
-    try:
-        detail = json.loads(found[-1].get("detail_json") or "{}")
-    except ValueError:
-        return ""
+    detail = latest_event_detail(events, STANDINS_EVENT) or {}
     return ", ".join(f"{s.get('kind')}: {s.get('server')} {s.get('version') or ''}".strip()
                      for s in detail.get("servers", []))
-
-
-def _detail(event: dict) -> dict:
-    try:
-        return json.loads(event.get("detail_json") or "{}")
-    except ValueError:
-        return {}
 
 
 def _load(d: dict | None) -> str:
@@ -255,7 +241,7 @@ def provenance_table(events: list[dict]):
     for e in events:
         if e.get("kind") != PROVENANCE_EVENT:
             continue
-        d = _detail(e)
+        d = event_detail(e)
         if d.get("phase") == "start":
             runs.append([d])
         elif runs:
