@@ -65,6 +65,7 @@ type profileCalibration struct {
 	cpuSpeed     float64        // the provider's vCPU speed relative to lambda's (cpuspeed.go); 0 = 1
 	cpuPeriod    int64          // the CFS period in µs (cpuperiod.go); 0 = the kernel's default
 	syscallUs    float64        // the extra cost of every system call (syscallcost.go); 0 = none
+	closeUs      float64        // the extra cost of every close (closecost.go); 0 = none
 	initVCPU     float64        // the CPU during INIT (initcpu.go); 0 = the profile's share
 	initOverhead time.Duration  // the modelled time inside INIT (initcpu.go); 0 = none
 }
@@ -168,6 +169,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 	pc.cpuSpeed = get(keyCPUSpeed, "1")
 	pc.cpuPeriod = round(get(keyCPUPeriod, "ms") * 1000)
 	pc.syscallUs = get(keySyscallCost, "us")
+	pc.closeUs = get(keyCloseCost, "us")
 	pc.initVCPU = get(keyInitVCPU, "vCPU")
 	pc.initOverhead = time.Duration(get(keyInitOverhead, "ms") * float64(time.Millisecond))
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
@@ -209,6 +211,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 	lim.CPUSpeed = pc.cpuSpeed
 	lim.CPUPeriodUs = pc.cpuPeriod
 	lim.SyscallCostUs = pc.syscallUs
+	lim.CloseCostUs = pc.closeUs
 	lim.InitVCPU, lim.InitOverhead = pc.initVCPU, pc.initOverhead
 	if pc.fetchBps > 0 && packageBytes > 0 {
 		lim.ModelledColdStart += time.Duration(float64(packageBytes) / pc.fetchBps * float64(time.Second))
@@ -244,6 +247,8 @@ type CalibrationInfo struct {
 	// once the probe has run (syscallcost.go).
 	SyscallCostUs   float64 `json:"syscall_cost_us,omitempty"`
 	SyscallPadInsns int     `json:"syscall_pad_insns,omitempty"`
+	// CloseCostUs is the extra cost of every close in the profile's sandboxes (0 = none).
+	CloseCostUs float64 `json:"close_cost_us,omitempty"`
 }
 
 // Info lists the tables in force per profile (empty without a calibration).
@@ -260,7 +265,8 @@ func (c *Calibration) Info() map[string]CalibrationInfo {
 	for _, n := range names {
 		t := c.profiles[n].table
 		info := CalibrationInfo{Table: t.Table, Version: t.Version, Overridden: t.Overridden,
-			FrontEndMs: float64(c.profiles[n].frontEnd) / 1e6, SyscallCostUs: c.profiles[n].syscallUs}
+			FrontEndMs: float64(c.profiles[n].frontEnd) / 1e6, SyscallCostUs: c.profiles[n].syscallUs,
+			CloseCostUs: c.profiles[n].closeUs}
 		if info.SyscallCostUs > 0 && syscallProbeDone() != nil {
 			info.SyscallPadInsns, _ = syscallPadInsns(info.SyscallCostUs)
 		}
@@ -276,6 +282,19 @@ func (c *Calibration) hasSyscallCost() bool {
 	}
 	for _, pc := range c.profiles {
 		if pc.syscallUs > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCloseCost reports whether any profile sets a cost of a close (its probe then runs at start).
+func (c *Calibration) hasCloseCost() bool {
+	if c == nil {
+		return false
+	}
+	for _, pc := range c.profiles {
+		if pc.closeUs > 0 {
 			return true
 		}
 	}

@@ -186,6 +186,9 @@ func New(cfg Config) (*Platform, error) {
 			return nil, fmt.Errorf("syscall_cost: %w", err)
 		}
 	}
+	if cfg.Isolation == "namespaces" && cfg.Calibration.hasCloseCost() {
+		closeNotifyRoundTrip() // the same: measured before the machine is loaded
+	}
 	if cfg.Isolation == "namespaces" {
 		if err := p.setupBlockIO(); err != nil {
 			p.tmpPool.close()

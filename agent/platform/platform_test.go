@@ -39,6 +39,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) > 1 && os.Args[1] == CloseCostProbeArg { // as main does (closecost.go)
+		if err := RunCloseCostProbe(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "close cost probe:", err)
+			os.Exit(127)
+		}
+		os.Exit(0)
+	}
 	// The sandbox init re-executes the test binary: route that to the init, as main does, and
 	// end there. It comes before anything the tests themselves need: every sandbox the tests
 	// start runs this, and a temporary directory made here first was left behind by each

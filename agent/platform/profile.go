@@ -35,6 +35,9 @@ type Limits struct {
 	// SyscallCostUs is the extra time of every system call in the sandbox, from the profile's
 	// calibration (syscallcost.go); 0 = none.
 	SyscallCostUs float64 `json:"syscall_cost_us,omitempty"`
+	// CloseCostUs is the extra time of every close(2) in the sandbox, from the profile's
+	// calibration (closecost.go); 0 = none.
+	CloseCostUs float64 `json:"close_cost_us,omitempty"`
 	// InitVCPU is the CPU the sandbox gets during INIT, from the profile's calibration
 	// (initcpu.go); 0 or less than the profile's share = the share. InitOverhead is the
 	// modelled time the provider spends inside INIT (initcpu.go); 0 = none.

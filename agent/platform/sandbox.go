@@ -46,6 +46,10 @@ type SandboxSpec struct {
 	// SyscallPadInsns is the padding filter installed after the policy, the profile's
 	// per-system-call cost on this machine (syscallcost.go); 0 = none.
 	SyscallPadInsns int `json:"syscall_pad_insns"`
+	// CloseFD is the socket the init may hand a close listener over (closecost.go); CloseCost
+	// says it must: the profile's close_cost, served by the platform.
+	CloseFD   int  `json:"close_fd"`
+	CloseCost bool `json:"close_cost"`
 }
 
 // SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
@@ -246,6 +250,7 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		SharedIDMap: sp.sharedIDMap, ReportFD: sp.reportFD,
 		CgroupDirs: sb.Cgroup.Dirs(), CgroupV2: sb.Cgroup.V2(),
 		Blkio: sb.Cgroup.blkioTarget(), TmpIO: o.Limits.TmpIO,
+		CloseFD: sp.closeFD, CloseCost: o.Limits.CloseCostUs > 0,
 	}
 	if spec.SyscallPadInsns, err = syscallPadInsns(o.Limits.SyscallCostUs); err != nil {
 		return sb, err
@@ -279,6 +284,14 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 	}
 	sb.Setup = time.Since(t0)
 	sb.Steps = st.steps
+	// The close listener's server starts before the init may hand it over (closecost.go).
+	if sock := sp.takeCloseSock(); sock != nil {
+		if spec.CloseCost {
+			go receiveCloseNotify(sock, time.Duration(o.Limits.CloseCostUs*float64(time.Microsecond)))
+		} else {
+			sock.Close()
+		}
+	}
 	// The spec is the go-ahead: the init reads it to the end, then builds its root.
 	err = sp.release(spec)
 	return sb, err
@@ -450,6 +463,9 @@ func (sb *Sandbox) Destroy() {
 	if sb.spare != nil {
 		if sb.spare.gate != nil {
 			sb.spare.gate.Close()
+		}
+		if s := sb.spare.takeCloseSock(); s != nil {
+			s.Close()
 		}
 		if sb.spare.dir != "" { // never claimed
 			os.RemoveAll(sb.spare.dir)

@@ -61,6 +61,9 @@ func RunSandboxInit(specJSON string) error {
 	if s.ReportFD > 0 {
 		unix.CloseOnExec(s.ReportFD) // the bootstrap must not inherit it
 	}
+	if s.CloseFD > 0 {
+		unix.CloseOnExec(s.CloseFD)
+	}
 	st := &stepTimer{last: rep.Released}
 	if err := buildRoot(&s, st); err != nil {
 		return err
@@ -87,6 +90,13 @@ func RunSandboxInit(specJSON string) error {
 	// The profile's per-system-call cost (syscallcost.go): from here on every call pays it.
 	if err := installSyscallPad(s.SyscallPadInsns); err != nil {
 		return err
+	}
+	// The profile's cost of a close (closecost.go), served by the platform; nothing here closes
+	// a descriptor after it.
+	if s.CloseCost && s.CloseFD > 0 {
+		if err := handOverCloseNotify(s.CloseFD); err != nil {
+			return err
+		}
 	}
 	st.mark("seccomp")
 	if s.ReportFD > 0 {

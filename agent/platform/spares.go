@@ -45,13 +45,17 @@ type spareOptions struct {
 }
 
 type spare struct {
-	dir         string
-	identity    *sandboxIdentity
-	cgroup      *Cgroup
-	cmd         *exec.Cmd
-	pid         int      // the init's; its exit is collected by the reaper (reaper.go)
-	gate        *os.File // the spec goes here; closing it without one ends the init
-	reportFD    int
+	dir      string
+	identity *sandboxIdentity
+	cgroup   *Cgroup
+	cmd      *exec.Cmd
+	pid      int      // the init's; its exit is collected by the reaper (reaper.go)
+	gate     *os.File // the spec goes here; closing it without one ends the init
+	reportFD int
+	// closeSock is the platform's end of the socket the init hands a close listener over
+	// (closecost.go), closeFD the init's descriptor of the other end.
+	closeSock   *os.File
+	closeFD     int
 	sharedIDMap bool
 	report      chan initReport
 	out         *switchWriter
@@ -135,6 +139,18 @@ func spawnSpare(o spareOptions, st *stepTimer) (sp *spare, err error) {
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, repW)
 	sp.reportFD = 2 + len(cmd.ExtraFiles)
+	// Made for every spare, as its profile is not known yet; unused, it closes at the exec.
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		repR.Close()
+		outR.Close()
+		return sp, fmt.Errorf("close-cost socket: %w", err)
+	}
+	sp.closeSock = os.NewFile(uintptr(pair[0]), "close-cost")
+	initEnd := os.NewFile(uintptr(pair[1]), "close-cost-init")
+	defer initEnd.Close()
+	cmd.ExtraFiles = append(cmd.ExtraFiles, initEnd)
+	sp.closeFD = 2 + len(cmd.ExtraFiles)
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
 	if o.Network {
 		flags |= syscall.CLONE_NEWNET
@@ -170,6 +186,14 @@ func spawnSpare(o spareOptions, st *stepTimer) (sp *spare, err error) {
 	}
 	st.mark("cgroup_add")
 	return sp, nil
+}
+
+// takeCloseSock hands over the platform's end of the close-cost socket (nil once taken); it is
+// closed if nobody takes it.
+func (sp *spare) takeCloseSock() *os.File {
+	s := sp.closeSock
+	sp.closeSock = nil
+	return s
 }
 
 // alive says whether the spare's init still waits.
@@ -217,6 +241,9 @@ func (sp *spare) release(spec SandboxSpec) error {
 func (sp *spare) destroy() {
 	if sp.gate != nil {
 		sp.gate.Close()
+	}
+	if s := sp.takeCloseSock(); s != nil {
+		s.Close()
 	}
 	if sp.cgroup != nil {
 		sp.cgroup.Kill()

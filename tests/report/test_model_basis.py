@@ -50,10 +50,10 @@ def _keys(basis) -> set[str]:
     (_cell(kind="network"), {"net_one_time_burst", "net_bucket_size", "net_peak_rate", "net_refill_rate"}),
     (_cell(kind="noop", image_size=64 * MiB),
      {"cold_start_fixed", "cold_start_fetch_rate", "init_vcpu", "init_overhead"}),
-    # gcf: /tmp is memory (no device limit), system calls cost GCF's
-    (_cell(profile="gcf", kind="fileio", op="read", direct=True), {"syscall_cost"}),
+    # gcf: /tmp is memory (no device limit), system calls and closes cost GCF's
+    (_cell(profile="gcf", kind="fileio", op="read", direct=True), {"syscall_cost", "close_cost"}),
     (_cell(profile="gcf", memory=1024, kind="fileio", op="write", engine="dd", source="urandom"),
-     {"gcf_vcpu_m1024", "cpu_speed", "syscall_cost"}),
+     {"gcf_vcpu_m1024", "cpu_speed", "syscall_cost", "close_cost"}),
 ])
 def test_each_rule_names_the_entries_that_bound_the_cell(cell, want):
     """Exact sets: a typo in a rule's key, or a rule that stops applying, changes the set."""

@@ -36,6 +36,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == platform.CloseCostProbeArg {
+		if err := platform.RunCloseCostProbe(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "close cost probe:", err)
+			os.Exit(127)
+		}
+		return
+	}
 	os.Exit(run())
 }
 

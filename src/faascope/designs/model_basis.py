@@ -114,6 +114,7 @@ def cell_basis(cell: Mapping[str, Any], shaped: Iterable[str] = ()) -> CellBasis
         if wl.get("source") == "urandom" or wl.get("engine") == "dd":
             need += _cpu(profile, memory, "CPU (dd and /dev/urandom run inside the timing)")
         plat("syscall_cost", "every system call: its cost in the provider's sandbox")
+        plat("close_cost", "every close: a short program's fixed cost in the provider's sandbox")
     elif kind == "sharedfs":
         side = "write" if wl.get("op") == "write" else "read"
         plat(f"shared_{side}_bps", f"shared-file-system {side}s: bandwidth")

@@ -29,7 +29,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -195,6 +198,39 @@ def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
     return out
 
 
+#: the thesis's large-file read that no sandbox setting can move: a memory copy per call
+HOST_READ_IO = 131072
+_DD_SECONDS = re.compile(r"copied, ([0-9.]+(?:[eE][-+]?[0-9]+)?) s")
+
+
+def host_memory_read(size: int, io_size: int = HOST_READ_IO, runs: int = 5) -> Optional[float]:
+    """Seconds a dd call takes to read io_size bytes of a size-byte file in memory on this
+    machine itself, no sandbox: the thesis's ``dd iflag=direct ... of=/dev/null`` on a file in
+    /dev/shm (tmpfs, as GCF's /tmp is memory), the least of a few runs. None where /dev/shm or
+    dd is missing. It measures this machine's memory copy, which the gcf profile's 128 KiB
+    read cell adds only its CPU quota and system calls to."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shutil.which("dd") is None:
+        return None
+    best = None
+    with tempfile.NamedTemporaryFile(dir=shm, prefix="faascope-host-read-") as f:
+        chunk = os.urandom(1 << 20)
+        for off in range(0, size, len(chunk)):
+            f.write(chunk[:min(len(chunk), size - off)])
+        f.flush()
+        calls = math.ceil(size / io_size)
+        for _ in range(runs):
+            for flag in (["iflag=direct"], []):   # a tmpfs may refuse O_DIRECT: then buffered
+                p = subprocess.run(["dd", f"if={f.name}", "of=/dev/null", f"bs={io_size}", *flag],
+                                   capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
+                m = _DD_SECONDS.search(p.stderr)
+                if p.returncode == 0 and m:
+                    per_call = float(m.group(1)) / calls
+                    best = per_call if best is None else min(best, per_call)
+                    break
+    return best
+
+
 def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
                 after: Optional[Callable[[str, dict[str, str]], Any]] = None) -> BatteryRun:
     """Start a platform, run every campaign of the battery through ``run_campaign``, read the
@@ -202,6 +238,8 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     once the battery's campaigns are done (the findings' campaigns); its value is kept."""
     cfg.workdir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]
+    # before the platform loads the machine
+    host_read = host_memory_read(cfg.scaled_file("read"))
     pdir = cfg.workdir / "platform"
     # a shared directory for the sharedfs workloads of the findings' campaigns (EFS's stand-in)
     state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port,
@@ -231,8 +269,13 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
             v.facts.update(calibrated=bool(health.get("calibration")),
                            block_io_limits=health.get("block_io_limits"),
                            tmp_direct_io=health.get("tmp_direct_io"))
+            if host_read is not None and key.endswith(f"/io{HOST_READ_IO}") and "/direct_read/" in key:
+                v.facts["host_read_per_call_s"] = host_read
     machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                "load_1min_after": round(os.getloadavg()[0], 2)}
+    if host_read is not None:
+        machine["host_memory_read_per_call_s"] = {"io_size": HOST_READ_IO, "file_size": cfg.scaled_file("read"),
+                                                  "seconds": host_read}
     return BatteryRun(local=local, results=results, platform=platform,
                       scaled_files=cfg.scaled_files, machine=machine, after=extra)
 

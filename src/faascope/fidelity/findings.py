@@ -103,7 +103,7 @@ FINDINGS: tuple[Finding, ...] = (
              _p("read_128k", "GCF / Lambda time per direct 128 KiB read, 2048 MB", "lower",
                 "gcf/read/m2048/io131072", "lambda/read/m2048/io131072")),
             fitted_by=('platform-lambda:tmp_read_iops', 'platform-lambda:tmp_read_bps',
-                       'platform-gcf:syscall_cost')),
+                       'platform-gcf:syscall_cost', 'platform-gcf:close_cost')),
     Finding("thesis_lambda_large_writes_faster", "thesis 2024", THESIS,
             "Lambda's large /tmp writes are faster than GCF's (2-19 %)",
             (_p("write_512", "Lambda / GCF time per 512 B write (urandom), 2048 MB", "lower",
