@@ -275,30 +275,27 @@ func (c *Calibration) Info() map[string]CalibrationInfo {
 	return out
 }
 
-// hasSyscallCost reports whether any profile sets a system-call cost (the probe then runs at start).
-func (c *Calibration) hasSyscallCost() bool {
+// anyProfile reports whether some profile's calibration has the property (the probes at start).
+func (c *Calibration) anyProfile(has func(*profileCalibration) bool) bool {
 	if c == nil {
 		return false
 	}
 	for _, pc := range c.profiles {
-		if pc.syscallUs > 0 {
+		if has(pc) {
 			return true
 		}
 	}
 	return false
 }
 
+// hasSyscallCost reports whether any profile sets a system-call cost (the probe then runs at start).
+func (c *Calibration) hasSyscallCost() bool {
+	return c.anyProfile(func(pc *profileCalibration) bool { return pc.syscallUs > 0 })
+}
+
 // hasCloseCost reports whether any profile sets a cost of a close (its probe then runs at start).
 func (c *Calibration) hasCloseCost() bool {
-	if c == nil {
-		return false
-	}
-	for _, pc := range c.profiles {
-		if pc.closeUs > 0 {
-			return true
-		}
-	}
-	return false
+	return c.anyProfile(func(pc *profileCalibration) bool { return pc.closeUs > 0 })
 }
 
 func (c *Calibration) path() string {

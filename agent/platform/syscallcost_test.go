@@ -120,21 +120,7 @@ func TestSyscallPadCostsTime(t *testing.T) {
 // padding applies) and by less than 5 µs (generous: the machine is shared). Best of 6 each, measured in turn.
 func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
 	needSandboxes(t)
-	cal, tables := packagedCalibration(t)
-	cost := tables[ProfileGCF].Entries[keySyscallCost].Value
-	gcf := tables[ProfileGCF]
-	entries := map[string]CalibrationEntry{}
-	for k, e := range gcf.Entries {
-		if k != keySyscallCost {
-			entries[k] = e
-		}
-	}
-	gcf.Entries = entries
-	b, _ := json.Marshal(calibrationFile{Profiles: map[string]CalibrationTable{ProfileGCF: gcf}})
-	without, err := parseCalibration(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cal, without, cost := gcfWithout(t, keySyscallCost)
 	// Both platforms run at once and are measured in turn, so a burst of load on this shared
 	// machine lands on both sides; each side keeps its best read time.
 	type side struct {
@@ -219,21 +205,7 @@ func TestCloseCostSlowsGCFSandboxes(t *testing.T) {
 	if _, err := exec.LookPath("dd"); err != nil {
 		t.Skip("no dd")
 	}
-	cal, tables := packagedCalibration(t)
-	cost := tables[ProfileGCF].Entries[keyCloseCost].Value
-	gcf := tables[ProfileGCF]
-	entries := map[string]CalibrationEntry{}
-	for k, e := range gcf.Entries {
-		if k != keyCloseCost {
-			entries[k] = e
-		}
-	}
-	gcf.Entries = entries
-	b, _ := json.Marshal(calibrationFile{Profiles: map[string]CalibrationTable{ProfileGCF: gcf}})
-	without, err := parseCalibration(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cal, without, cost := gcfWithout(t, keyCloseCost)
 	type side struct {
 		tp   *testPlatform
 		best float64
@@ -260,4 +232,26 @@ func TestCloseCostSlowsGCFSandboxes(t *testing.T) {
 	if rise := costly.best - plain.best; rise < cost || rise >= 2*cost+300 {
 		t.Errorf("close_cost %.1f µs added %.1f µs a dd run (%.1f → %.1f)", cost, rise, plain.best, costly.best)
 	}
+}
+
+// gcfWithout is the packaged calibration, the same with the gcf table's entry key left out, and
+// that entry's value: the two sides of an end-to-end test of one modelled cost.
+func gcfWithout(t *testing.T, key string) (with, without *Calibration, value float64) {
+	t.Helper()
+	cal, tables := packagedCalibration(t)
+	gcf := tables[ProfileGCF]
+	value = gcf.Entries[key].Value
+	entries := map[string]CalibrationEntry{}
+	for k, e := range gcf.Entries {
+		if k != key {
+			entries[k] = e
+		}
+	}
+	gcf.Entries = entries
+	b, _ := json.Marshal(calibrationFile{Profiles: map[string]CalibrationTable{ProfileGCF: gcf}})
+	without, err := parseCalibration(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cal, without, value
 }
