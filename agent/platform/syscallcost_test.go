@@ -121,33 +121,15 @@ func TestSyscallPadCostsTime(t *testing.T) {
 func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
 	needSandboxes(t)
 	cal, without, cost := gcfWithout(t, keySyscallCost)
-	// Both platforms run at once and are measured in turn, so a burst of load on this shared
-	// machine lands on both sides; each side keeps its best read time.
-	type side struct {
-		tp   *testPlatform
-		best float64
-	}
-	open := func(c *Calibration) *side {
-		tp := startPlatform(t, Config{Calibration: c, DefaultProfile: ProfileGCF, SpareSandboxes: -1})
-		tp.create("g", map[string]any{"MemorySize": 2048, "Timeout": 300})
-		return &side{tp: tp}
-	}
-	plain, costly := open(without), open(cal)
-	if costly.tp.Status().Calibration[ProfileGCF].SyscallPadInsns <= 0 {
-		t.Errorf("status: %+v", costly.tp.Status().Calibration[ProfileGCF])
-	}
-	for i := 0; i < 6; i++ {
-		for _, sd := range []*side{plain, costly} {
-			_, r, body := sd.tp.invoke("g", `{"workload":{"kind":"fileio","op":"read","file_size":16777216,"io_size":512}}`)
-			if !r.OK {
-				t.Fatalf("read: %s", body)
+	plain, costly := bestOfTurns(t, without, cal, 6,
+		`{"workload":{"kind":"fileio","op":"read","file_size":16777216,"io_size":512}}`,
+		func(el, ops float64) float64 { return el / ops * 1e6 },
+		func(tp *testPlatform) {
+			if tp.Status().Calibration[ProfileGCF].SyscallPadInsns <= 0 {
+				t.Errorf("status: %+v", tp.Status().Calibration[ProfileGCF])
 			}
-			if v := workloadFloat(t, r, body, "elapsed_s") / workloadFloat(t, r, body, "ops") * 1e6; i == 0 || v < sd.best {
-				sd.best = v
-			}
-		}
-	}
-	base, padded := plain.best, costly.best
+		})
+	base, padded := plain, costly
 	t.Logf("512 B reads from a gcf sandbox's /tmp: %.2f µs a read without, %.2f µs with syscall_cost %.2f µs", base, padded, cost)
 	if rise := padded - base; rise < cost/3 || rise >= 5 {
 		t.Errorf("syscall_cost %.2f µs added %.2f µs a read (%.2f → %.2f)", cost, rise, base, padded)
@@ -206,31 +188,12 @@ func TestCloseCostSlowsGCFSandboxes(t *testing.T) {
 		t.Skip("no dd")
 	}
 	cal, without, cost := gcfWithout(t, keyCloseCost)
-	type side struct {
-		tp   *testPlatform
-		best float64
-	}
-	open := func(c *Calibration) *side {
-		tp := startPlatform(t, Config{Calibration: c, DefaultProfile: ProfileGCF, SpareSandboxes: -1})
-		tp.create("g", map[string]any{"MemorySize": 2048, "Timeout": 60})
-		return &side{tp: tp}
-	}
-	plain, costly := open(without), open(cal)
-	req := `{"workload":{"kind":"fileio","engine":"dd","op":"read","direct":true,"file_size":10000,"io_size":512}}`
-	for i := 0; i < 8; i++ {
-		for _, sd := range []*side{plain, costly} {
-			_, r, body := sd.tp.invoke("g", req)
-			if !r.OK {
-				t.Fatalf("dd read: %s", body)
-			}
-			if v := workloadFloat(t, r, body, "elapsed_s") * 1e6; i == 0 || v < sd.best {
-				sd.best = v
-			}
-		}
-	}
-	t.Logf("dd, 10,000 B from a gcf sandbox's /tmp: %.1f µs a run without, %.1f µs with close_cost %.1f µs", plain.best, costly.best, cost)
-	if rise := costly.best - plain.best; rise < cost || rise >= 2*cost+300 {
-		t.Errorf("close_cost %.1f µs added %.1f µs a dd run (%.1f → %.1f)", cost, rise, plain.best, costly.best)
+	plain, costly := bestOfTurns(t, without, cal, 8,
+		`{"workload":{"kind":"fileio","engine":"dd","op":"read","direct":true,"file_size":10000,"io_size":512}}`,
+		func(el, ops float64) float64 { return el * 1e6 }, nil)
+	t.Logf("dd, 10,000 B from a gcf sandbox's /tmp: %.1f µs a run without, %.1f µs with close_cost %.1f µs", plain, costly, cost)
+	if rise := costly - plain; rise < cost || rise >= 2*cost+300 {
+		t.Errorf("close_cost %.1f µs added %.1f µs a dd run (%.1f → %.1f)", cost, rise, plain, costly)
 	}
 }
 
@@ -254,4 +217,34 @@ func gcfWithout(t *testing.T, key string) (with, without *Calibration, value flo
 		t.Fatal(err)
 	}
 	return cal, without, value
+}
+
+// bestOfTurns starts a gcf platform on each calibration (a 2048 MB function "g" on each), checks
+// the second with check (if any), then invokes req on both in turn n times and returns each
+// side's least figure (of the workload's elapsed_s and ops). Both platforms run at once and are
+// measured in turn, so a burst of load on this shared machine lands on both sides.
+func bestOfTurns(t *testing.T, a, b *Calibration, n int, req string, figure func(elapsed, ops float64) float64,
+	check func(*testPlatform)) (bestA, bestB float64) {
+	t.Helper()
+	var tps [2]*testPlatform
+	for i, c := range []*Calibration{a, b} {
+		tps[i] = startPlatform(t, Config{Calibration: c, DefaultProfile: ProfileGCF, SpareSandboxes: -1})
+		tps[i].create("g", map[string]any{"MemorySize": 2048, "Timeout": 300})
+	}
+	if check != nil {
+		check(tps[1])
+	}
+	best := [2]float64{}
+	for i := 0; i < n; i++ {
+		for k, tp := range tps {
+			_, r, body := tp.invoke("g", req)
+			if !r.OK {
+				t.Fatalf("%s: %s", req, body)
+			}
+			if v := figure(workloadFloat(t, r, body, "elapsed_s"), workloadFloat(t, r, body, "ops")); i == 0 || v < best[k] {
+				best[k] = v
+			}
+		}
+	}
+	return best[0], best[1]
 }
