@@ -27,9 +27,9 @@ for what they need and stopped with them.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -43,6 +43,7 @@ import pandas as pd
 import yaml
 
 from faascope.analysis.bandwidth import fit_token_bucket
+from faascope.binaries import agent_binary
 from faascope.driver.runner import run_campaign
 from faascope.fidelity.compare import Local
 from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
@@ -200,34 +201,31 @@ def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
 
 #: the thesis's large-file read that no sandbox setting can move: a memory copy per call
 HOST_READ_IO = 131072
-_DD_SECONDS = re.compile(r"copied, ([0-9.]+(?:[eE][-+]?[0-9]+)?) s")
 
 
 def host_memory_read(size: int, io_size: int = HOST_READ_IO, runs: int = 5) -> Optional[float]:
     """Seconds a dd call takes to read io_size bytes of a size-byte file in memory on this
-    machine itself, no sandbox: the thesis's ``dd iflag=direct ... of=/dev/null`` on a file in
-    /dev/shm (tmpfs, as GCF's /tmp is memory), the median of a few runs (not the least: a run
-    right after the file was written finds part of it still in the CPU's cache, measured 19 µs
-    against 32-34 for the others). None where /dev/shm or dd is missing. It measures this machine's memory copy, which the gcf profile's 128 KiB
-    read cell adds only its CPU quota and system calls to."""
+    machine itself, no sandbox: the agent's own dd engine (the one the sandboxes run, with its
+    argv, O_DIRECT probe and summary parsing) run bare, ``faascope-agent --once`` as
+    bench/fileio_engines.py runs it, with its files in /dev/shm (tmpfs, as GCF's /tmp is
+    memory). The median of a few runs, not the least: a run can find part of the file still in
+    the CPU's cache (measured 19 µs against 32-34 for the others). None where /dev/shm or dd is
+    missing. It measures this machine's memory copy, to which the gcf profile's 128 KiB read
+    cell adds only its CPU quota and system calls."""
     shm = Path("/dev/shm")
     if not shm.is_dir() or shutil.which("dd") is None:
         return None
+    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", "op": "read", "direct": True,
+                                       "prepare": True, "file_size": size, "io_size": io_size}})
+    agent = str(agent_binary())
     times: list[float] = []
-    with tempfile.NamedTemporaryFile(dir=shm, prefix="faascope-host-read-") as f:
-        chunk = os.urandom(1 << 20)
-        for off in range(0, size, len(chunk)):
-            f.write(chunk[:min(len(chunk), size - off)])
-        f.flush()
-        calls = math.ceil(size / io_size)
+    with tempfile.TemporaryDirectory(dir=shm, prefix="faascope-host-read-") as tmp:
         for _ in range(runs):
-            for flag in (["iflag=direct"], []):   # a tmpfs may refuse O_DIRECT: then buffered
-                p = subprocess.run(["dd", f"if={f.name}", "of=/dev/null", f"bs={io_size}", *flag],
-                                   capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
-                m = _DD_SECONDS.search(p.stderr)
-                if p.returncode == 0 and m:
-                    times.append(float(m.group(1)) / calls)
-                    break
+            p = subprocess.run([agent, "--once", payload], capture_output=True, text=True,
+                               env={**os.environ, "TMPDIR": tmp})
+            if p.returncode == 0:
+                w = json.loads(p.stdout)["workload"]
+                times.append(w["elapsed_s"] / w["ops"])
     return median(times) if times else None
 
 
