@@ -6,7 +6,6 @@ import (
 	"log"
 	"math"
 	"os"
-	"os/exec"
 	"runtime"
 	"sort"
 	"sync"
@@ -244,12 +243,9 @@ func closeNotifyRoundTrip() time.Duration {
 		}
 		best := math.Inf(1)
 		for i := 0; i < closeProbeRuns; i++ {
-			cmd := exec.Command(self, CloseCostProbeArg)
-			cmd.Env = []string{}
-			out, err := cmd.Output()
 			var r closeCostProbeResult
-			if err != nil || json.Unmarshal(out, &r) != nil || r.NotifiedNs <= 0 {
-				log.Printf("close cost probe: %v %q", err, out)
+			if err := runSelfProbe(self, &r, CloseCostProbeArg); err != nil || r.NotifiedNs <= 0 {
+				log.Printf("close cost probe: %v %+v", err, r)
 				return
 			}
 			best = math.Min(best, r.NotifiedNs-r.PlainNs)

@@ -32,16 +32,9 @@ func TestMain(m *testing.M) {
 	if runningAsTestRuntime() { // this binary as a function's bootstrap (testruntime_test.go)
 		os.Exit(testRuntime())
 	}
-	if len(os.Args) > 1 && os.Args[1] == SyscallProbeArg { // as main does (syscallcost.go)
-		if err := RunSyscallProbe(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "system-call cost probe:", err)
-			os.Exit(127)
-		}
-		os.Exit(0)
-	}
-	if len(os.Args) > 1 && os.Args[1] == CloseCostProbeArg { // as main does (closecost.go)
-		if err := RunCloseCostProbe(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "close cost probe:", err)
+	if handled, err := RunProbe(os.Args); handled { // as main does
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(127)
 		}
 		os.Exit(0)

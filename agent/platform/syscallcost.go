@@ -245,19 +245,52 @@ func runSyscallProbes() (SyscallProbe, error) {
 
 func runProbeChild(self string, insns, calls int) (probeResult, error) {
 	var res probeResult
-	cmd := exec.Command(self, SyscallProbeArg, strconv.Itoa(insns), strconv.Itoa(calls))
+	if err := runSelfProbe(self, &res, SyscallProbeArg, strconv.Itoa(insns), strconv.Itoa(calls)); err != nil {
+		return res, fmt.Errorf("probe child (%d instructions): %w", insns, err)
+	}
+	if res.NsPerSyscall <= 0 {
+		return res, fmt.Errorf("probe child (%d instructions): no time measured", insns)
+	}
+	return res, nil
+}
+
+// runSelfProbe re-executes the platform (self) with a probe's hidden arguments and an empty
+// environment, and decodes the one JSON line it prints into out.
+func runSelfProbe(self string, out any, args ...string) error {
+	cmd := exec.Command(self, args...)
 	cmd.Env = []string{}
-	out, err := cmd.Output()
+	b, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			err = fmt.Errorf("%w: %s", err, ee.Stderr)
 		}
-		return res, fmt.Errorf("probe child (%d instructions): %w", insns, err)
+		return err
 	}
-	if err := json.Unmarshal(out, &res); err != nil || res.NsPerSyscall <= 0 {
-		return res, fmt.Errorf("probe child (%d instructions): output %q", insns, out)
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("output %q: %w", b, err)
 	}
-	return res, nil
+	return nil
+}
+
+// RunProbe runs the probe child that args (the process's os.Args) name, if any: the platform's
+// main and its tests route their own re-execution here. handled is false for any other command.
+func RunProbe(args []string) (handled bool, err error) {
+	if len(args) < 2 {
+		return false, nil
+	}
+	name, run := "", func([]string) error { return nil }
+	switch args[1] {
+	case SyscallProbeArg:
+		name, run = "system-call cost probe", RunSyscallProbe
+	case CloseCostProbeArg:
+		name, run = "close cost probe", RunCloseCostProbe
+	default:
+		return false, nil
+	}
+	if err := run(args[2:]); err != nil {
+		return true, fmt.Errorf("%s: %w", name, err)
+	}
+	return true, nil
 }
 
 var cappedLog sync.Once

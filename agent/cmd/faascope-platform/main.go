@@ -29,16 +29,9 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == platform.SyscallProbeArg {
-		if err := platform.RunSyscallProbe(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "system-call cost probe:", err)
-			os.Exit(127)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == platform.CloseCostProbeArg {
-		if err := platform.RunCloseCostProbe(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "close cost probe:", err)
+	if handled, err := platform.RunProbe(os.Args); handled { // syscallcost.go, closecost.go
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(127)
 		}
 		return
