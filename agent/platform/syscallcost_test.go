@@ -59,22 +59,33 @@ func TestPadFilterSizes(t *testing.T) {
 	}
 }
 
-// The packaged gcf table sets a system-call cost that reaches the gcf profile's limits; lambda
-// and unlimited have none.
-func TestSyscallCostFromTheTable(t *testing.T) {
+// The packaged gcf table sets a system-call cost and a cost of a close that reach the gcf
+// profile's limits (at both thesis tiers) and its status; lambda and unlimited have neither.
+func TestSandboxCostsFromTheTable(t *testing.T) {
 	cal, tables := packagedCalibration(t)
-	cost := tables[ProfileGCF].Entries[keySyscallCost].Value
-	if cost <= 0 {
-		t.Fatalf("gcf syscall_cost %v", cost)
-	}
-	gcf, _ := cal.LimitsFor(ProfileGCF, 2048, 512, 0)
-	lam, _ := cal.LimitsFor(ProfileLambda, 2048, 512, 0)
-	unl, _ := cal.LimitsFor(ProfileUnlimited, 2048, 512, 0)
-	if gcf.SyscallCostUs != cost || lam.SyscallCostUs != 0 || unl.SyscallCostUs != 0 {
-		t.Errorf("syscall cost: gcf %v (want %v), lambda %v, unlimited %v", gcf.SyscallCostUs, cost, lam.SyscallCostUs, unl.SyscallCostUs)
-	}
-	if info := cal.Info()[ProfileGCF]; info.SyscallCostUs != cost {
-		t.Errorf("status: %+v", info)
+	for _, c := range []struct {
+		key    string
+		limit  func(Limits) float64
+		status func(CalibrationInfo) float64
+	}{
+		{keySyscallCost, func(l Limits) float64 { return l.SyscallCostUs }, func(i CalibrationInfo) float64 { return i.SyscallCostUs }},
+		{keyCloseCost, func(l Limits) float64 { return l.CloseCostUs }, func(i CalibrationInfo) float64 { return i.CloseCostUs }},
+	} {
+		cost := tables[ProfileGCF].Entries[c.key].Value
+		if cost <= 0 {
+			t.Fatalf("gcf %s %v", c.key, cost)
+		}
+		for _, mb := range []int{128, 2048} {
+			gcf, _ := cal.LimitsFor(ProfileGCF, mb, 512, 0)
+			lam, _ := cal.LimitsFor(ProfileLambda, mb, 512, 0)
+			unl, _ := cal.LimitsFor(ProfileUnlimited, mb, 512, 0)
+			if c.limit(gcf) != cost || c.limit(lam) != 0 || c.limit(unl) != 0 {
+				t.Errorf("%s at %d MB: gcf %v (want %v), lambda %v, unlimited %v", c.key, mb, c.limit(gcf), cost, c.limit(lam), c.limit(unl))
+			}
+		}
+		if info := cal.Info()[ProfileGCF]; c.status(info) != cost {
+			t.Errorf("%s: status %+v", c.key, info)
+		}
 	}
 }
 
@@ -133,23 +144,6 @@ func TestSyscallCostSlowsGCFSandboxes(t *testing.T) {
 	t.Logf("512 B reads from a gcf sandbox's /tmp: %.2f µs a read without, %.2f µs with syscall_cost %.2f µs", base, padded, cost)
 	if rise := padded - base; rise < cost/3 || rise >= 5 {
 		t.Errorf("syscall_cost %.2f µs added %.2f µs a read (%.2f → %.2f)", cost, rise, base, padded)
-	}
-}
-
-// The gcf table's close_cost reaches the gcf profile's limits and status, and no other profile's.
-func TestCloseCostFromTheTable(t *testing.T) {
-	cal, tables := packagedCalibration(t)
-	cost := tables[ProfileGCF].Entries[keyCloseCost].Value
-	if cost <= 0 {
-		t.Fatalf("gcf close_cost %v", cost)
-	}
-	gcf, _ := cal.LimitsFor(ProfileGCF, 128, 512, 0)
-	lam, _ := cal.LimitsFor(ProfileLambda, 128, 512, 0)
-	if gcf.CloseCostUs != cost || lam.CloseCostUs != 0 {
-		t.Errorf("close cost: gcf %v (want %v), lambda %v", gcf.CloseCostUs, cost, lam.CloseCostUs)
-	}
-	if info := cal.Info()[ProfileGCF]; info.CloseCostUs != cost {
-		t.Errorf("status: %+v", info)
 	}
 }
 
