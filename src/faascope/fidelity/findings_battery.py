@@ -79,17 +79,19 @@ def specs(quick: bool, provider: dict) -> dict[str, dict]:
         "findings-tmp": {
             "name": "findings-tmp", "provider": provider,
             "description": "The thesis's /tmp findings with dd as it ran them, on a small file",
-            "function": {"memory_mb": 2048, "ephemeral_mb": battery.TMP_EPHEMERAL_MB, "timeout_s": 300},
+            "function": {"memory_mb": 2048, "ephemeral_mb": 512, "timeout_s": 300},
             "workload": {"kind": "fileio", "engine": "dd", "pattern": "sequential",
                          "file_size": tmp},
             "factors": {"profile": ["lambda", "gcf"], "memory": [128, 2048],
                         "op": ["read", "write"], "io_size": ["512B", "128KiB"]},
             "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
-                          {"when": "op == 'write'", "set": {"source": "urandom", "drop": battery.WRITE_DROP}},
+                          {"when": "op == 'write'", "set": {"source": "urandom"}},
                           # the CPU quota that sets GCF's large writes apart binds only over
-                          # periods: the battery's scaled write file (battery.SCALED_FILE)
+                          # periods: the battery's scaled write file, run as the battery runs it
                           {"when": "op == 'write' and io_size == 131072",
-                           "set": {"file_size": format_size(battery.SCALED_FILE["write"][0 if quick else 1])}}],
+                           "set": {"file_size": format_size(battery.SCALED_FILE["write"][0 if quick else 1]),
+                                   "drop": battery.SCALED_WRITE_DROP,
+                                   "ephemeral_mb": battery.SCALED_WRITE_EPHEMERAL_MB}}],
             "design": dict(design, type="full_factorial", replications=TMP_UNITS[0 if quick else 1],
                            rules=["memory_mb == 2048 or (op == 'read' and io_size == 512)"]),
         },
