@@ -10,7 +10,9 @@ fidelity battery's campaigns (battery.py), read again per invocation.
 Quick mode runs 5 units a cell (the bootstrap interval's minimum, ``compare.minimums``), the full
 mode 10, and the predictability campaign (``findings-cv``) 90 either way (the CV test's
 ``MIN_N``; 10 KB reads, seconds); the files are small (1 MiB for /tmp's per-call times, 4-8 MiB elsewhere): the findings
-are directions and ratios, which a small file shows as a large one does.
+are directions and ratios, which a small file shows as a large one does. The exception is the
+thesis's 128 KiB writes, which run on the battery's scaled write file: what sets GCF's apart is
+its CPU quota, which binds only over its 100 ms periods.
 """
 from __future__ import annotations
 
