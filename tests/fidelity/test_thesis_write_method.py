@@ -1,5 +1,5 @@
 """The thesis's /tmp writes, run as it ran them: each on a /tmp with room and nothing of an
-earlier write still being written back (battery.SCALED_WRITE_DROP, battery.SCALED_WRITE_EPHEMERAL_MB), and the
+earlier write still being written back (battery.SCALED_WRITE), and the
 finding's 128 KiB writes long enough for GCF's CPU quota to bind (battery.SCALED_FILE).
 
 Before: the scaled 256 MiB write filled half of a 512 MB /tmp and overwrote the last file, which

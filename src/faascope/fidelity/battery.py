@@ -57,6 +57,7 @@ from faascope.units import MIB, format_size
 #: writes are CPU under a quota per period (gcf's 100 ms, agent/platform/cpuperiod.go), so
 #: they need ~0.5 s or more (256 MiB of 128 KiB urandom writes: ~0.9 s here)
 SCALED_FILE = {"read": (8 * MIB, 32 * MIB), "write": (128 * MIB, 256 * MIB)}
+#: How the scaled write cells run, the override both the battery and findings-tmp set. ``drop``:
 #: each write of the scaled file removes it after dd has timed it, so the next write starts on a
 #: /tmp with no writeback in flight, as the thesis's did (every write came 137 s or more after
 #: the function's last). Overwriting the last file instead (O_TRUNC) waits on its writeback,
@@ -65,9 +66,8 @@ SCALED_FILE = {"read": (8 * MIB, 32 * MIB), "write": (128 * MIB, 256 * MIB)}
 #: the last file, x1.09; through the platform the lambda cell went from 559 to 492 us a call.
 #: A 10 KB file's pages are still dirty, not being written back, when the next write truncates
 #: it, so those cells overwrite as before, as the thesis's dd did on a warm instance.
-SCALED_WRITE_DROP = True
-#: the /tmp size of the scaled write cells on the lambda profile (MB). The thesis's is not
-#: published, but its Lambda wrote a 1,024,000,000 B file, so it had room for one; the scaled
+#: ``ephemeral_mb``: the /tmp size of the scaled write cells on the lambda profile (MB). The
+#: thesis's is not published, but its Lambda wrote a 1,024,000,000 B file, so it had room for one; the scaled
 #: write file in a 512 MB /tmp fills half of it, and ext4 then forces writeback and gives up
 #: delayed allocation as free space nears twice the dirty data. Measured through the platform
 #: (3008 MB, 256 MiB of 128 KiB writes from /dev/zero): 89.5 us a call in a 512 MB /tmp, 52.5 us
@@ -75,7 +75,7 @@ SCALED_WRITE_DROP = True
 #: urandom at 2048 MB, lambda / gcf went from x0.98 to x0.84 (the thesis's x0.889). The other
 #: cells' files (10 KB, the scaled read file) keep the 512 MB /tmp they were validated on. GCF's
 #: /tmp is memory.
-SCALED_WRITE_EPHEMERAL_MB = 2048
+SCALED_WRITE = {"drop": True, "ephemeral_mb": 2048}
 #: invocations per cell (quick, full)
 #: (network, object, kv and cold have 5 quick: the findings' bootstrap interval needs 5 a side,
 #: compare.minimums "median"; tmp has 10 in full: with 5 a side one slow invocation of the
@@ -166,7 +166,7 @@ def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
             "overrides": [{"when": "op == 'read'", "set": {"direct": True, "prepare": True}},
                           {"when": "op == 'write'", "set": {"source": "urandom"}},
                           {"when": f"op == 'write' and file_size == {big_write}",
-                           "set": {"drop": SCALED_WRITE_DROP, "ephemeral_mb": SCALED_WRITE_EPHEMERAL_MB}}],
+                           "set": dict(SCALED_WRITE)}],
             "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
                        "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB",
                                  f"file_size != {big_read} or op == 'read'",

@@ -92,8 +92,7 @@ def specs(quick: bool, provider: dict) -> dict[str, dict]:
                           # periods: the battery's scaled write file, run as the battery runs it
                           {"when": "op == 'write' and io_size == 131072",
                            "set": {"file_size": format_size(battery.SCALED_FILE["write"][0 if quick else 1]),
-                                   "drop": battery.SCALED_WRITE_DROP,
-                                   "ephemeral_mb": battery.SCALED_WRITE_EPHEMERAL_MB}}],
+                                   **battery.SCALED_WRITE}}],
             "design": dict(design, type="full_factorial", replications=TMP_UNITS[0 if quick else 1],
                            rules=["memory_mb == 2048 or (op == 'read' and io_size == 512)"]),
         },
