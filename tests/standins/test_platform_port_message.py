@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 
 from click.testing import CliRunner
 
@@ -73,6 +74,14 @@ def test_a_port_in_time_wait_is_free_for_the_platform(tmp_path):
             clients.append(c)
         r = CliRunner().invoke(cli, ["platform", "stop", "--data-dir", str(a)])
         assert r.exit_code == 0 and "stopped" in r.output, r.output
+        # The platform closed first, so its side waits in FIN_WAIT2 until each client closes too,
+        # and then in TIME_WAIT. Closing the clients makes that certain: without it, whether one
+        # of the platform's connections had reached TIME_WAIT by now was a race (a CI failure).
+        for c in clients:
+            c.close()
+        deadline = time.monotonic() + 5
+        while port not in _time_wait_ports() and time.monotonic() < deadline:
+            time.sleep(0.05)
         # the situation of the issue: the platform's side of the connections waits in TIME_WAIT,
         # and a bind without SO_REUSEADDR trips on it
         assert port in _time_wait_ports()
@@ -84,8 +93,6 @@ def test_a_port_in_time_wait_is_free_for_the_platform(tmp_path):
         assert f"running at http://127.0.0.1:{port} " in r.stdout
         # a port a server listens on is still taken (here: the platform's)
         assert not port_is_free(port)
-        for c in clients:
-            c.close()
     finally:
         for d in (a, b):
             CliRunner().invoke(cli, ["platform", "stop", "--data-dir", str(d)])
