@@ -19,8 +19,17 @@ is. Never a point estimate alone:
 - ``cv_lower``: the CV of ``a`` is lower than that of ``b`` by the studentized permutation test
   of the CV ratio (:mod:`faascope.analysis.cv_test`, p < 0.05 and in that direction).
 
+A *paired* part (``lower`` / ``higher`` only) compares two cells of one blocked campaign, where
+every block ran one invocation of each cell in a random order: ``a`` and ``b`` are indexed by
+block, and the part takes the ratio within each block, ``a[i] / b[i]``, and the median of those
+ratios with its order-statistic interval (:func:`faascope.analysis.intervals.median_interval`:
+the sign test inverted, exact coverage ≥ 95 % for any continuous distribution, from 6 blocks).
+A slow stretch of the machine (measured 2026-11-28: a third of a campaign's invocations ×1.35
+slower for minutes) lands on both sides of a block and cancels in its ratio; the unpaired ratio
+of medians moves with how many of each side it caught. The thesis's /tmp findings are paired.
+
 A sample smaller than the rule's minimum (``compare.minimums`` "median": 5 values a side for the
-bootstrap interval; ``cv_test.MIN_N`` for the CV test) decides nothing: the part says "too few"
+bootstrap interval; 6 blocks for a paired part; ``cv_test.MIN_N`` for the CV test) decides nothing: the part says "too few"
 and the finding is not reproduced. The simulation in tests/fidelity/test_fidelity_findings.py
 measures the rule's false-alarm rate (no effect, n = 5 and 10) and its power.
 """
@@ -33,6 +42,7 @@ import numpy as np
 
 from faascope import calibration
 from faascope.analysis import cv_test
+from faascope.analysis.intervals import median_interval
 from faascope.compare.minimums import minimum, too_few
 from faascope.fidelity.compare import WITHIN
 # the ratio's interval is shared with the study's decisions (compare.decide)
@@ -71,6 +81,15 @@ class Part:
     published: Optional[tuple[str, str]] = None
     #: a published ratio computed from two entries of one table (key over key)
     published_ratio: Optional[tuple[str, str, str]] = None
+    #: ``a`` and ``b`` are indexed by block of one blocked campaign: the rule takes the ratio
+    #: within each block (module docstring)
+    paired: bool = False
+
+    def __post_init__(self):
+        if self.paired and (self.rule not in ("lower", "higher") or self.statistic != "median"
+                            or self.b is None):
+            raise ValueError(f"part {self.id}: pairing is defined for the median ratio of two "
+                             "samples under 'lower' or 'higher'")
 
 
 @dataclass(frozen=True)
@@ -99,22 +118,22 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("thesis_gcf_tmp_reads_faster", "thesis 2024", THESIS,
             "GCF's /tmp reads are faster than Lambda's (every read cell)",
             (_p("read_512", "GCF / Lambda time per direct 512 B read, 2048 MB", "lower",
-                "gcf/read/m2048/io512", "lambda/read/m2048/io512"),
+                "gcf/read/m2048/io512", "lambda/read/m2048/io512", paired=True),
              _p("read_128k", "GCF / Lambda time per direct 128 KiB read, 2048 MB", "lower",
-                "gcf/read/m2048/io131072", "lambda/read/m2048/io131072")),
+                "gcf/read/m2048/io131072", "lambda/read/m2048/io131072", paired=True)),
             fitted_by=('platform-lambda:tmp_read_iops', 'platform-lambda:tmp_read_bps',
                        'platform-gcf:syscall_cost', 'platform-gcf:close_cost')),
     Finding("thesis_lambda_large_writes_faster", "thesis 2024", THESIS,
             "Lambda's large /tmp writes are faster than GCF's (2-19 %)",
             (_p("write_512", "Lambda / GCF time per 512 B write (urandom), 2048 MB", "lower",
-                "lambda/write/m2048/io512", "gcf/write/m2048/io512"),
+                "lambda/write/m2048/io512", "gcf/write/m2048/io512", paired=True),
              _p("write_128k", "Lambda / GCF time per 128 KiB write (urandom), 2048 MB", "lower",
-                "lambda/write/m2048/io131072", "gcf/write/m2048/io131072")),
+                "lambda/write/m2048/io131072", "gcf/write/m2048/io131072", paired=True)),
             fitted_by=('platform-gcf:cpu_speed',)),
     Finding("thesis_more_memory_faster", "thesis 2024", THESIS,
             "More memory is faster: Lambda's direct reads at 2048 MB against 128 MB",
             (_p("read_512", "2048 MB / 128 MB time per direct 512 B read (Lambda)", "lower",
-                "lambda/read/m2048/io512", "lambda/read/m128/io512"),),
+                "lambda/read/m2048/io512", "lambda/read/m128/io512", paired=True),),
             fitted_by=('platform-lambda:tmp_limits_memory_exponent',)),
     Finding("thesis_more_memory_predictable", "thesis 2024", THESIS,
             "More memory is more predictable: a lower CV at 2048 MB than at 128 MB",
@@ -123,9 +142,9 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("thesis_larger_io_faster", "thesis 2024", THESIS,
             "A larger I/O size is faster: the same file read with 128 KiB calls against 512 B",
             (_p("lambda", "128 KiB / 512 B time to read the file directly, Lambda 2048 MB",
-                "lower", "lambda/read_file/m2048/io131072", "lambda/read_file/m2048/io512"),
+                "lower", "lambda/read_file/m2048/io131072", "lambda/read_file/m2048/io512", paired=True),
              _p("gcf", "128 KiB / 512 B time to read the file directly, GCF 2048 MB", "lower",
-                "gcf/read_file/m2048/io131072", "gcf/read_file/m2048/io512")),
+                "gcf/read_file/m2048/io131072", "gcf/read_file/m2048/io512", paired=True)),
             fitted_by=('platform-lambda:tmp_read_iops', 'platform-lambda:tmp_read_bps')),
     Finding("roy_sharedfs_grows_object_flat", "Roy et al.", ROY,
             "Shared-FS (EFS) write time grows with concurrency while object storage (S3) stays "
@@ -240,8 +259,45 @@ def _clean(x) -> np.ndarray:
     return v[np.isfinite(v)]
 
 
+def block_ratios(a, b) -> np.ndarray:
+    """The ratios a[i] / b[i] of the blocks where both sides have a positive value (a failed
+    invocation leaves its block out, not the other blocks' pairing)."""
+    a, b = (np.asarray(x if x is not None else [], float) for x in (a, b))
+    if len(a) != len(b):
+        raise ValueError(f"paired samples of {len(a)} and {len(b)} blocks")
+    ok = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+    return a[ok] / b[ok]
+
+
+def _direction(rule: str, lo: float, hi: float) -> tuple[bool, str]:
+    if rule == "lower":
+        ok = hi < 1
+        return ok, "" if ok else ("the interval includes 1: no difference shown" if lo < 1 else
+                                  "the opposite direction (the interval is above 1)")
+    ok = lo > 1
+    return ok, "" if ok else ("the interval includes 1: no difference shown" if hi > 1 else
+                              "the opposite direction (the interval is below 1)")
+
+
+def check_paired(part: Part, a, b) -> PartResult:
+    """A paired part: the median of the per-block ratios and its order-statistic interval."""
+    r = block_ratios(a, b)
+    n = len(r)
+    ci, _ = median_interval(np.sort(np.log(r)), ALPHA)
+    if ci.low is None:
+        return PartResult(part, n, n, float(np.exp(np.median(np.log(r)))) if n else None, None,
+                          None, None, False, f"{ci.why}: blocks with both sides, for the order-statistic "
+                          "interval")
+    lo, hi = float(np.exp(ci.low)), float(np.exp(ci.high))
+    ok, why = _direction(part.rule, lo, hi)
+    return PartResult(part, n, n, float(np.exp(np.median(np.log(r)))), (lo, hi), None, None,
+                      ok, why)
+
+
 def check(part: Part, a, b=None, tables: Optional[dict] = None, seed: int = SEED) -> PartResult:
     """Decide one part from its samples by its rule (module docstring)."""
+    if part.paired:
+        return check_paired(part, a, b)
     a = _clean(a)
     bb = _clean(b) if part.b is not None else None
     band = band_of(part, tables)
@@ -268,14 +324,8 @@ def check(part: Part, a, b=None, tables: Optional[dict] = None, seed: int = SEED
     if ci is None:
         return PartResult(part, len(a), nb, est, None, band, None, False, "no interval")
     lo, hi = ci
-    if part.rule == "lower":
-        ok = hi < 1
-        why = "" if ok else ("the interval includes 1: no difference shown" if lo < 1 else
-                             "the opposite direction (the interval is above 1)")
-    elif part.rule == "higher":
-        ok = lo > 1
-        why = "" if ok else ("the interval includes 1: no difference shown" if hi > 1 else
-                             "the opposite direction (the interval is below 1)")
+    if part.rule in ("lower", "higher"):
+        ok, why = _direction(part.rule, lo, hi)
     else:  # band, flat
         ok = band[0] <= lo and hi <= band[1]
         if ok:
@@ -323,7 +373,10 @@ def as_json(r: FindingResult, evidence: Optional[dict[str, np.ndarray]] = None) 
     parts = []
     for p in r.parts:
         d = {"id": p.part.id, "what": p.part.what, "rule": p.part.rule,
-             "statistic": "CV (permutation test)" if p.part.rule == "cv_lower" else p.part.statistic,
+             "statistic": ("CV (permutation test)" if p.part.rule == "cv_lower" else
+                           "median of the per-block ratios (order statistics)" if p.part.paired
+                           else p.part.statistic),
+             "paired": p.part.paired,
              "a": p.part.a, "b": p.part.b, "n_a": p.n_a, "n_b": p.n_b,
              "estimate": p.estimate, "ci": list(p.ci) if p.ci else None,
              "confidence": 1 - ALPHA, "band": list(p.band) if p.band else None,

@@ -35,11 +35,13 @@ from faascope.units import MIB, format_size
 
 #: units (invocations or bursts) per cell: quick, full
 UNITS = (5, 10)
-#: invocations per cell of the thesis's /tmp findings (quick, full): Lambda's 128 KiB writes are
-#: 11 % faster in the thesis (x0.889); at 10 a side the local ratio of medians came out x0.893
-#: with [0.84, 1.03] (2026-11-27: each side's ten runs spread 440-620 us a call, two of them
-#: ~20 % quicker than the rest), so the full run takes twice as many
-TMP_UNITS = (5, 20)
+#: blocks of the thesis's /tmp findings (quick, full), each running every cell once in a random
+#: order (the findings pair the cells by block: findings.py). Lambda's 128 KiB writes are 11 %
+#: faster in the thesis (x0.889); at 10 a side the local ratio of medians came out x0.893 with
+#: [0.84, 1.03] (2026-11-27: each side's ten runs spread 440-620 us a call, two of them ~20 %
+#: quicker than the rest), so the full run takes twice as many. Quick: 6, the fewest whose
+#: order-statistic interval of a median reaches 95 %
+TMP_UNITS = (6, 20)
 #: /tmp file of the thesis cells (quick, full): per-call times and the file's read time
 TMP_FILE = (1 * MIB, 4 * MIB)
 #: bytes each writer or reader moves in the memory, co-location and concurrency campaigns
@@ -93,7 +95,11 @@ def specs(quick: bool, provider: dict) -> dict[str, dict]:
                           {"when": "op == 'write' and io_size == 131072",
                            "set": {"file_size": format_size(battery.SCALED_FILE["write"][0 if quick else 1]),
                                    **battery.SCALED_WRITE}}],
+            # one block per replication: every block runs each cell once, so a slow stretch of
+            # the machine lands on both sides of a comparison (the interval never waits: a block
+            # takes ~25 s)
             "design": dict(design, type="full_factorial", replications=TMP_UNITS[0 if quick else 1],
+                           blocking={"blocks": TMP_UNITS[0 if quick else 1], "interval": "1s"},
                            rules=["memory_mb == 2048 or (op == 'read' and io_size == 512)"]),
         },
         "findings-memory": {
@@ -192,14 +198,23 @@ def _num(s) -> pd.Series:
 
 
 def read_tmp(db: Path) -> dict[str, np.ndarray]:
+    """Per cell, one value per replication (replication i at index i; NaN where it failed), so
+    the findings can pair two cells by block: the campaign has one block per replication, so
+    replication i ran in block i."""
     df = _flat(db)
+    reps = range(int(_num(df["replication"]).max()) + 1) if len(df) else range(0)
     out = {}
+
+    def by_block(g, values) -> np.ndarray:
+        s = pd.Series(values.to_numpy(), index=_num(g["replication"]).astype(int).to_numpy())
+        return s.groupby(level=0).first().reindex(reps).to_numpy(float)
+
     for (profile, mem, op, io), g in df.groupby(["profile", "memory", "op", "io_size"]):
         key = f"{profile}/{op}/m{int(float(mem))}/io{int(float(io))}"
-        out[key] = (_num(g["latency_seconds"]) / _num(g["ops"])).dropna().to_numpy()
+        out[key] = by_block(g, _num(g["latency_seconds"]) / _num(g["ops"]))
         if op == "read":
             out[f"{profile}/read_file/m{int(float(mem))}/io{int(float(io))}"] = (
-                _num(g["latency_seconds"]).dropna().to_numpy())
+                by_block(g, _num(g["latency_seconds"])))
     return out
 
 

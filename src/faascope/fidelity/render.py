@@ -96,7 +96,8 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
 #: the findings' rule in one sentence (the report and the JSON say it)
 FINDINGS_RULE = (f"reproduced = every part's {100 * (1 - findings.ALPHA):g} % bootstrap interval "
                  "(ratio of medians or standard deviations, each sample resampled on its own) excludes the "
-                 "opposite direction, or lies inside the published band (published figure ×/÷"
+                 "opposite direction (the thesis's /tmp comparisons: the median of the per-block ratios, "
+                 "every block running both cells, with its order-statistic interval), or lies inside the published band (published figure ×/÷"
                  f" {WITHIN:g}; 'flat': [1/{WITHIN:g}, {WITHIN:g}]); predictability by the CV "
                  f"permutation test (p < {findings.ALPHA:g}); fewer than the interval's minimum "
                  "values a side decide nothing")
@@ -116,7 +117,9 @@ def _part_text(p) -> str:
         lo, hi = p.band
         rule = (f"in [{fmt(lo, unit)}, {fmt(hi, unit)}]" if unit != "1"
                 else f"in [{lo:.3g}, {hi:.3g}]")
-    return f"{p.part.what}: {est}{ci} (n = {p.n_a}{'' if p.n_b is None else f'/{p.n_b}'}; needs {rule})"
+    n = (f"{p.n_a} blocks, paired" if p.part.paired else
+         f"n = {p.n_a}{'' if p.n_b is None else f'/{p.n_b}'}")
+    return f"{p.part.what}: {est}{ci} ({n}; needs {rule})"
 
 
 def findings_table(found: list) -> Table:
