@@ -141,6 +141,32 @@ def test_why_a_gcf_128k_read_is_slower_names_this_machines_memory():
     assert "this machine itself" not in compare.why(m, Local(5e-6, facts={"host_read_per_call_s": 4e-6}), 5e-6 / pub)
 
 
+def test_a_call_bound_miss_names_this_machines_own_call_speed_before_and_after():
+    """The reference of this machine's call speed (512 B urandom writes, no sandbox), measured
+    before and after the battery, is in the explanation of a call-bound cell and in the table."""
+    from rich.console import Console
+
+    m = BY_ID["lambda/tmp/urandom_write/m2048/f1024000000/io512"]
+    text = compare.why(m, Local(4.3e-6, facts={"host_call_per_call_s": (2.6e-6, 3.9e-6)}), 1.1)
+    assert "took 2.6 µs a call before the battery and 3.9 µs after (×1.5)" in text
+    assert "after" not in compare.why(m, Local(4.3e-6), 1.1)
+    ev = compare.evaluate(ALL, _local_all(lambda x: PUB[x.id].value), PUB)
+    con = Console(record=True, width=250)
+    render.render_table(ev, {"workdir": "/x", "platform": {}, "machine": {
+        "cpus": 2, "host_urandom_write_per_call_s": {"io_size": 512, "file_size": 1 << 20,
+                                                     "before": 2.6e-6, "after": 3.9e-6}}}, con)
+    assert "This machine's own 512 B urandom write, no sandbox, took 2.6 µs" in con.export_text()
+
+
+def test_host_call_write_times_this_machines_dd():
+    """A real 512 B urandom dd write on /dev/shm: a positive time a call, and less than a 1 MiB
+    read's (an ordering with a wide margin, not a timing)."""
+    call = battery.host_call_write(runs=3)
+    if call is None:
+        pytest.skip("no /dev/shm or dd on this machine")
+    assert 0 < call < battery.host_memory_read(8 << 20, io_size=1 << 20, runs=3)
+
+
 def test_host_memory_read_times_this_machines_dd():
     """A real dd on a file in /dev/shm: a positive time a call, and a 4 KiB call is quicker than
     a 1 MiB one (an ordering with a wide margin, not a timing)."""

@@ -222,25 +222,27 @@ def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
 
 #: the thesis's large-file read that no sandbox setting can move: a memory copy per call
 HOST_READ_IO = 131072
+#: this machine's own call speed, no sandbox: 512 B writes from /dev/urandom (the thesis's
+#: call-bound write cells, which no setting of the lambda profile touches), timed before the
+#: battery and after it. On one VM they moved x1.5-2 between runs three hours apart
+#: (2026-11-28), with every call-bound cell; a reader tells the machine's drift from the model's
+#: by them.
+HOST_CALL_IO, HOST_CALL_FILE = 512, 1 << 20
 
 
-def host_memory_read(size: int, io_size: int = HOST_READ_IO, runs: int = 5) -> Optional[float]:
-    """Seconds a dd call takes to read io_size bytes of a size-byte file in memory on this
-    machine itself, no sandbox: the agent's own dd engine (the one the sandboxes run, with its
-    argv, O_DIRECT probe and summary parsing) run bare, ``faascope-agent --once`` as
-    bench/fileio_engines.py runs it, with its files in /dev/shm (tmpfs, as GCF's /tmp is
-    memory). The median of a few runs, not the least: a run can find part of the file still in
-    the CPU's cache (measured 19 µs against 32-34 for the others). None where /dev/shm or dd is
-    missing. It measures this machine's memory copy, to which the gcf profile's 128 KiB read
-    cell adds only its CPU quota and system calls."""
+def bare_dd(workload: dict, runs: int = 5) -> Optional[float]:
+    """Seconds a call of the agent's own dd engine takes on this machine itself, no sandbox
+    (``faascope-agent --once`` as bench/fileio_engines.py runs it, with its argv, O_DIRECT probe
+    and summary parsing), its files in /dev/shm (tmpfs, as GCF's /tmp is memory). The median of a
+    few runs, not the least: a run can find part of the file still in the CPU's cache (measured
+    19 µs against 32-34 for the others). None where /dev/shm or dd is missing."""
     shm = Path("/dev/shm")
     if not shm.is_dir() or shutil.which("dd") is None:
         return None
-    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", "op": "read", "direct": True,
-                                       "prepare": True, "file_size": size, "io_size": io_size}})
+    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", **workload}})
     agent = str(agent_binary())
     times: list[float] = []
-    with tempfile.TemporaryDirectory(dir=shm, prefix="faascope-host-read-") as tmp:
+    with tempfile.TemporaryDirectory(dir=shm, prefix="faascope-host-dd-") as tmp:
         for _ in range(runs):
             p = subprocess.run([agent, "--once", payload], capture_output=True, text=True,
                                env={**os.environ, "TMPDIR": tmp})
@@ -248,6 +250,21 @@ def host_memory_read(size: int, io_size: int = HOST_READ_IO, runs: int = 5) -> O
                 w = json.loads(p.stdout)["workload"]
                 times.append(w["elapsed_s"] / w["ops"])
     return median(times) if times else None
+
+
+def host_memory_read(size: int, io_size: int = HOST_READ_IO, runs: int = 5) -> Optional[float]:
+    """Seconds a dd call takes to read io_size bytes of a size-byte file in memory on this
+    machine itself (:func:`bare_dd`). It measures this machine's memory copy, to which the gcf
+    profile's 128 KiB read cell adds only its CPU quota and system calls."""
+    return bare_dd({"op": "read", "direct": True, "prepare": True, "file_size": size,
+                    "io_size": io_size}, runs)
+
+
+def host_call_write(runs: int = 5) -> Optional[float]:
+    """Seconds a 512 B dd write from /dev/urandom takes on this machine itself (:func:`bare_dd`):
+    the reference of its call speed (:data:`HOST_CALL_IO`)."""
+    return bare_dd({"op": "write", "source": "urandom", "file_size": HOST_CALL_FILE,
+                    "io_size": HOST_CALL_IO}, runs)
 
 
 def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
@@ -259,6 +276,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     load_before = os.getloadavg()[0]
     # before the platform loads the machine
     host_read = host_memory_read(cfg.scaled_file("read"))
+    host_call_before = host_call_write()
     pdir = cfg.workdir / "platform"
     # a shared directory for the sharedfs workloads of the findings' campaigns (EFS's stand-in)
     state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port,
@@ -280,6 +298,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
         # run) nothing reads again. The log stays, beside the results files.
         shutil.rmtree(pdir / "platform", ignore_errors=True)
         shutil.rmtree(cfg.workdir / "shared", ignore_errors=True)
+    host_call_after = host_call_write()
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
     for key, v in local.items():
@@ -290,11 +309,16 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
                            tmp_direct_io=health.get("tmp_direct_io"))
             if host_read is not None and key.endswith(f"/io{HOST_READ_IO}") and "/direct_read/" in key:
                 v.facts["host_read_per_call_s"] = host_read
+            if None not in (host_call_before, host_call_after) and "/urandom_write/" in key:
+                v.facts["host_call_per_call_s"] = (host_call_before, host_call_after)
     machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                "load_1min_after": round(os.getloadavg()[0], 2)}
     if host_read is not None:
         machine["host_memory_read_per_call_s"] = {"io_size": HOST_READ_IO, "file_size": cfg.scaled_file("read"),
                                                   "seconds": host_read}
+    if None not in (host_call_before, host_call_after):
+        machine["host_urandom_write_per_call_s"] = {"io_size": HOST_CALL_IO, "file_size": HOST_CALL_FILE,
+                                                    "before": host_call_before, "after": host_call_after}
     return BatteryRun(local=local, results=results, platform=platform,
                       scaled_files=cfg.scaled_files, machine=machine, after=extra)
 

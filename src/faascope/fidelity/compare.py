@@ -159,6 +159,14 @@ def direction(unit: str, r: float) -> str:
     return "slower" if r > 1 else "faster"
 
 
+def host_call_text(before_after) -> str:
+    """This machine's own 512 B urandom write, no sandbox, before and after the battery, in words
+    (the reference of its call speed: battery.HOST_CALL_IO)."""
+    b, a = before_after
+    return (f"this machine's own 512 B urandom write, no sandbox, took {b * 1e6:.3g} µs a call "
+            f"before the battery and {a * 1e6:.3g} µs after (×{a / b:.2g})")
+
+
 def why(metric: Metric, local: Local, r: Optional[float]) -> str:
     """Why a metric is not within ×1.5 here, in plain words (from what was measured)."""
     if r is None:
@@ -168,9 +176,12 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
     k = metric.kind
     cloud = CLOUD.get(metric.profile, metric.profile)
     if k == "urandom":
-        return (f"{d} than {cloud}: dd reads /dev/urandom inside its timing, so the time is this "
+        text = (f"{d} than {cloud}: dd reads /dev/urandom inside its timing, so the time is this "
                 "machine's CPU generating random bytes under the profile's CPU quota, not /tmp; "
                 "no calibration of /tmp can move it")
+        if f.get("host_call_per_call_s"):
+            text += "; " + host_call_text(f["host_call_per_call_s"])
+        return text
     if k == "tmp_memory" and r > 1 and f.get("host_read_per_call_s"):
         host, pub = f["host_read_per_call_s"], local.value / r
         return (f"{d} than GCF: this machine itself, with no sandbox, takes {host * 1e6:.3g} µs to "
