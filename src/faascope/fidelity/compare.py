@@ -159,6 +159,23 @@ def direction(unit: str, r: float) -> str:
     return "slower" if r > 1 else "faster"
 
 
+#: how far this machine's own call speed may move during a battery (after / before, either way)
+#: before the report warns that its call-bound figures are not one machine's
+CALL_DRIFT = 1.25
+
+
+def drift_note(machine: dict) -> str:
+    """What to say of a machine whose own 512 B urandom write (no sandbox) moved more than
+    ×CALL_DRIFT between the battery's start and its end, or ""."""
+    call = machine.get("host_urandom_write_per_call_s") or {}
+    b, a = call.get("before"), call.get("after")
+    if not b or not a or 1 / CALL_DRIFT <= a / b <= CALL_DRIFT:
+        return ""
+    return (f"this machine's own call speed moved during the battery ({host_call_text((b, a))}): "
+            "the figures bound by system calls or CPU were measured on a machine that changed "
+            "under them")
+
+
 def host_call_text(before_after) -> str:
     """This machine's own 512 B urandom write, no sandbox, before and after the battery, in words
     (the reference of its call speed: battery.HOST_CALL_IO)."""

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from faascope.fidelity import distributions, findings
-from faascope.fidelity.compare import (WITHIN, Comparison, Decision, Evaluation, host_call_text,
-                                       load_note)
+from faascope.fidelity.compare import (WITHIN, Comparison, Decision, Evaluation, drift_note,
+                                       host_call_text, load_note)
 from faascope.units import format_bytes, format_rate, format_seconds
 
 #: JSON layout version of ``faascope platform fidelity --format json``
@@ -193,7 +193,10 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
     if loaded:
         console.print(f"[yellow]warning[/yellow]: {loaded}.")
     call = (meta.get("machine") or {}).get("host_urandom_write_per_call_s")
-    if call:
+    drift = drift_note(meta.get("machine") or {})
+    if drift:
+        console.print(f"[yellow]warning[/yellow]: {drift}.")
+    elif call:
         text = host_call_text((call["before"], call["after"]))
         console.print(text[0].upper() + text[1:] + ".")
     if meta.get("scaled_file_bytes"):
