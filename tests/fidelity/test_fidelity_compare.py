@@ -151,19 +151,19 @@ def test_a_call_bound_miss_names_this_machines_own_call_speed_before_and_after()
     assert "took 2.6 µs a call before the battery and 3.9 µs after (×1.5)" in text
     assert "after" not in compare.why(m, Local(4.3e-6), 1.1)
     ev = compare.evaluate(ALL, _local_all(lambda x: PUB[x.id].value), PUB)
-    con = Console(record=True, width=250)
-    render.render_table(ev, {"workdir": "/x", "platform": {}, "machine": {
-        "cpus": 2, "host_urandom_write_per_call_s": {"io_size": 512, "file_size": 1 << 20,
-                                                     "before": 2.6e-6, "after": 3.9e-6}}}, con)
-    out = con.export_text()
+
+    def table(before: float, after: float) -> str:
+        con = Console(record=True, width=250)
+        render.render_table(ev, {"workdir": "/x", "platform": {}, "machine": {
+            "cpus": 2, "host_urandom_write_per_call_s": {"io_size": 512, "file_size": 1 << 20,
+                                                         "before": before, "after": after}}}, con)
+        return con.export_text()
+
+    out = table(2.6e-6, 3.9e-6)
     # ×1.5 during the battery: a warning, not a line of information
     assert "warning: this machine's own call speed moved during the battery" in out
     assert "took 2.6 µs a call before the battery and 3.9 µs after (×1.5)" in out
-    con = Console(record=True, width=250)
-    render.render_table(ev, {"workdir": "/x", "platform": {}, "machine": {
-        "cpus": 2, "host_urandom_write_per_call_s": {"io_size": 512, "file_size": 1 << 20,
-                                                     "before": 2.6e-6, "after": 3.1e-6}}}, con)
-    out = con.export_text()
+    out = table(2.6e-6, 3.1e-6)
     assert "This machine's own 512 B urandom write, no sandbox, took 2.6 µs" in out
     assert "moved during the battery" not in out
     assert compare.drift_note({"host_urandom_write_per_call_s": {"before": 4e-6, "after": 3e-6}})
