@@ -299,6 +299,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
         shutil.rmtree(pdir / "platform", ignore_errors=True)
         shutil.rmtree(cfg.workdir / "shared", ignore_errors=True)
     host_call_after = host_call_write()
+    host_call = None if None in (host_call_before, host_call_after) else (host_call_before, host_call_after)
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
     for key, v in local.items():
@@ -309,16 +310,16 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
                            tmp_direct_io=health.get("tmp_direct_io"))
             if host_read is not None and key.endswith(f"/io{HOST_READ_IO}") and "/direct_read/" in key:
                 v.facts["host_read_per_call_s"] = host_read
-            if None not in (host_call_before, host_call_after) and "/urandom_write/" in key:
-                v.facts["host_call_per_call_s"] = (host_call_before, host_call_after)
+            if host_call is not None and "/urandom_write/" in key:
+                v.facts["host_call_per_call_s"] = host_call
     machine = {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
                "load_1min_after": round(os.getloadavg()[0], 2)}
     if host_read is not None:
         machine["host_memory_read_per_call_s"] = {"io_size": HOST_READ_IO, "file_size": cfg.scaled_file("read"),
                                                   "seconds": host_read}
-    if None not in (host_call_before, host_call_after):
+    if host_call is not None:
         machine["host_urandom_write_per_call_s"] = {"io_size": HOST_CALL_IO, "file_size": HOST_CALL_FILE,
-                                                    "before": host_call_before, "after": host_call_after}
+                                                    "before": host_call[0], "after": host_call[1]}
     return BatteryRun(local=local, results=results, platform=platform,
                       scaled_files=cfg.scaled_files, machine=machine, after=extra)
 

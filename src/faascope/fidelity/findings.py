@@ -281,17 +281,16 @@ def _direction(rule: str, lo: float, hi: float) -> tuple[bool, str]:
 
 def check_paired(part: Part, a, b) -> PartResult:
     """A paired part: the median of the per-block ratios and its order-statistic interval."""
-    r = block_ratios(a, b)
-    n = len(r)
-    ci, _ = median_interval(np.sort(np.log(r)), ALPHA)
+    logs = np.sort(np.log(block_ratios(a, b)))
+    n = len(logs)
+    est = float(np.exp(np.median(logs))) if n else None
+    ci, _ = median_interval(logs, ALPHA)
     if ci.low is None:
-        return PartResult(part, n, n, float(np.exp(np.median(np.log(r)))) if n else None, None,
-                          None, None, False, f"{ci.why}: blocks with both sides, for the order-statistic "
-                          "interval")
+        return PartResult(part, n, n, est, None, None, None, False,
+                          f"{ci.why}: blocks with both sides, for the order-statistic interval")
     lo, hi = float(np.exp(ci.low)), float(np.exp(ci.high))
     ok, why = _direction(part.rule, lo, hi)
-    return PartResult(part, n, n, float(np.exp(np.median(np.log(r)))), (lo, hi), None, None,
-                      ok, why)
+    return PartResult(part, n, n, est, (lo, hi), None, None, ok, why)
 
 
 def check(part: Part, a, b=None, tables: Optional[dict] = None, seed: int = SEED) -> PartResult:

@@ -26,10 +26,12 @@ import yaml
 
 from faascope.analysis import cv_test
 from faascope.analysis.concurrency import load_bursts
+from faascope.analysis.intervals import median_min_n
 from faascope.calibration.reference import reference
 from faascope.driver.runner import run_campaign
 from faascope.fidelity import battery
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
+from faascope.fidelity.ratio import ALPHA
 from faascope.store.reader import ResultsFile, measured_only
 from faascope.units import MIB, format_size
 
@@ -39,9 +41,9 @@ UNITS = (5, 10)
 #: order (the findings pair the cells by block: findings.py). Lambda's 128 KiB writes are 11 %
 #: faster in the thesis (x0.889); at 10 a side the local ratio of medians came out x0.893 with
 #: [0.84, 1.03] (2026-11-27: each side's ten runs spread 440-620 us a call, two of them ~20 %
-#: quicker than the rest), so the full run takes twice as many. Quick: 6, the fewest whose
-#: order-statistic interval of a median reaches 95 %
-TMP_UNITS = (6, 20)
+#: quicker than the rest), so the full run takes twice as many. Quick: the fewest blocks whose
+#: order-statistic interval of a median reaches 95 % (6)
+TMP_UNITS = (median_min_n(ALPHA), 20)
 #: /tmp file of the thesis cells (quick, full): per-call times and the file's read time
 TMP_FILE = (1 * MIB, 4 * MIB)
 #: bytes each writer or reader moves in the memory, co-location and concurrency campaigns
@@ -79,6 +81,7 @@ def specs(quick: bool, provider: dict) -> dict[str, dict]:
     tmp = format_size(TMP_FILE[0 if quick else 1])
     io = format_size(IO_FILE[0 if quick else 1])
     design = {"replications": n, "seed": SEED}
+    blocks = TMP_UNITS[0 if quick else 1]
     out = {
         "findings-tmp": {
             "name": "findings-tmp", "provider": provider,
@@ -98,8 +101,8 @@ def specs(quick: bool, provider: dict) -> dict[str, dict]:
             # one block per replication: every block runs each cell once, so a slow stretch of
             # the machine lands on both sides of a comparison (the interval never waits: a block
             # takes ~25 s)
-            "design": dict(design, type="full_factorial", replications=TMP_UNITS[0 if quick else 1],
-                           blocking={"blocks": TMP_UNITS[0 if quick else 1], "interval": "1s"},
+            "design": dict(design, type="full_factorial", replications=blocks,
+                           blocking={"blocks": blocks, "interval": "1s"},
                            rules=["memory_mb == 2048 or (op == 'read' and io_size == 512)"]),
         },
         "findings-memory": {

@@ -189,11 +189,12 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
     if isolation and isolation != "namespaces":
         console.print(f"[yellow]warning[/yellow]: the platform ran with isolation {isolation} "
                       "(no sandboxes: not root, or no cgroups), so no profile's limits applied.")
-    loaded = load_note(meta.get("machine") or {})
+    machine = meta.get("machine") or {}
+    loaded = load_note(machine)
     if loaded:
         console.print(f"[yellow]warning[/yellow]: {loaded}.")
-    call = (meta.get("machine") or {}).get("host_urandom_write_per_call_s")
-    drift = drift_note(meta.get("machine") or {})
+    call = machine.get("host_urandom_write_per_call_s")
+    drift = drift_note(machine)
     if drift:
         console.print(f"[yellow]warning[/yellow]: {drift}.")
     elif call:
