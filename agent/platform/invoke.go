@@ -208,7 +208,7 @@ func (p *Platform) popIdle(pool poolKey, gen int) *Instance {
 			return in
 		}
 		delete(p.instances, in.ID)
-		go in.close()
+		p.closeLater(in)
 	}
 	p.idle[pool] = list
 	return nil

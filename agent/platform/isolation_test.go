@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,6 +264,40 @@ func TestStopRemovesThePlatformsCgroups(t *testing.T) {
 	for _, c := range []string{"cpu", "memory", "pids", "freezer", "cpuacct"} {
 		if _, err := os.Stat(filepath.Join(cgroupRoot, c, p.cgroupDir)); err == nil {
 			t.Errorf("%s cgroup %s left behind after stop", c, p.cgroupDir)
+		}
+	}
+}
+
+// TestStopRightAfterDeleteLeavesNoCgroups: `faascope run` deletes its function and stops the
+// platform it started at once. A deleted function's idle instance is destroyed in the background,
+// and the platform used to exit in the middle of it: every run left that sandbox's groups (cpu,
+// cpuacct, memory, pids, freezer) under the platform's, so the platform's own groups stayed too.
+func TestStopRightAfterDeleteLeavesNoCgroups(t *testing.T) {
+	needSandboxes(t)
+	// No spares: the stop has nothing else to do that could give the background destroy time.
+	p, err := New(Config{DataDir: t.TempDir(), DefaultProfile: ProfileLambda, Isolation: isolation(),
+		SpareSandboxes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(APIHandler(p))
+	defer srv.Close()
+	tp := &testPlatform{p, srv.URL, t}
+	tp.create("gone", nil)
+	if _, r, body := tp.invoke("gone", `{"workload":{"kind":"noop"}}`); !r.OK {
+		t.Fatalf("invoke: %s", body)
+	}
+	if resp, body := tp.call("DELETE", "/2015-03-31/functions/gone", nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", resp.StatusCode, body)
+	}
+	p.Close()
+	for _, c := range append(v1Hierarchies(), "blkio") {
+		d := filepath.Join(cgroupRoot, c, p.cgroupDir)
+		if CgroupVersion() == 2 {
+			d = filepath.Join(cgroupRoot, p.cgroupDir)
+		}
+		if left, err := os.ReadDir(d); err == nil {
+			t.Errorf("%s left behind after the stop (%d entries)", d, len(left))
 		}
 	}
 }

@@ -252,7 +252,8 @@ func (p *Platform) Close() {
 		go func(in *Instance) { defer wg.Done(); in.close() }(in)
 	}
 	wg.Wait()
-	// Async invocations end once their instances are gone; the reaper ends with the context.
+	// Async invocations end once their instances are gone; the reaper ends with the context;
+	// instances retired just before the stop finish their destruction (closeLater).
 	p.wg.Wait()
 	p.tmpPool.close()
 	p.spares.close()
@@ -416,8 +417,17 @@ func (p *Platform) retireIdle(pool poolKey) {
 	}
 	p.mu.Unlock()
 	for _, in := range list {
-		go in.close()
+		p.closeLater(in)
 	}
+}
+
+// closeLater destroys an instance already taken out of the platform's books, in the background.
+// It counts in wg, which Close waits for: a platform stopped right after a function's delete
+// (as `faascope run` stops the one it started) used to exit in the middle of these, leaving
+// the sandbox's cgroups, directory and /tmp image behind.
+func (p *Platform) closeLater(in *Instance) {
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); in.close() }()
 }
 
 // retireFunction retires the idle instances of every version of a function.

@@ -3,6 +3,7 @@ package platform
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -59,11 +60,17 @@ func platformAlive(f *os.File, id string) bool {
 	return lk.Type != unix.F_UNLCK
 }
 
-// removeDeadPlatformsCgroups thaws, kills and removes the sandbox groups of every platform whose
-// lock is free (own, the caller's id, is skipped: cleanStale handles it).
+// removeDeadPlatformsCgroups thaws, kills and removes the sandbox groups (and the v1 blkio group)
+// of every platform whose lock is free (own, the caller's id, is skipped: cleanStale handles it).
 func removeDeadPlatformsCgroups(lock *os.File, own string) {
 	seen := map[string]bool{}
-	for _, root := range parentDirs("faascope") {
+	roots := parentDirs("faascope")
+	if CgroupVersion() == 1 && blkioV1Available() {
+		// v1 blkio has one group per platform, none per sandbox (blkio.go): a platform killed
+		// with no sandbox left is found only there.
+		roots = append(roots, filepath.Join(cgroupRoot, "blkio", "faascope"))
+	}
+	for _, root := range roots {
 		entries, _ := os.ReadDir(root)
 		for _, e := range entries {
 			id := e.Name()
@@ -74,6 +81,7 @@ func removeDeadPlatformsCgroups(lock *os.File, own string) {
 			if !platformAlive(lock, id) {
 				RemoveStaleCgroups("faascope/" + id)
 				RemoveParentCgroups("faascope/" + id)
+				removePlatformBlkio("faascope/" + id)
 			}
 		}
 	}

@@ -63,8 +63,18 @@ def _alive(pid: int) -> bool:
         return False
 
 
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+def _platform_groups() -> set[Path]:
+    """Every platform's group in every cgroup v1 hierarchy (cgroup v2: the one tree)."""
+    return {d for d in CGROUPS.glob("*/faascope/*") if d.is_dir()} | {
+        d for d in CGROUPS.glob("faascope/*") if d.is_dir()}
+
+
 def test_sandboxes_end_with_a_killed_platform(tmp_path, agent_zip):
     data = tmp_path / "platform"
+    groups_before = _platform_groups()
     state = local_platform.start(profile="lambda", data_dir=data, port=0, keep_alive="5m")
     try:
         lam = boto3.client("lambda", endpoint_url=state["endpoint"], region_name="us-east-1",
@@ -78,6 +88,9 @@ def test_sandboxes_end_with_a_killed_platform(tmp_path, agent_zip):
         sandboxed = {pid: uid for pid, uid in _descendants(state["pid"]).items() if uid >= SANDBOX_UID_BASE}
         assert sandboxed, "the warm instance's runtime runs as a sandbox uid under the platform"
         everything = _descendants(state["pid"])  # spares' inits too
+        killed_groups = _platform_groups() - groups_before
+        assert any(d.parent.parent.name == "blkio" for d in killed_groups) or not (
+            CGROUPS / "blkio").is_dir(), f"the platform's v1 blkio group: {sorted(killed_groups)}"
         os.kill(state["pid"], signal.SIGKILL)
         # what was running dies with it; a frozen idle instance at the next platform's start
         other = tmp_path / "other"
@@ -88,6 +101,10 @@ def test_sandboxes_end_with_a_killed_platform(tmp_path, agent_zip):
                 time.sleep(0.05)
             left = {p: everything[p] for p in everything if _alive(p)}
             assert not left, f"sandbox processes (pid: uid) outlived their platform: {left}"
+            # and its groups went with them, its v1 blkio group too (which has no sandbox groups
+            # under it, so a sweep of the others' hierarchies never saw it)
+            stale = sorted(str(d) for d in killed_groups if d.exists())
+            assert not stale, f"the killed platform's cgroups outlived it: {stale}"
         finally:
             local_platform.stop(other)
     finally:
