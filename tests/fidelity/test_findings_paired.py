@@ -91,7 +91,7 @@ def test_a_failed_block_leaves_out_its_pair_not_the_pairing():
 
 
 def test_pairing_is_only_defined_for_two_samples_median_directions():
-    for bad in (dict(rule="band"), dict(rule="flat"), dict(statistic="sd"), dict(b=None)):
+    for bad in (dict(rule="band"), dict(rule="flat"), dict(rule="spread_higher"), dict(b=None)):
         kw = dict(id="x", what="x", rule="lower", a="a", b="b", paired=True) | bad
         with pytest.raises(ValueError):
             F.Part(**kw)

@@ -96,11 +96,12 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
 
 #: the findings' rule in one sentence (the report and the JSON say it)
 FINDINGS_RULE = (f"reproduced = every part's {100 * (1 - findings.ALPHA):g} % bootstrap interval "
-                 "(ratio of medians or standard deviations, each sample resampled on its own) excludes the "
+                 "(ratio of medians, each sample resampled on its own) excludes the "
                  "opposite direction (the thesis's /tmp comparisons: the median of the per-block ratios, "
                  "every block running both cells, with its order-statistic interval), or lies inside the published band (published figure ×/÷"
                  f" {WITHIN:g}; 'flat': [1/{WITHIN:g}, {WITHIN:g}]); predictability by the CV "
-                 f"permutation test (p < {findings.ALPHA:g}); fewer than the interval's minimum "
+                 f"permutation test (p < {findings.ALPHA:g}); a wider spread by the Brown-Forsythe "
+                 f"test (p < {findings.ALPHA:g}, in that direction); fewer than the interval's minimum "
                  "values a side decide nothing")
 
 
@@ -109,6 +110,9 @@ def _part_text(p) -> str:
         return f"{p.part.what}: –"
     if p.part.rule == "cv_lower":
         return f"{p.part.what}: CV ratio {p.estimate:.3g}, p = {p.p_value:.3g}"
+    if p.part.rule == "spread_higher":
+        return (f"{p.part.what}: ×{p.estimate:.3g}, Brown-Forsythe p = {p.p_value:.3g} "
+                f"(n = {p.n_a}/{p.n_b}; needs > 1 and p < {findings.ALPHA:g})")
     unit = p.part.unit if p.part.b is None else "1"
     ci = "" if p.ci is None else f" [{fmt(p.ci[0], unit) if unit != '1' else f'{p.ci[0]:.3g}'}, " \
         f"{fmt(p.ci[1], unit) if unit != '1' else f'{p.ci[1]:.3g}'}]"
