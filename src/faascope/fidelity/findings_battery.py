@@ -16,7 +16,6 @@ its CPU quota, which binds only over its 100 ms periods.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -386,10 +385,6 @@ def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dic
                 if fail:
                     notes[k] = f"{name}: {fail}"
     return evidence, notes, results
-
-
-def dump(evidence: dict[str, np.ndarray]) -> str:
-    return json.dumps({k: [float(x) for x in v] for k, v in evidence.items()})
 
 
 #: the battery's storage campaigns against Skyrise's request-latency sets: (campaign, op, set)
