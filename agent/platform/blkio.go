@@ -35,9 +35,12 @@ type blkioTarget struct {
 
 // blkioV1Available reports whether the host mounts the v1 blkio hierarchy.
 func blkioV1Available() bool {
-	_, err := os.Stat(filepath.Join(cgroupRoot, "blkio", "blkio.throttle.read_bps_device"))
+	_, err := os.Stat(filepath.Join(blkioV1Dir(""), "blkio.throttle.read_bps_device"))
 	return err == nil
 }
+
+// blkioV1Dir is parent's group in the v1 blkio hierarchy.
+func blkioV1Dir(parent string) string { return filepath.Join(cgroupRoot, "blkio", parent) }
 
 // platformBlkio is the platform's block I/O group: v1 blkio/<parent>, which every sandbox joins,
 // or the v2 parent whose io.max caps its sandboxes together.
@@ -47,7 +50,7 @@ func platformBlkio(parent string) (blkioTarget, error) {
 		if !blkioV1Available() {
 			return blkioTarget{}, nil
 		}
-		d := filepath.Join(cgroupRoot, "blkio", parent)
+		d := blkioV1Dir(parent)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return blkioTarget{}, fmt.Errorf("create blkio group %s: %w", d, err)
 		}
@@ -68,7 +71,7 @@ func removePlatformBlkio(parent string) {
 	if CgroupVersion() != 1 || !blkioV1Available() {
 		return
 	}
-	root := filepath.Join(cgroupRoot, "blkio")
+	root := blkioV1Dir("")
 	for p := parent; p != "." && p != "/" && p != ""; p = filepath.Dir(p) {
 		if os.Remove(filepath.Join(root, p)) != nil {
 			break

@@ -291,11 +291,11 @@ func TestStopRightAfterDeleteLeavesNoCgroups(t *testing.T) {
 		t.Fatalf("delete: %d %s", resp.StatusCode, body)
 	}
 	p.Close()
-	for _, c := range append(v1Hierarchies(), "blkio") {
-		d := filepath.Join(cgroupRoot, c, p.cgroupDir)
-		if CgroupVersion() == 2 {
-			d = filepath.Join(cgroupRoot, p.cgroupDir)
-		}
+	dirs := parentDirs(p.cgroupDir)
+	if CgroupVersion() == 1 {
+		dirs = append(dirs, blkioV1Dir(p.cgroupDir))
+	}
+	for _, d := range dirs {
 		if left, err := os.ReadDir(d); err == nil {
 			t.Errorf("%s left behind after the stop (%d entries)", d, len(left))
 		}

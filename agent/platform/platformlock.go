@@ -3,7 +3,6 @@ package platform
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -68,7 +67,7 @@ func removeDeadPlatformsCgroups(lock *os.File, own string) {
 	if CgroupVersion() == 1 && blkioV1Available() {
 		// v1 blkio has one group per platform, none per sandbox (blkio.go): a platform killed
 		// with no sandbox left is found only there.
-		roots = append(roots, filepath.Join(cgroupRoot, "blkio", "faascope"))
+		roots = append(roots, blkioV1Dir("faascope"))
 	}
 	for _, root := range roots {
 		entries, _ := os.ReadDir(root)
