@@ -78,12 +78,14 @@ SCALED_FILE = {"read": (8 * MIB, 32 * MIB), "write": (128 * MIB, 256 * MIB)}
 SCALED_WRITE = {"drop": True, "ephemeral_mb": 2048}
 #: invocations per cell (quick, full)
 #: (network, object, kv and cold have 5 quick: the findings' bootstrap interval needs 5 a side,
-#: compare.minimums "median"; tmp has 10 in full: with 5 a side one slow invocation of the
-#: lambda 128 KiB write cell, 545 us a call among 437-450, widened the decision's interval of
-#: lambda/gcf to [0.90, 1.12] around 0.92, and the thesis's 0.889 went undecided; cold has 30 in
+#: compare.minimums "median"; tmp runs in blocks, one invocation of each cell a block, and its
+#: decisions pair lambda and gcf by block (compare.decide): 20 in full, as the findings' paired
+#: cells: at c670b1f, unpaired from 10 a side while the machine's calls slowed x1.29, the
+#: lambda 1 GB 128 KiB write cell came out [0.743, 1.022] around x0.85 and went undecided where
+#: the findings' 20 blocks paired showed x0.880 [0.860, 0.946]; the thesis's is x0.889. cold has 30 in
 #: full: STeLLAR's wider cold spread, x2.7 here at caea0a3, is shown by the Brown-Forsythe test in
 #: 79 % of campaigns of 30 cold against 20 warm and 61 % of 10 (tests/fidelity/test_findings_spread.py))
-REPLICATIONS = {"tmp": (1, 10), "network": (5, 5), "object": (5, 5), "kv": (5, 5),
+REPLICATIONS = {"tmp": (1, 20), "network": (5, 5), "object": (5, 5), "kv": (5, 5),
                 "cold": (5, 30), "warm": (5, 20)}
 #: requests per storage invocation (quick, full)
 REQUESTS = (100, 300)
@@ -169,7 +171,11 @@ def specs(cfg: BatteryConfig, endpoint: str) -> dict[str, dict]:
                           {"when": "op == 'write'", "set": {"source": "urandom"}},
                           {"when": f"op == 'write' and file_size == {big_write}",
                            "set": dict(SCALED_WRITE)}],
+            # one block per replication: every block runs each cell once, so a slow stretch of
+            # the machine lands on both profiles of a decision (the interval never waits: a
+            # block takes ~25 s)
             "design": {"type": "full_factorial", "replications": cfg.reps("tmp"), "seed": SEED,
+                       "blocking": {"blocks": cfg.reps("tmp"), "interval": "1s"},
                        "rules": ["io_size <= file_size", "memory_mb == 2048 or file_size == 10KB",
                                  f"file_size != {big_read} or op == 'read'",
                                  f"file_size != {big_write} or op == 'write'"]},
@@ -378,9 +384,20 @@ def _bool(v) -> Optional[bool]:
     return bool(int(v)) if not isinstance(v, str) else v.lower() in ("1", "true")
 
 
+def by_replication(replication, values, reps: range) -> np.ndarray:
+    """``values`` indexed by their ``replication`` (0 .. len(reps) - 1; NaN where none is
+    there): in a campaign with one block per replication, replication i ran in block i, so two
+    cells' arrays pair by block."""
+    s = pd.Series(pd.to_numeric(values).to_numpy(float),
+                  index=pd.to_numeric(replication).astype(int).to_numpy())
+    return s.groupby(level=0).first().reindex(reps).to_numpy(float)
+
+
 def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
-    """Time per dd I/O call per profile and thesis cell (median over invocations)."""
+    """Time per dd I/O call per profile and thesis cell (median over invocations), with the
+    values by block (replication i ran in block i; NaN where it failed) for the decisions."""
     df = _measured(db)
+    blocks = range(int(pd.to_numeric(df["replication"]).max()) + 1) if len(df) else range(0)
     out: dict[str, Local] = {}
     for profile in ("lambda", "gcf"):
         for c in THESIS_CELLS:
@@ -388,7 +405,8 @@ def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
             sel = df[(df["profile"] == profile) & (pd.to_numeric(df["memory"]) == c.memory_mb)
                      & (pd.to_numeric(df["file_size"]) == size)
                      & (pd.to_numeric(df["io_size"]) == c.io_size) & (df["op"] == c.workload_op)]
-            per_call = (pd.to_numeric(sel["latency_seconds"]) / pd.to_numeric(sel["ops"])).dropna()
+            per_call_all = pd.to_numeric(sel["latency_seconds"]) / pd.to_numeric(sel["ops"])
+            per_call = per_call_all.dropna()
             direct = [_bool(v) for v in sel["direct_effective"]] if c.op == "direct_read" else []
             facts = {"memory_mb": c.memory_mb, "file_size": size,
                      "ops": _median(pd.to_numeric(sel["ops"]))}
@@ -402,7 +420,8 @@ def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
             value = _median(per_call) if len(per_call) else None
             out[f"{profile}/tmp/{c.op}/m{c.memory_mb}/f{c.file_size}/io{c.io_size}"] = Local(
                 value=value, n=len(per_call), note=note if value is not None else
-                (note or "no successful invocation"), facts=facts, samples=tuple(per_call))
+                (note or "no successful invocation"), facts=facts, samples=tuple(per_call),
+                blocks=tuple(by_replication(sel["replication"], per_call_all, blocks)))
     return out
 
 

@@ -7,9 +7,10 @@
   stand-in, no visible burst…);
 - decisions: per thesis cell, which platform wins (lower time per I/O call) in the thesis
   (Lambda vs GCF) and locally (the lambda profile vs the gcf profile), and whether they agree.
-  A side wins only where the 95 % interval of the ratio of medians (:mod:`faascope.fidelity.ratio`)
+  A side wins only where the 95 % interval of the ratio (:mod:`faascope.fidelity.ratio`)
   excludes 1: the thesis's intervals come from its own rows (table ``thesis-decisions``), the
-  local ones from the per-call samples; a cell the thesis's data do not decide ("none": two of
+  local ones from the per-call samples, paired by block where the battery's campaign ran in
+  blocks (:func:`decide`); a cell the thesis's data do not decide ("none": two of
   its 10 KB write cells) is reported, not counted.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Optional
 from faascope import calibration
 from faascope.fidelity.metrics import CLOUD, Metric, Published, ThesisCell
 from faascope.compare.minimums import minimum
-from faascope.fidelity.ratio import ratio_interval
+from faascope.fidelity.ratio import paired_ratio, ratio_interval
 
 #: the ratio interval's minimum values a side, from the coverage simulation of `faascope
 #: compare` (compare/minimums.py), for the decisions and the findings
@@ -45,6 +46,9 @@ class Local:
     facts: dict = field(default_factory=dict)
     #: the per-invocation values behind ``value`` where a decision needs their interval
     samples: tuple = ()
+    #: the same values indexed by block of a blocked campaign (NaN where an invocation failed),
+    #: where a decision can pair its two sides by block
+    blocks: tuple = ()
 
 
 @dataclass
@@ -67,6 +71,9 @@ class Decision:
     agree: Optional[bool]           # None: not decided by the thesis, or not measured locally
     published_ci: Optional[tuple[float, float]] = None
     local_ci: Optional[tuple[float, float]] = None
+    #: how the local side was decided: "paired" (by block), "unpaired" (ratio of medians,
+    #: bootstrap), "point" (too few values for an interval), None (not measured)
+    local_method: Optional[str] = None
 
     @property
     def counted(self) -> bool:
@@ -131,22 +138,33 @@ def published_interval(cell: ThesisCell) -> Optional[tuple[float, float]]:
 
 def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
            local_lambda: Optional[float], local_gcf: Optional[float],
-           local_samples: tuple = (), published_ci: Optional[tuple[float, float]] = None) -> Decision:
+           local_samples: tuple = (), published_ci: Optional[tuple[float, float]] = None,
+           local_blocks: tuple = ()) -> Decision:
     """The study's decision for one cell (which platform's /tmp is faster there) and the local
-    one, from times per I/O call; ``local_samples``: (lambda's, gcf's) per-invocation values,
-    whose ratio-of-medians interval decides the local side (else the point ratio does)."""
+    one, from times per I/O call. The local side is decided, in this order of preference, by
+    ``local_blocks`` ((lambda's, gcf's) values indexed by block of one blocked campaign): the
+    median of the per-block ratios and its order-statistic interval
+    (:func:`faascope.fidelity.ratio.paired_ratio`), from 6 blocks with both sides; else by
+    ``local_samples`` ((lambda's, gcf's) per-invocation values): the ratio of medians and its
+    bootstrap interval, from the findings' minimum a side; else by the point ratio."""
     pw = winner(published_lambda, published_gcf, published_ci)
     pr = published_lambda / published_gcf
     if local_lambda is None or local_gcf is None:
         return Decision(cell, pw, None, pr, None, None, published_ci)
-    lci = None
-    # the interval needs the findings' minimum a side (compare.minimums "median"); with fewer
-    # (a --quick battery's cell) the point ratio decides and no interval is shown
-    if local_samples and all(len(s) >= minimum(MIN_METHOD) for s in local_samples):
-        _, lci = ratio_interval(np.asarray(local_samples[0], float), np.asarray(local_samples[1], float))
-    lw = winner(local_lambda, local_gcf, lci)
     lr = local_lambda / local_gcf if local_gcf > 0 else None
-    return Decision(cell, pw, lw, pr, lr, (lw == pw) if pw != "none" else None, published_ci, lci)
+    lci, method = None, "point"
+    if len(local_blocks) == 2 and len(local_blocks[0]) == len(local_blocks[1]):
+        _, est, lci, _ = paired_ratio(*local_blocks)
+        if lci is not None:
+            lr, method = est, "paired"
+    # the unpaired interval needs the findings' minimum a side (compare.minimums "median");
+    # with fewer (a --quick battery's cell) the point ratio decides and no interval is shown
+    if lci is None and local_samples and all(len(s) >= minimum(MIN_METHOD) for s in local_samples):
+        _, lci = ratio_interval(np.asarray(local_samples[0], float), np.asarray(local_samples[1], float))
+        method = "unpaired" if lci is not None else method
+    lw = winner(local_lambda, local_gcf, lci)
+    return Decision(cell, pw, lw, pr, lr, (lw == pw) if pw != "none" else None, published_ci,
+                    lci, method)
 
 
 def direction(unit: str, r: float) -> str:
@@ -313,7 +331,8 @@ def evaluate(metrics: list[Metric], local: dict[str, Local],
             lam, gcf = pair["lambda"].local, pair["gcf"].local
             decisions.append(decide(cell, pair["lambda"].published.value,
                                     pair["gcf"].published.value, lam.value, gcf.value,
-                                    (lam.samples, gcf.samples), published_interval(cell)))
+                                    (lam.samples, gcf.samples), published_interval(cell),
+                                    (lam.blocks, gcf.blocks)))
     if profiles is not None:
         comps = [c for c in comps if c.metric.profile in profiles]
     return Evaluation(comps, decisions)

@@ -29,12 +29,9 @@ is. Never a point estimate alone:
 
 A *paired* part (``lower`` / ``higher`` only) compares two cells of one blocked campaign, where
 every block ran one invocation of each cell in a random order: ``a`` and ``b`` are indexed by
-block, and the part takes the ratio within each block, ``a[i] / b[i]``, and the median of those
-ratios with its order-statistic interval (:func:`faascope.analysis.intervals.median_interval`:
-the sign test inverted, exact coverage ≥ 95 % for any continuous distribution, from 6 blocks).
-A slow stretch of the machine (measured 2026-11-28: a third of a campaign's invocations ×1.35
-slower for minutes) lands on both sides of a block and cancels in its ratio; the unpaired ratio
-of medians moves with how many of each side it caught. The thesis's /tmp findings are paired.
+block, and the part takes the median of the per-block ratios with its order-statistic interval
+(:func:`faascope.fidelity.ratio.paired_ratio`, which says why pairing). The thesis's /tmp
+findings are paired.
 
 A sample smaller than the rule's minimum (``compare.minimums`` "median": 5 values a side for the
 bootstrap interval; 6 blocks for a paired part; ``cv_test.MIN_N`` for the CV test) decides nothing: the part says "too few"
@@ -51,11 +48,10 @@ from scipy import stats
 
 from faascope import calibration
 from faascope.analysis import cv_test
-from faascope.analysis.intervals import median_interval
 from faascope.compare.minimums import minimum, too_few
 from faascope.fidelity.compare import WITHIN
 # the ratio's interval is shared with the study's decisions (compare.decide)
-from faascope.fidelity.ratio import ALPHA, N_BOOT, SEED, STATISTICS, ratio_interval
+from faascope.fidelity.ratio import ALPHA, N_BOOT, SEED, STATISTICS, paired_ratio, ratio_interval
 
 # the bootstrap interval's minimum (values per side), from the coverage simulation of
 # ``faascope compare`` (compare/minimums.py): one name for the findings and the decisions
@@ -271,16 +267,6 @@ def _clean(x) -> np.ndarray:
     return v[np.isfinite(v)]
 
 
-def block_ratios(a, b) -> np.ndarray:
-    """The ratios a[i] / b[i] of the blocks where both sides have a positive value (a failed
-    invocation leaves its block out, not the other blocks' pairing)."""
-    a, b = (np.asarray(x if x is not None else [], float) for x in (a, b))
-    if len(a) != len(b):
-        raise ValueError(f"paired samples of {len(a)} and {len(b)} blocks")
-    ok = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
-    return a[ok] / b[ok]
-
-
 def _direction(rule: str, lo: float, hi: float) -> tuple[bool, str]:
     if rule == "lower":
         ok = hi < 1
@@ -293,16 +279,11 @@ def _direction(rule: str, lo: float, hi: float) -> tuple[bool, str]:
 
 def check_paired(part: Part, a, b) -> PartResult:
     """A paired part: the median of the per-block ratios and its order-statistic interval."""
-    logs = np.sort(np.log(block_ratios(a, b)))
-    n = len(logs)
-    est = float(np.exp(np.median(logs))) if n else None
-    ci, _ = median_interval(logs, ALPHA)
-    if ci.low is None:
-        return PartResult(part, n, n, est, None, None, None, False,
-                          f"{ci.why}: blocks with both sides, for the order-statistic interval")
-    lo, hi = float(np.exp(ci.low)), float(np.exp(ci.high))
-    ok, why = _direction(part.rule, lo, hi)
-    return PartResult(part, n, n, est, (lo, hi), None, None, ok, why)
+    n, est, ci, why = paired_ratio(a, b, ALPHA)
+    if ci is None:
+        return PartResult(part, n, n, est, None, None, None, False, why)
+    ok, why = _direction(part.rule, *ci)
+    return PartResult(part, n, n, est, ci, None, None, ok, why)
 
 
 def check_spread(part: Part, a: np.ndarray, b: np.ndarray) -> PartResult:

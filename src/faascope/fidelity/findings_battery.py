@@ -208,8 +208,7 @@ def read_tmp(db: Path) -> dict[str, np.ndarray]:
     out = {}
 
     def by_block(g, values) -> np.ndarray:
-        s = pd.Series(values.to_numpy(), index=_num(g["replication"]).astype(int).to_numpy())
-        return s.groupby(level=0).first().reindex(reps).to_numpy(float)
+        return battery.by_replication(g["replication"], values, reps)
 
     for (profile, mem, op, io), g in df.groupby(["profile", "memory", "op", "io_size"]):
         key = f"{profile}/{op}/m{int(float(mem))}/io{int(float(io))}"

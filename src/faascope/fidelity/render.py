@@ -60,7 +60,8 @@ def decision_json(d: Decision) -> dict[str, Any]:
             "local_winner": d.local_winner, "published_ratio_lambda_to_gcf": d.published_ratio,
             "local_ratio_lambda_to_gcf": d.local_ratio, "agree": d.agree,
             "published_ci": list(d.published_ci) if d.published_ci else None,
-            "local_ci": list(d.local_ci) if d.local_ci else None, "counted": d.counted}
+            "local_ci": list(d.local_ci) if d.local_ci else None,
+            "local_method": d.local_method, "counted": d.counted}
 
 
 def _count(cs: list[Comparison]) -> dict[str, int]:
@@ -231,13 +232,17 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
                 return "–"
             return f"{r:.3g}" + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
         for d in ev.decisions:
+            local = ratio_text(d.local_ratio, d.local_ci)
             t.add_row(d.cell.label(), ratio_text(d.published_ratio, d.published_ci),
-                      d.published_winner, ratio_text(d.local_ratio, d.local_ci),
+                      d.published_winner,
+                      local + (" paired" if d.local_method == "paired" else ""),
                       d.local_winner or "–",
                       {True: "yes", False: "no", None: "–" if d.counted else "not counted"}[d.agree])
         console.print(t)
-        console.print("A side wins where the interval of the ratio of medians excludes 1 "
-                      "(thesis: its own rows; local: the per-call samples); 'none': it does not.")
+        console.print("A side wins where the interval of the ratio excludes 1 (thesis: the ratio "
+                      "of medians of its own rows; local: of the per-call samples, or, marked "
+                      "'paired', the median of the ratios within each block of the campaign); "
+                      "'none': it does not.")
     if found:
         console.print(findings_table(found))
         console.print(f"Rule: {FINDINGS_RULE}.")
