@@ -19,21 +19,11 @@ from faascope.fidelity import findings as F
 from faascope.fidelity import findings_battery as FB
 from faascope.fidelity.ratio import block_ratios
 from faascope.specs.loader import parse_spec
+from machine_drift import slow_stretch
 
 PAIRED = F.Part("x", "x", "lower", "a", "b", paired=True)
 UNPAIRED = F.Part("x", "x", "lower", "a", "b")
 PROVIDER = {"kind": "local", "settings": {"endpoint_url": "http://127.0.0.1:1"}}
-
-
-def _slow_stretch(rng, n, effect, sigma=0.08, slow=1.35):
-    """Two cells run in n blocks; a contiguous third of the blocks is a slow stretch of the
-    machine in which each invocation, on either side, is x1.35 slower with probability 0.8."""
-    stretch = np.ones(n)
-    s = rng.integers(0, n - n // 3 + 1)
-    stretch[s:s + n // 3] = slow
-    a = effect * np.where(rng.random(n) < 0.8, stretch, 1) * rng.lognormal(0, sigma, n)
-    b = np.where(rng.random(n) < 0.8, stretch, 1) * rng.lognormal(0, sigma, n)
-    return a, b
 
 
 @pytest.mark.parametrize("n", [10, 20])
@@ -42,11 +32,11 @@ def test_paired_rule_false_alarms_and_power_under_a_slow_stretch(n):
     # 1.8 % at n = 20 over 400 draws); the thesis's x0.89: paired 47 % / 84 %, unpaired
     # 22 % / 57 %
     rng = np.random.default_rng(n)
-    null = [F.check(PAIRED, *_slow_stretch(rng, n, 1.0)).reproduced for _ in range(400)]
+    null = [F.check(PAIRED, *slow_stretch(rng, n, 1.0)).reproduced for _ in range(400)]
     assert np.mean(null) <= 0.04
     paired, unpaired = [], []
     for i in range(400):
-        a, b = _slow_stretch(rng, n, 0.89)
+        a, b = slow_stretch(rng, n, 0.89)
         paired.append(F.check(PAIRED, a, b).reproduced)
         unpaired.append(F.check(UNPAIRED, a, b, seed=i).reproduced)
     assert np.mean(paired) >= {10: 0.35, 20: 0.75}[n]

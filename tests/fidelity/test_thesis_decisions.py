@@ -12,10 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from collections import Counter
+
 from faascope import calibration
-from faascope.fidelity import compare
+from faascope.designs.plan import build_plan
+from faascope.fidelity import battery, compare
 from faascope.fidelity.metrics import THESIS_CELLS
 from faascope.fidelity.ratio import ratio_interval
+from faascope.specs.loader import parse_spec
+from machine_drift import slow_stretch
 
 THESIS_CSV = Path(__file__).resolve().parents[2] / "examples/data/thesis-2024/main_experiment.csv"
 
@@ -82,18 +87,6 @@ def test_a_quick_cell_with_too_few_values_decides_by_its_point_ratio():
 # blocks, showed x0.880 [0.860, 0.946]. The battery's tmp campaign now runs in blocks and the
 # decisions pair lambda and gcf by block.
 
-def _slow_stretch(rng, n, effect, sigma=0.08, slow=1.35):
-    """Two cells run in n blocks; a contiguous third of the blocks is a slow stretch of the
-    machine in which each invocation, on either side, is x1.35 slower with probability 0.8
-    (the situation measured on this machine, tests/fidelity/test_findings_paired.py)."""
-    stretch = np.ones(n)
-    s = rng.integers(0, n - n // 3 + 1)
-    stretch[s:s + n // 3] = slow
-    a = effect * np.where(rng.random(n) < 0.8, stretch, 1) * rng.lognormal(0, sigma, n)
-    b = np.where(rng.random(n) < 0.8, stretch, 1) * rng.lognormal(0, sigma, n)
-    return a, b
-
-
 def _large_write_cell():
     return next(c for c in THESIS_CELLS if c.op == "urandom_write" and c.large and c.io_size == 131072)
 
@@ -105,13 +98,13 @@ def test_decisions_pair_the_profiles_by_block():
     rng = np.random.default_rng(26)
     paired, unpaired, false = [], [], []
     for _ in range(300):
-        lam, gcf = _slow_stretch(rng, 20, 0.889)
+        lam, gcf = slow_stretch(rng, 20, 0.889)
         med = float(np.median(lam)), float(np.median(gcf))
         d = compare.decide(cell, 0.889, 1.0, *med, (lam, gcf), ci, (lam, gcf))
         assert d.local_method == "paired"
         paired.append(d.agree)
         unpaired.append(compare.decide(cell, 0.889, 1.0, *med, (lam, gcf), ci).agree)
-        same = _slow_stretch(rng, 20, 1.0)
+        same = slow_stretch(rng, 20, 1.0)
         d0 = compare.decide(cell, 0.889, 1.0, float(np.median(same[0])), float(np.median(same[1])),
                             same, ci, same)
         false.append(d0.local_winner != "none")
@@ -134,11 +127,6 @@ def test_a_decision_with_too_few_blocks_falls_back_to_the_unpaired_interval():
 
 @pytest.mark.parametrize("quick", [True, False])
 def test_the_battery_runs_every_thesis_cell_once_per_block(tmp_path, quick):
-    from collections import Counter
-
-    from faascope.designs.plan import build_plan
-    from faascope.fidelity import battery
-    from faascope.specs.loader import parse_spec
     cfg = battery.BatteryConfig(profiles=("lambda", "gcf"), quick=quick, workdir=tmp_path)
     spec = battery.specs(cfg, "http://127.0.0.1:1")["tmp"]
     reps = spec["design"]["replications"]
@@ -153,7 +141,6 @@ def test_the_battery_runs_every_thesis_cell_once_per_block(tmp_path, quick):
 
 
 def test_read_tmp_gives_each_cell_its_values_by_block(tmp_path, monkeypatch):
-    from faascope.fidelity import battery
     cfg = battery.BatteryConfig(profiles=("lambda", "gcf"), quick=False, workdir=tmp_path)
     cell = _large_write_cell()
     size = battery.local_file_size(cell, cfg)
