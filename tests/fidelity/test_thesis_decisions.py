@@ -6,13 +6,12 @@ Lambda's over GCF's median latency, recomputed here from the thesis's shipped ro
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from collections import Counter
 
 from faascope import calibration
 from faascope.designs.plan import build_plan

@@ -384,6 +384,12 @@ def _bool(v) -> Optional[bool]:
     return bool(int(v)) if not isinstance(v, str) else v.lower() in ("1", "true")
 
 
+def replications(df: pd.DataFrame) -> range:
+    """The replications of a campaign's rows, 0 to the highest one (empty without rows): in a
+    campaign with one block per replication, its blocks."""
+    return range(int(pd.to_numeric(df["replication"]).max()) + 1) if len(df) else range(0)
+
+
 def by_replication(replication, values, reps: range) -> np.ndarray:
     """``values`` indexed by their ``replication`` (0 .. len(reps) - 1; NaN where none is
     there): in a campaign with one block per replication, replication i ran in block i, so two
@@ -397,7 +403,7 @@ def read_tmp(db: Path, cfg: BatteryConfig) -> dict[str, Local]:
     """Time per dd I/O call per profile and thesis cell (median over invocations), with the
     values by block (replication i ran in block i; NaN where it failed) for the decisions."""
     df = _measured(db)
-    blocks = range(int(pd.to_numeric(df["replication"]).max()) + 1) if len(df) else range(0)
+    blocks = replications(df)
     out: dict[str, Local] = {}
     for profile in ("lambda", "gcf"):
         for c in THESIS_CELLS:

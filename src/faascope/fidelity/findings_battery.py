@@ -204,7 +204,7 @@ def read_tmp(db: Path) -> dict[str, np.ndarray]:
     the findings can pair two cells by block: the campaign has one block per replication, so
     replication i ran in block i."""
     df = _flat(db)
-    reps = range(int(_num(df["replication"]).max()) + 1) if len(df) else range(0)
+    reps = battery.replications(df)
     out = {}
 
     def by_block(g, values) -> np.ndarray:
