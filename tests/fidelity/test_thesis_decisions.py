@@ -124,6 +124,15 @@ def test_a_decision_with_too_few_blocks_falls_back_to_the_unpaired_interval():
     assert d.local_method == "unpaired" and d.local_ci[1] < 1 and d.local_winner == "lambda"
 
 
+@pytest.mark.parametrize("blocks", [([1.0] * 8, [1.2] * 7), ([1.0] * 8,), ([1.0] * 8, [1.2] * 8, [1.1] * 8)])
+def test_block_arrays_that_do_not_line_up_are_an_error_not_an_unpaired_decision(blocks):
+    """Review of 2106476: blocks of unequal length (or not one array a side) fell back silently
+    to the unpaired interval; a caller's mistake now says so."""
+    cell = _large_write_cell()
+    with pytest.raises(ValueError, match="blocks"):
+        compare.decide(cell, 0.889, 1.0, 1.0, 1.2, (), compare.published_interval(cell), blocks)
+
+
 @pytest.mark.parametrize("quick", [True, False])
 def test_the_battery_runs_every_thesis_cell_once_per_block(tmp_path, quick):
     cfg = battery.BatteryConfig(profiles=("lambda", "gcf"), quick=quick, workdir=tmp_path)

@@ -153,7 +153,11 @@ def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
         return Decision(cell, pw, None, pr, None, None, published_ci)
     lr = local_lambda / local_gcf if local_gcf > 0 else None
     lci, method = None, "point"
-    if len(local_blocks) == 2 and len(local_blocks[0]) == len(local_blocks[1]):
+    if local_blocks:
+        if len(local_blocks) != 2:
+            raise ValueError(f"local_blocks: want (lambda's, gcf's) values by block, got "
+                             f"{len(local_blocks)} arrays of blocks")
+        # blocks that do not line up raise (ratio.block_ratios): never a silent unpaired decision
         _, est, lci, _ = paired_ratio(*local_blocks)
         if lci is not None:
             lr, method = est, "paired"
