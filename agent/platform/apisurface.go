@@ -129,8 +129,14 @@ func (p *Platform) CodeOf(ctx context.Context, zip *CodeUpload, loc CodeLocation
 	return p.codeOf(ctx, zip, loc, field)
 }
 
-// FrontEndFor is the modelled request path of an invocation (frontend.go).
+// FrontEndFor is the modelled request path an Event invocation's 202 waits (frontend.go).
 func (p *Platform) FrontEndFor(req InvokeRequest) time.Duration { return p.frontEndFor(req) }
+
+// FrontEndAfter is the modelled request path a synchronous invocation's reply waits, once it
+// has returned (frontend.go).
+func (p *Platform) FrontEndAfter(received time.Time, meta invokeMeta) time.Duration {
+	return p.frontEndAfter(received, meta)
+}
 
 // WaitFrontEnd sleeps d, or less when the client has gone.
 func WaitFrontEnd(ctx context.Context, d time.Duration) { waitFrontEnd(ctx, d) }

@@ -61,6 +61,7 @@ type concurrencySlot struct {
 // is used up) or errThrottled (the unreserved pool is); the caller holds p.mu.
 func (p *Platform) admit(f *Function) (concurrencySlot, error) {
 	key := f.key()
+	p.admissions++ // counted even when refused: a refused request is traffic on the path too
 	if n := f.ReservedConcurrency; n != nil {
 		if p.reservedInFlight[key] >= *n {
 			return concurrencySlot{}, errReservedThrottled

@@ -38,6 +38,21 @@ type invokeMeta struct {
 	// The sandbox's network buckets as the invocation began (netbucket.go); NetShaped: any.
 	NetIn, NetOut BucketLevel
 	NetShaped     bool
+
+	// Profile is the function's sandbox profile; Alone: no other invocation was in flight
+	// from its admission to its result (frontend.go measures this machine's path on these).
+	Profile string
+	Alone   bool
+}
+
+// coldStart is how long the invocation's cold start took on the platform's path (0 warm).
+func (m invokeMeta) coldStart() time.Duration {
+	for _, s := range m.Steps {
+		if s.Name == "cold_start" {
+			return s.Dur
+		}
+	}
+	return 0
 }
 
 // InvokeRequest is one invocation as the API received it.
@@ -83,6 +98,8 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 		p.mu.Unlock()
 		return result{}, meta, err
 	}
+	meta.Profile = p.profileOf(f)
+	alone, admitted := p.inFlight == 1, p.admissions
 	cfg, gen := t.config, f.Generation
 	pool := poolKey{f.key(), t.version}
 	if v := f.version(t.version); v != nil {
@@ -135,6 +152,9 @@ func (p *Platform) Invoke(ctx context.Context, req InvokeRequest) (result, invok
 			in = nil
 			continue
 		}
+		p.mu.Lock()
+		meta.Alone = alone && p.admissions == admitted && p.inFlight == 1
+		p.mu.Unlock()
 		return res, meta, nil
 	}
 }

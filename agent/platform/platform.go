@@ -79,6 +79,8 @@ type Platform struct {
 	idle           map[poolKey][]*Instance // per function version, most recently used last
 	instances      map[string]*Instance
 	inFlight       int
+	admissions     uint64                // invocations ever admitted or refused (frontend.go: was one alone)
+	localPaths     map[string]*localPath // per profile: this machine's request path (frontend.go)
 	seq            int
 	ctx            context.Context
 	cancel         context.CancelFunc
@@ -127,7 +129,7 @@ func New(cfg Config) (*Platform, error) {
 		cfg: cfg, store: functionStore{dir: filepath.Join(abs, "functions")},
 		cgroupDir: "faascope/" + hex.EncodeToString(sum[:6]),
 		idle:      map[poolKey][]*Instance{}, instances: map[string]*Instance{},
-		logDir: filepath.Join(abs, "logs"), reservedInFlight: map[fnKey]int{},
+		logDir: filepath.Join(abs, "logs"), reservedInFlight: map[fnKey]int{}, localPaths: map[string]*localPath{},
 		routeDraw: rand.Float64,
 	}
 	if p.s3, err = newS3Source(cfg.S3); err != nil {

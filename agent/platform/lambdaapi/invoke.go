@@ -86,7 +86,7 @@ func (a *api) invoke(rc *http.ResponseController, r *http.Request) (response, er
 	}
 	// frontend.go: the modelled request path, after the function has returned (outside its
 	// Duration and Billed Duration) and the instance is free again
-	fe := a.p.FrontEndFor(req)
+	fe := a.p.FrontEndAfter(received, meta)
 	platform.WaitFrontEnd(r.Context(), fe)
 	h := http.Header{}
 	h.Set("X-Faascope-Front-End-Ms", ms(fe))

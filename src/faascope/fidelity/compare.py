@@ -292,8 +292,9 @@ def why(metric: Metric, local: Local, r: Optional[float]) -> str:
         return (f"{d} than STeLLAR: a warm invocation over loopback has no cloud front end "
                 "(load balancer, request routing) on its path: the profile's modelled front end "
                 "(front_end_delay) was off (--no-front-end) or overridden" if r < 1 else
-                f"{d} than STeLLAR: this machine's invocation path, on top of the modelled front "
-                "end (front_end_delay), is slower than the cloud's")
+                f"{d} than STeLLAR: what the modelled front end (front_end_delay, less the "
+                "platform's own measured path) cannot take off: the client's own part and the "
+                "function's run on this machine, under the profile's CPU quota")
     return f"{d} than published"
 
 
