@@ -54,5 +54,10 @@ def test_quick_battery_json(quick_battery):
     storage = [d for d in doc["distributions"] if d["reference"].startswith("skyrise")]
     assert len(storage) == 4 and all(d["ks_statistic"] is not None and d["local_n"] >= 100
                                      and d["local_invocations"] >= 5 for d in storage), storage
+    # what the hypervisor took from this machine's CPUs, per campaign (faascope.hoststat): every
+    # campaign that ran, battery's and findings', measured
+    steal = doc["machine"]["cpu_steal"]
+    assert set(doc["results"]) <= set(steal), (steal, doc["results"])
+    assert all(v is None or 0 <= v <= 1 for v in steal.values())
     # the battery's platform is gone
     assert not (Path(doc["workdir"]) / "platform" / "platform.json").exists()

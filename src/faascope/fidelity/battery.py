@@ -47,6 +47,7 @@ from faascope.binaries import agent_binary
 from faascope.driver.runner import run_campaign
 from faascope.fidelity.compare import Local
 from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
+from faascope.hoststat import StealLog
 from faascope.providers import local_platform
 from faascope.store.reader import ResultsFile, measured_only
 from faascope.tiers import LAMBDA_MB_PER_VCPU
@@ -276,12 +277,14 @@ def host_call_write(runs: int = 5) -> Optional[float]:
 
 
 def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
-                after: Optional[Callable[[str, dict[str, str]], Any]] = None) -> BatteryRun:
+                after: Optional[Callable[[str, dict[str, str], StealLog], Any]] = None) -> BatteryRun:
     """Start a platform, run every campaign of the battery through ``run_campaign``, read the
-    local figures, stop the platform. ``after(endpoint, results)`` runs on the same platform
-    once the battery's campaigns are done (the findings' campaigns); its value is kept."""
+    local figures, stop the platform. ``after(endpoint, results, steal)`` runs on the same
+    platform once the battery's campaigns are done (the findings' campaigns, each measured into
+    ``steal`` too); its value is kept."""
     cfg.workdir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]
+    steal = StealLog()  # what the hypervisor took from this machine's CPUs, per campaign
     # before the platform loads the machine
     host_read = host_memory_read(cfg.scaled_file("read"))
     host_call_before = host_call_write()
@@ -297,9 +300,10 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
             path.write_text(yaml.safe_dump(spec, sort_keys=False))
             db = cfg.workdir / f"{name}.db"
             say(f"fidelity: {name} ({path})")
-            run_campaign(path, db, progress=False, console=console)
+            with steal.measure(name):
+                run_campaign(path, db, progress=False, console=console)
             results[name] = str(db)
-        extra = after(state["endpoint"], dict(results)) if after else None
+        extra = after(state["endpoint"], dict(results), steal) if after else None
     finally:
         local_platform.stop(pdir)
         # its functions were deleted by the campaigns; what is left is a code store (~10 MB a
@@ -328,6 +332,8 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     if host_call is not None:
         machine["host_urandom_write_per_call_s"] = {"io_size": HOST_CALL_IO, "file_size": HOST_CALL_FILE,
                                                     "before": host_call[0], "after": host_call[1]}
+    if any(v is not None for v in steal.fractions.values()):
+        machine["cpu_steal"] = steal.fractions
     return BatteryRun(local=local, results=results, platform=platform,
                       scaled_files=cfg.scaled_files, machine=machine, after=extra)
 

@@ -57,8 +57,8 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
     say = lambda s: err.print(s, highlight=False, soft_wrap=True)  # noqa: E731
     after = None
     if findings:
-        def after(endpoint, results):
-            return run_findings(quick, workdir, endpoint, results, say, console=err)
+        def after(endpoint, results, steal):
+            return run_findings(quick, workdir, endpoint, results, say, console=err, steal=steal)
     run = run_battery(cfg, say=say, console=err, after=after)
     ev = evaluate(metrics, run.local, published_of, profiles, loaded=load_note(run.machine))
     meta = {"profiles": list(profiles), "quick": quick, "workdir": str(workdir),

@@ -198,6 +198,24 @@ def drift_note(machine: dict) -> str:
             "under them")
 
 
+#: the share of all CPU time the hypervisor may take during one campaign before the report says
+#: that campaign's timings were stretched by it (faascope.hoststat)
+STEAL_NOTE = 0.05
+
+
+def steal_note(machine: dict) -> str:
+    """What to say of the campaigns during which the hypervisor took STEAL_NOTE or more of this
+    machine's CPU time, or ""."""
+    hit = {k: v for k, v in (machine.get("cpu_steal") or {}).items()
+           if v is not None and v >= STEAL_NOTE}
+    if not hit:
+        return ""
+    parts = ", ".join(f"{k} {v:.0%}" for k, v in hit.items())
+    return (f"the hypervisor took CPU time from this machine during {len(hit)} campaign(s) "
+            f"({parts} of all CPU time): their timings are stretched by it, which no setting "
+            "of the platform moves")
+
+
 def host_call_text(before_after) -> str:
     """This machine's own 512 B urandom write, no sandbox, before and after the battery, in words
     (the reference of its call speed: battery.HOST_CALL_IO)."""

@@ -31,6 +31,7 @@ from faascope.driver.runner import run_campaign
 from faascope.fidelity import battery
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
 from faascope.fidelity.ratio import ALPHA
+from faascope.hoststat import StealLog
 from faascope.store.reader import ResultsFile, measured_only
 from faascope.units import MIB, format_size
 
@@ -342,9 +343,11 @@ PREFIXES = {"findings-tmp": ("lambda/", "gcf/"), "findings-memory": ("memory/",)
 
 def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dict[str, str],
                  say: Callable[[str], None], console: Any = None,
-                 only: Optional[tuple[str, ...]] = None):
+                 only: Optional[tuple[str, ...]] = None, steal: Optional[StealLog] = None):
     """Run the findings' campaigns on the battery's platform and read every sample; returns
-    (evidence, notes per sample key, results files)."""
+    (evidence, notes per sample key, results files). ``steal``: where each campaign's share of
+    CPU time taken by the hypervisor is kept."""
+    steal = steal if steal is not None else StealLog()
     provider = {"kind": "local", "settings": {"endpoint_url": endpoint,
                                               "data_dir": str(workdir)}}
     results: dict[str, str] = {}
@@ -358,7 +361,8 @@ def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dic
         db = workdir / f"{name}.db"
         say(f"fidelity findings: {name} ({path})")
         try:
-            run_campaign(path, db, progress=False, console=console)
+            with steal.measure(name):
+                run_campaign(path, db, progress=False, console=console)
         except Exception as e:   # a campaign that cannot run leaves its findings undecided
             for p in PREFIXES[name]:
                 notes[p] = f"{name} did not run: {type(e).__name__}: " + " ".join(str(e).split())[:300]

@@ -1,0 +1,61 @@
+"""The share of CPU time the hypervisor took (faascope.hoststat), from /proc/stat's steal column,
+and how the fidelity report says it."""
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+
+from faascope import hoststat
+from faascope.fidelity import compare, render
+
+# two readings of a 2-CPU VM's /proc/stat 10 s apart (clock ticks of 10 ms: 2,000 in all), with
+# 440 ticks stolen: the proportions of the `top` sample taken during the 2026-11-28 battery
+BEFORE = """cpu  1000 0 500 8000 100 0 10 200 0 0
+cpu0 500 0 250 4000 50 0 5 100 0 0
+cpu1 500 0 250 4000 50 0 5 100 0 0
+intr 1
+"""
+AFTER = """cpu  1200 0 750 8950 250 0 20 640 50 0
+cpu0 600 0 375 4475 125 0 10 320 25 0
+cpu1 600 0 375 4475 125 0 10 320 25 0
+"""
+
+
+def test_steal_is_its_share_of_all_cpu_time_between_two_readings():
+    b, a = hoststat.read_cpu_times(BEFORE), hoststat.read_cpu_times(AFTER)
+    # guest time (the 9th column) is already in user: not counted twice
+    assert (b.total, b.steal) == (9810, 200) and a.total - b.total == 2000
+    assert hoststat.steal_fraction(b, a) == 440 / 2000
+    assert hoststat.steal_fraction(a, b) is None       # not an interval
+    assert hoststat.read_cpu_times("cpu  1 2 3\n") is None   # no steal column
+    assert hoststat.read_cpu_times("intr 1\n") is None
+
+
+def test_a_stretch_of_work_is_measured_on_this_machine():
+    log = hoststat.StealLog()
+    with log.measure("spin"):
+        t = os.times()
+        while os.times().elapsed - t.elapsed < 0.2:
+            pass
+    assert list(log.fractions) == ["spin"]
+    f = log.fractions["spin"]
+    assert f is None or 0 <= f <= 1
+
+
+def test_the_fidelity_report_warns_of_campaigns_the_hypervisor_slowed():
+    machine = {"cpus": 2, "cpu_steal": {"tmp": 0.012, "warm": 0.22, "cold": None}}
+    note = compare.steal_note(machine)
+    assert "during 1 campaign(s) (warm 22% of all CPU time)" in note and "tmp" not in note
+    assert not compare.steal_note({"cpu_steal": {"tmp": 0.049}}) and not compare.steal_note({})
+    ev = compare.evaluate([], {}, {})
+
+    def table(steal: dict) -> str:
+        con = Console(record=True, width=250)
+        render.render_table(ev, {"workdir": "/x", "platform": {}, "machine": {"cpus": 2, "cpu_steal": steal}}, con)
+        return con.export_text()
+
+    assert "warning: the hypervisor took CPU time from this machine during 1 campaign(s)" in table(
+        machine["cpu_steal"])
+    out = table({"tmp": 0.012, "warm": 0.03})
+    assert "warning" not in out and "The hypervisor took at most 3.0% of this machine's CPU" in out
