@@ -59,3 +59,18 @@ def test_the_fidelity_report_warns_of_campaigns_the_hypervisor_slowed():
         machine["cpu_steal"])
     out = table({"tmp": 0.012, "warm": 0.03})
     assert "warning" not in out and "The hypervisor took at most 3.0% of this machine's CPU" in out
+
+
+def test_a_finding_says_which_of_its_campaigns_the_hypervisor_slowed():
+    from faascope.fidelity import findings, findings_battery
+    # every sample a finding compares comes from one campaign the battery knows
+    keys = {k for f in findings.FINDINGS for p in f.parts for k in (p.a, p.b) if k}
+    assert all(findings_battery.campaign_of(k) for k in keys), sorted(
+        k for k in keys if not findings_battery.campaign_of(k))
+    assert findings_battery.campaign_of("object/burst4") == "findings-roy"
+    assert findings_battery.campaign_of("object/put") == "object"
+    found = [findings.FindingResult(f, []) for f in findings.FINDINGS]
+    findings_battery.note_steal(found, {"warm": 0.22, "cold": 0.01, "findings-cv": 0.04})
+    notes = {r.finding.id: r.note for r in found if r.note}
+    assert notes == {"stellar_cold_10x_warm": "the hypervisor took 22% of this machine's CPU time "
+                                              "during the warm campaign: its timings are stretched by it"}

@@ -40,7 +40,7 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
     from faascope.fidelity.battery import BatteryConfig, run_battery
     from faascope.fidelity.compare import evaluate, load_note
     from faascope.fidelity.findings import evaluate as decide_findings
-    from faascope.fidelity.findings_battery import read_distributions, run_findings
+    from faascope.fidelity.findings_battery import note_steal, read_distributions, run_findings
     from faascope.fidelity.metrics import PROFILES, battery_metrics, load_tables, published
     from faascope.fidelity.render import as_json, render_table
     from faascope.providers.local_platform import default_data_dir
@@ -71,6 +71,7 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
         evidence, notes, fresults = run.after
         meta["results"] = {**run.results, **fresults}
         found = decide_findings(evidence, notes)
+        note_steal(found, run.machine.get("cpu_steal"))
     dists = read_distributions(run.results)
     if fmt == "json":
         json.dump(as_json(ev, meta, found, dists, evidence), sys.stdout, indent=2)

@@ -30,6 +30,7 @@ from faascope.calibration.reference import reference
 from faascope.driver.runner import run_campaign
 from faascope.fidelity import battery
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
+from faascope.fidelity.compare import STEAL_NOTE
 from faascope.fidelity.ratio import ALPHA
 from faascope.hoststat import StealLog
 from faascope.store.reader import ResultsFile, measured_only
@@ -338,6 +339,32 @@ PREFIXES = {"findings-tmp": ("lambda/", "gcf/"), "findings-memory": ("memory/",)
             "findings-coloc": ("coloc/",), "findings-roy": ("sharedfs/", "object/burst"),
             "findings-stagger": ("stagger/",), "findings-image": ("image/",),
             "findings-cv": ("cv/",)}
+#: which samples each of the battery's own campaigns gives the findings (read_battery)
+BATTERY_PREFIXES = {"cold": ("cold",), "warm": ("warm",), "object": ("object/",),
+                    "kv": ("kv/",), "network": ("network/",)}
+
+
+def campaign_of(key: str) -> Optional[str]:
+    """The campaign a finding's sample comes from: the one whose prefix matches the key the
+    longest ("object/burst4" is Roy's campaign, "object/put" the battery's)."""
+    hits = [(len(pre), name) for name, pres in {**BATTERY_PREFIXES, **PREFIXES}.items()
+            for pre in pres if key.startswith(pre)]
+    return max(hits)[1] if hits else None
+
+
+def note_steal(found: list, steal: Optional[dict]) -> None:
+    """Say on each finding which of the campaigns it rests on ran while the hypervisor took
+    compare.STEAL_NOTE or more of this machine's CPU time (its ``note``): what the finding
+    compares was then stretched by something no setting of the platform moves."""
+    steal = steal or {}
+    for r in found:
+        keys = [k for part in r.finding.parts for k in (part.a, part.b) if k]
+        hit = {c: steal[c] for c in dict.fromkeys(map(campaign_of, keys))
+               if c and (steal.get(c) or 0) >= STEAL_NOTE}
+        if hit:
+            r.note = ("the hypervisor took " + ", ".join(f"{v:.0%} of this machine's CPU time during "
+                                                        f"the {c} campaign" for c, v in hit.items())
+                      + ": its timings are stretched by it")
 
 
 

@@ -135,14 +135,14 @@ def findings_table(found: list) -> Table:
                     f"{len(pred)} the calibration was not set to, {sum(r.reproduced for r in pred)})",
               title_justify="left")
     for col in ("study", "finding", "local evidence (ratio [95 % CI])", "reproduced", "fit or prediction",
-                "why not"):
+                "why not; note"):
         t.add_column(col, overflow="fold")
     for r in found:
         t.add_row(r.finding.study, r.finding.finding,
                   "\n".join(_part_text(p) for p in r.parts),
                   "yes" if r.reproduced else "no",
                   "prediction" if r.finding.prediction else "fit: " + ", ".join(r.finding.fitted_by),
-                  r.why)
+                  "; ".join(x for x in (r.why, r.note) if x))
     return t
 
 
