@@ -24,7 +24,7 @@ PKG = "faascope"
 #: from any folder of a lower layer, never from a higher one (docs/architecture.md)
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"units", "binaries", "schemas", "calibration", "processes"},
+    {"units", "binaries", "schemas", "calibration", "processes", "hoststat"},
     {"tiers", "store"},
     {"cost", "provider_kinds"},
     {"specs"},

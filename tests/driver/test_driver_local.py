@@ -67,9 +67,11 @@ design: {{replications: 2, warmup: 1, cold: true, seed: 5}}
     assert all(x["latency_seconds"] > 0 and x["bytes"] == 65536 for x in rows)
     assert all(x["client_latency_seconds"] >= x["latency_seconds"] for x in rows)
     assert all(x["client_headers_seconds"] <= x["client_latency_seconds"] for x in rows)
-    # the calibrated profiles' modelled front end is in every client latency, and says so
-    assert {x["platform_front_end_ms"] for x in rows} == {18.0}
-    assert all(x["client_latency_seconds"] >= 0.018 + x["latency_seconds"] for x in rows)
+    # the calibrated profiles' modelled front end (18 ms less the platform's own measured path,
+    # agent/platform/frontend.go) is in every client latency, and says so
+    assert all(0 <= x["platform_front_end_ms"] < 18.0 for x in rows), rows
+    assert all(x["client_latency_seconds"] >= x["platform_front_end_ms"] / 1000 + x["latency_seconds"]
+               for x in rows)
     # the profile tag reached the platform: different sandboxes per profile
     by_profile = {}
     for x, rsp in zip(rows, resp):
