@@ -203,11 +203,16 @@ def drift_note(machine: dict) -> str:
 STEAL_NOTE = 0.05
 
 
+def stolen(steal: Optional[dict]) -> dict[str, float]:
+    """The campaigns (name -> fraction) during which the hypervisor took STEAL_NOTE or more of
+    this machine's CPU time, of a battery's ``machine.cpu_steal``."""
+    return {k: v for k, v in (steal or {}).items() if v is not None and v >= STEAL_NOTE}
+
+
 def steal_note(machine: dict) -> str:
     """What to say of the campaigns during which the hypervisor took STEAL_NOTE or more of this
     machine's CPU time, or ""."""
-    hit = {k: v for k, v in (machine.get("cpu_steal") or {}).items()
-           if v is not None and v >= STEAL_NOTE}
+    hit = stolen(machine.get("cpu_steal"))
     if not hit:
         return ""
     parts = ", ".join(f"{k} {v:.0%}" for k, v in hit.items())

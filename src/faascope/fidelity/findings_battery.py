@@ -29,8 +29,8 @@ from faascope.analysis.intervals import median_min_n
 from faascope.calibration.reference import reference
 from faascope.driver.runner import run_campaign
 from faascope.fidelity import battery
+from faascope.fidelity.compare import stolen
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
-from faascope.fidelity.compare import STEAL_NOTE
 from faascope.fidelity.ratio import ALPHA
 from faascope.hoststat import StealLog
 from faascope.store.reader import ResultsFile, measured_only
@@ -354,13 +354,12 @@ def campaign_of(key: str) -> Optional[str]:
 
 def note_steal(found: list, steal: Optional[dict]) -> None:
     """Say on each finding which of the campaigns it rests on ran while the hypervisor took
-    compare.STEAL_NOTE or more of this machine's CPU time (its ``note``): what the finding
+    compare.STEAL_NOTE or more of this machine's CPU time (its ``note``; compare.stolen): what the finding
     compares was then stretched by something no setting of the platform moves."""
-    steal = steal or {}
+    slowed = stolen(steal)
     for r in found:
         keys = [k for part in r.finding.parts for k in (part.a, part.b) if k]
-        hit = {c: steal[c] for c in dict.fromkeys(map(campaign_of, keys))
-               if c and (steal.get(c) or 0) >= STEAL_NOTE}
+        hit = {c: slowed[c] for c in dict.fromkeys(map(campaign_of, keys)) if c in slowed}
         if hit:
             r.note = ("the hypervisor took " + ", ".join(f"{v:.0%} of this machine's CPU time during "
                                                         f"the {c} campaign" for c, v in hit.items())
