@@ -13,7 +13,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional, TypeVar
+
+T = TypeVar("T")
 
 PROC_STAT = Path("/proc/stat")
 
@@ -56,8 +58,10 @@ def steal_fraction(before: Optional[CpuTimes], after: Optional[CpuTimes]) -> Opt
 
 @dataclass
 class StealLog:
-    """The steal fraction of each named stretch of work (``measure``), in the order run."""
+    """The steal fraction of each named stretch of work (``measure``), in the order run, and of
+    the runs set aside because the hypervisor took too much of it (``run``)."""
     fractions: dict[str, Optional[float]] = field(default_factory=dict)
+    repeated: dict[str, list[float]] = field(default_factory=dict)
 
     @contextmanager
     def measure(self, name: str) -> Iterator[None]:
@@ -67,3 +71,22 @@ class StealLog:
         finally:
             f = steal_fraction(before, read_cpu_times())
             self.fractions[name] = None if f is None else round(f, 4)
+
+    def run(self, name: str, attempt: Callable[[int], T], limit: float, repeats: int) -> T:
+        """Run ``attempt(k)`` (k = 1, 2, ...) as the stretch ``name`` until the hypervisor took
+        less than ``limit`` of the CPU time during it, ``1 + repeats`` times at most; return the
+        last attempt's value. ``fractions[name]`` is the last attempt's share; ``repeated[name]``
+        the shares of the attempts set aside, in order.
+
+        Whether to run again is decided by what the hypervisor did, never by what the attempt
+        measured, so a repeat cannot steer a result towards any answer: it only keeps a run the
+        machine did not stretch, as a person repeating a disturbed measurement would."""
+        k = 1
+        while True:
+            with self.measure(name):
+                value = attempt(k)
+            f = self.fractions[name]
+            if f is None or f < limit or k > repeats:
+                return value
+            self.repeated.setdefault(name, []).append(f)
+            k += 1

@@ -45,7 +45,7 @@ import yaml
 from faascope.analysis.bandwidth import fit_token_bucket
 from faascope.binaries import agent_binary
 from faascope.driver.runner import run_campaign
-from faascope.fidelity.compare import Local
+from faascope.fidelity.compare import STEAL_NOTE, STEAL_REPEATS, Local
 from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
 from faascope.hoststat import StealLog
 from faascope.providers import local_platform
@@ -276,6 +276,17 @@ def host_call_write(runs: int = 5) -> Optional[float]:
                     "io_size": HOST_CALL_IO}, runs)
 
 
+def campaign_attempt(spec: Path, k: int, say: Say, console: Any = None) -> Path:
+    """Run the campaign ``spec`` into a results file of its own for attempt ``k`` (a repeat
+    starts afresh beside the attempt it replaces, which stays for reading); return the file."""
+    db = spec.with_suffix(".db") if k == 1 else spec.with_name(f"{spec.stem}-run{k}.db")
+    if k > 1:
+        say(f"fidelity: {spec.stem} again (run {k}): the hypervisor took "
+            f"{STEAL_NOTE:.0%} or more of this machine's CPU time during run {k - 1}")
+    run_campaign(spec, db, progress=False, console=console)
+    return db
+
+
 def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
                 after: Optional[Callable[[str, dict[str, str], StealLog], Any]] = None) -> BatteryRun:
     """Start a platform, run every campaign of the battery through ``run_campaign``, read the
@@ -298,10 +309,9 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
         for name, spec in specs(cfg, state["endpoint"]).items():
             path = cfg.workdir / f"{name}.yaml"
             path.write_text(yaml.safe_dump(spec, sort_keys=False))
-            db = cfg.workdir / f"{name}.db"
             say(f"fidelity: {name} ({path})")
-            with steal.measure(name):
-                run_campaign(path, db, progress=False, console=console)
+            db = steal.run(name, lambda k: campaign_attempt(path, k, say, console),
+                           limit=STEAL_NOTE, repeats=STEAL_REPEATS)
             results[name] = str(db)
         extra = after(state["endpoint"], dict(results), steal) if after else None
     finally:
@@ -334,6 +344,8 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
                                                     "before": host_call[0], "after": host_call[1]}
     if any(v is not None for v in steal.fractions.values()):
         machine["cpu_steal"] = steal.fractions
+    if steal.repeated:
+        machine["cpu_steal_repeated"] = steal.repeated
     return BatteryRun(local=local, results=results, platform=platform,
                       scaled_files=cfg.scaled_files, machine=machine, after=extra)
 

@@ -201,6 +201,12 @@ def drift_note(machine: dict) -> str:
 #: the share of all CPU time the hypervisor may take during one campaign before the report says
 #: that campaign's timings were stretched by it (faascope.hoststat)
 STEAL_NOTE = 0.05
+#: how many times a campaign runs again when the hypervisor took STEAL_NOTE or more of this
+#: machine's CPU time during it (hoststat.StealLog.run): once. The machine's slow stretches come
+#: and go within minutes (2026-11-28: a rerun of the tmp and warm campaigns right after a slow
+#: battery was slow once, then quiet), and a second repeat would cost the longest campaign
+#: another ~10 minutes for a state that, when it lasts, a third run would not escape either.
+STEAL_REPEATS = 1
 
 
 def stolen(steal: Optional[dict]) -> dict[str, float]:
@@ -217,8 +223,19 @@ def steal_note(machine: dict) -> str:
         return ""
     parts = ", ".join(f"{k} {v:.0%}" for k, v in hit.items())
     return (f"the hypervisor took CPU time from this machine during {len(hit)} campaign(s) "
-            f"({parts} of all CPU time): their timings are stretched by it, which no setting "
-            "of the platform moves")
+            f"({parts} of all CPU time in the run kept): their timings are stretched by it, which "
+            "no setting of the platform moves")
+
+
+def repeat_note(machine: dict) -> str:
+    """What to say of the campaigns run again because the hypervisor took STEAL_NOTE or more of
+    this machine's CPU time during an earlier run of theirs, or ""."""
+    rep = machine.get("cpu_steal_repeated") or {}
+    if not rep:
+        return ""
+    parts = ", ".join(f"{k} (" + ", ".join(f"{v:.0%}" for v in vs) + ")" for k, vs in rep.items())
+    return (f"run again because the hypervisor took {STEAL_NOTE:.0%} or more of this machine's "
+            f"CPU time during them: {parts}; the figures are the last run's")
 
 
 def host_call_text(before_after) -> str:

@@ -27,9 +27,8 @@ from faascope.analysis import cv_test
 from faascope.analysis.concurrency import load_bursts
 from faascope.analysis.intervals import median_min_n
 from faascope.calibration.reference import reference
-from faascope.driver.runner import run_campaign
 from faascope.fidelity import battery
-from faascope.fidelity.compare import stolen
+from faascope.fidelity.compare import STEAL_NOTE, STEAL_REPEATS, stolen
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
 from faascope.fidelity.ratio import ALPHA
 from faascope.hoststat import StealLog
@@ -384,11 +383,10 @@ def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dic
             continue
         path = workdir / f"{name}.yaml"
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
-        db = workdir / f"{name}.db"
         say(f"fidelity findings: {name} ({path})")
         try:
-            with steal.measure(name):
-                run_campaign(path, db, progress=False, console=console)
+            db = steal.run(name, lambda k: battery.campaign_attempt(path, k, say, console),
+                           limit=STEAL_NOTE, repeats=STEAL_REPEATS)
         except Exception as e:   # a campaign that cannot run leaves its findings undecided
             for p in PREFIXES[name]:
                 notes[p] = f"{name} did not run: {type(e).__name__}: " + " ".join(str(e).split())[:300]
