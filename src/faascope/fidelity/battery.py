@@ -276,15 +276,19 @@ def host_call_write(runs: int = 5) -> Optional[float]:
                     "io_size": HOST_CALL_IO}, runs)
 
 
-def campaign_attempt(spec: Path, k: int, say: Say, console: Any = None) -> Path:
-    """Run the campaign ``spec`` into a results file of its own for attempt ``k`` (a repeat
-    starts afresh beside the attempt it replaces, which stays for reading); return the file."""
-    db = spec.with_suffix(".db") if k == 1 else spec.with_name(f"{spec.stem}-run{k}.db")
-    if k > 1:
-        say(f"fidelity: {spec.stem} again (run {k}): the hypervisor took "
-            f"{STEAL_NOTE:.0%} or more of this machine's CPU time during run {k - 1}")
-    run_campaign(spec, db, progress=False, console=console)
-    return db
+def run_kept(spec: Path, steal: StealLog, say: Say, console: Any = None) -> Path:
+    """Run the campaign ``spec``, measured into ``steal`` under its file's stem, once more when
+    the hypervisor took STEAL_NOTE or more of this machine's CPU time during it (STEAL_REPEATS);
+    return the results file kept. A repeat starts afresh in a file of its own beside the run it
+    replaces, which stays for reading."""
+    def attempt(k: int) -> Path:
+        db = spec.with_suffix(".db") if k == 1 else spec.with_name(f"{spec.stem}-run{k}.db")
+        if k > 1:
+            say(f"fidelity: {spec.stem} again (run {k}): the hypervisor took "
+                f"{STEAL_NOTE:.0%} or more of this machine's CPU time during run {k - 1}")
+        run_campaign(spec, db, progress=False, console=console)
+        return db
+    return steal.run(spec.stem, attempt, limit=STEAL_NOTE, repeats=STEAL_REPEATS)
 
 
 def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
@@ -310,9 +314,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
             path = cfg.workdir / f"{name}.yaml"
             path.write_text(yaml.safe_dump(spec, sort_keys=False))
             say(f"fidelity: {name} ({path})")
-            db = steal.run(name, lambda k: campaign_attempt(path, k, say, console),
-                           limit=STEAL_NOTE, repeats=STEAL_REPEATS)
-            results[name] = str(db)
+            results[name] = str(run_kept(path, steal, say, console))
         extra = after(state["endpoint"], dict(results), steal) if after else None
     finally:
         local_platform.stop(pdir)

@@ -28,7 +28,7 @@ from faascope.analysis.concurrency import load_bursts
 from faascope.analysis.intervals import median_min_n
 from faascope.calibration.reference import reference
 from faascope.fidelity import battery
-from faascope.fidelity.compare import STEAL_NOTE, STEAL_REPEATS, stolen
+from faascope.fidelity.compare import stolen
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
 from faascope.fidelity.ratio import ALPHA
 from faascope.hoststat import StealLog
@@ -385,8 +385,7 @@ def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dic
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
         say(f"fidelity findings: {name} ({path})")
         try:
-            db = steal.run(name, lambda k: battery.campaign_attempt(path, k, say, console),
-                           limit=STEAL_NOTE, repeats=STEAL_REPEATS)
+            db = battery.run_kept(path, steal, say, console)
         except Exception as e:   # a campaign that cannot run leaves its findings undecided
             for p in PREFIXES[name]:
                 notes[p] = f"{name} did not run: {type(e).__name__}: " + " ".join(str(e).split())[:300]
