@@ -7,10 +7,13 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.51.0
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.88.4
 	github.com/aws/smithy-go v1.23.0
+	// cilium/ebpf: loads the platform's one BPF program (a tracepoint that posts each request to a
+	// sandbox's /tmp device, agent/platform/devicecpu.go) in pure Go, with CGO off
+	github.com/cilium/ebpf v0.19.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/redis/go-redis/v9 v9.14.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
-	golang.org/x/sys v0.30.0
+	golang.org/x/sys v0.31.0
 	golang.org/x/time v0.11.0
 )
 

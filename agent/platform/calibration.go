@@ -66,6 +66,7 @@ type profileCalibration struct {
 	cpuPeriod    int64          // the CFS period in µs (cpuperiod.go); 0 = the kernel's default
 	syscallUs    float64        // the extra cost of every system call (syscallcost.go); 0 = none
 	closeUs      float64        // the extra cost of every close (closecost.go); 0 = none
+	deviceCPUUs  float64        // the CPU each /tmp device request costs (devicecpu.go); 0 = none
 	initVCPU     float64        // the CPU during INIT (initcpu.go); 0 = the profile's share
 	initOverhead time.Duration  // the modelled time inside INIT (initcpu.go); 0 = none
 }
@@ -170,6 +171,7 @@ func derive(t CalibrationTable) (*profileCalibration, error) {
 	pc.cpuPeriod = round(get(keyCPUPeriod, "ms") * 1000)
 	pc.syscallUs = get(keySyscallCost, "us")
 	pc.closeUs = get(keyCloseCost, "us")
+	pc.deviceCPUUs = get(keyDeviceCPU, "us")
 	pc.initVCPU = get(keyInitVCPU, "vCPU")
 	pc.initOverhead = time.Duration(get(keyInitOverhead, "ms") * float64(time.Millisecond))
 	size, refill := round(get(keyNetBucketSize, "B")), get(keyNetRefillRate, "B/s")
@@ -212,6 +214,7 @@ func (c *Calibration) LimitsFor(profile string, memoryMB, ephemeralMB int, packa
 	lim.CPUPeriodUs = pc.cpuPeriod
 	lim.SyscallCostUs = pc.syscallUs
 	lim.CloseCostUs = pc.closeUs
+	lim.DeviceCPUUs = pc.deviceCPUUs
 	lim.InitVCPU, lim.InitOverhead = pc.initVCPU, pc.initOverhead
 	if pc.fetchBps > 0 && packageBytes > 0 {
 		lim.ModelledColdStart += time.Duration(float64(packageBytes) / pc.fetchBps * float64(time.Second))
@@ -249,6 +252,8 @@ type CalibrationInfo struct {
 	SyscallPadInsns int     `json:"syscall_pad_insns,omitempty"`
 	// CloseCostUs is the extra cost of every close in the profile's sandboxes (0 = none).
 	CloseCostUs float64 `json:"close_cost_us,omitempty"`
+	// DeviceCPUUs is the CPU each request to a sandbox's /tmp device costs it (0 = none).
+	DeviceCPUUs float64 `json:"device_cpu_us,omitempty"`
 }
 
 // Info lists the tables in force per profile (empty without a calibration).
@@ -266,7 +271,7 @@ func (c *Calibration) Info() map[string]CalibrationInfo {
 		t := c.profiles[n].table
 		info := CalibrationInfo{Table: t.Table, Version: t.Version, Overridden: t.Overridden,
 			FrontEndMs: float64(c.profiles[n].frontEnd) / 1e6, SyscallCostUs: c.profiles[n].syscallUs,
-			CloseCostUs: c.profiles[n].closeUs}
+			CloseCostUs: c.profiles[n].closeUs, DeviceCPUUs: c.profiles[n].deviceCPUUs}
 		if info.SyscallCostUs > 0 && syscallProbeDone() != nil {
 			info.SyscallPadInsns, _ = syscallPadInsns(info.SyscallCostUs)
 		}
@@ -296,6 +301,11 @@ func (c *Calibration) hasSyscallCost() bool {
 // hasCloseCost reports whether any profile sets a cost of a close (its probe then runs at start).
 func (c *Calibration) hasCloseCost() bool {
 	return c.anyProfile(func(pc *profileCalibration) bool { return pc.closeUs > 0 })
+}
+
+// hasDeviceCPU reports whether any profile charges its sandboxes for their /tmp requests.
+func (c *Calibration) hasDeviceCPU() bool {
+	return c.anyProfile(func(pc *profileCalibration) bool { return pc.deviceCPUUs > 0 })
 }
 
 func (c *Calibration) path() string {

@@ -51,7 +51,7 @@ func TestPackagedCalibrationTables(t *testing.T) {
 	for _, k := range []string{keyTmpReadBps, keyTmpWriteBps, keyTmpReadIOPS, keyTmpWriteIOPS, keyNetBucketSize,
 		keyNetOneTimeBurst, keyNetRefillRate, keyNetPeakRate, keyColdFixed, keyColdFetchRate, keySharedReadBps,
 		keySharedWriteBps, keySharedReadIOPS, keySharedWriteIOPS, keyTmpLimitsMemory, keyTmpMemoryExponent, keyHostTmpReadBps, keyHostTmpWriteBps, keyHostTmpReadIOPS,
-		keyHostTmpWriteIOPS, keyFrontEnd, keyCPUSpeed, keyCPUPeriod, keySyscallCost, keyCloseCost, keyInitVCPU, keyInitOverhead} {
+		keyHostTmpWriteIOPS, keyFrontEnd, keyCPUSpeed, keyCPUPeriod, keySyscallCost, keyCloseCost, keyDeviceCPU, keyInitVCPU, keyInitOverhead} {
 		known[k] = true
 	}
 	for profile, tab := range tables {

@@ -228,18 +228,38 @@ func (cg *Cgroup) PeakMemory() int64 {
 	return n
 }
 
-// Pids lists the processes in the group.
+// Pids lists the processes in the group. The platform's own process is never one of them,
+// though one of its threads may sit in the cpu group (a device thread, devicecpu.go): killing
+// "everything in the group" must not kill the platform.
 func (cg *Cgroup) Pids() []int {
 	var pids []int
-	for c := range cg.dirs {
+	self := os.Getpid()
+	for _, c := range cg.memberHierarchies() {
 		for _, f := range strings.Fields(cg.read(c, "cgroup.procs")) {
-			if p, err := strconv.Atoi(f); err == nil {
+			if p, err := strconv.Atoi(f); err == nil && p != self {
 				pids = append(pids, p)
 			}
 		}
 		break // every controller holds the same processes
 	}
 	return pids
+}
+
+// memberHierarchies lists the group's hierarchies, those only the sandbox's own processes join
+// (pids, memory) first.
+func (cg *Cgroup) memberHierarchies() []string {
+	out := make([]string, 0, len(cg.dirs))
+	for _, c := range []string{"", "pids", "memory"} {
+		if _, ok := cg.dirs[c]; ok {
+			out = append(out, c)
+		}
+	}
+	for c := range cg.dirs {
+		if c != "" && c != "pids" && c != "memory" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Kill sends SIGKILL to every process in the group, then thaws it: a frozen process takes

@@ -191,6 +191,12 @@ func New(cfg Config) (*Platform, error) {
 	if cfg.Isolation == "namespaces" && cfg.Calibration.hasCloseCost() {
 		closeNotifyRoundTrip() // the same: measured before the machine is loaded
 	}
+	if cfg.Isolation == "namespaces" && cfg.Calibration.hasDeviceCPU() {
+		// Loaded once here, so that the status says at once whether it could be (devicecpu.go).
+		if _, err := deviceCPUMechanism(); err != nil {
+			log.Printf("device_cpu is not charged on this machine: %v", err)
+		}
+	}
 	if cfg.Isolation == "namespaces" {
 		if err := p.setupBlockIO(); err != nil {
 			p.tmpPool.close()
@@ -365,6 +371,9 @@ type Status struct {
 	// SyscallProbe is this machine's time per system call under padding filters, from which a
 	// profile's syscall_cost becomes instructions (syscallcost.go); nil = not measured.
 	SyscallProbe *SyscallProbe `json:"syscall_probe,omitempty"`
+	// DeviceCPU says whether the profiles' device_cpu is charged here, and if not why
+	// (devicecpu.go).
+	DeviceCPU DeviceCPUState `json:"device_cpu"`
 }
 
 // Status reports how the platform runs and how busy it is.
@@ -380,7 +389,8 @@ func (p *Platform) Status() Status {
 		NetShape: p.cfg.NetShape, SharedDir: p.cfg.SharedDir, S3Endpoint: p.cfg.S3.Endpoint,
 		Calibration: p.cfg.Calibration.Info(), CalibrationFile: p.cfg.Calibration.path(),
 		SharedBudget: p.sharedBudget(), HostTmpBudget: p.hostTmpBudgetInForce(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO,
-		SyscallProbe: syscallProbeDone()}
+		SyscallProbe: syscallProbeDone(),
+		DeviceCPU:    DeviceCPUStatus(p.cfg.Isolation == "namespaces" && p.cfg.Calibration.hasDeviceCPU())}
 }
 
 // hostArch is the Lambda name of the architecture the platform runs functions for.

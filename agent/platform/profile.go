@@ -38,6 +38,9 @@ type Limits struct {
 	// CloseCostUs is the extra time of every close(2) in the sandbox, from the profile's
 	// calibration (closecost.go); 0 = none.
 	CloseCostUs float64 `json:"close_cost_us,omitempty"`
+	// DeviceCPUUs is the CPU time each request to the sandbox's /tmp device costs the sandbox,
+	// from the profile's calibration (devicecpu.go); 0 = none.
+	DeviceCPUUs float64 `json:"device_cpu_us,omitempty"`
 	// InitVCPU is the CPU the sandbox gets during INIT, from the profile's calibration
 	// (initcpu.go); 0 or less than the profile's share = the share. InitOverhead is the
 	// modelled time the provider spends inside INIT (initcpu.go); 0 = none.

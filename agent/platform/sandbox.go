@@ -4,10 +4,12 @@ import (
 	"archive/zip"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -50,6 +52,8 @@ type SandboxSpec struct {
 	// says it must: the profile's close_cost, served by the platform.
 	CloseFD   int  `json:"close_fd"`
 	CloseCost bool `json:"close_cost"`
+	// tmpDev is the ext4 /tmp's loop device the init attached, for its report (never sent).
+	tmpDev string
 }
 
 // SharedMount is where the shared directory appears in a sandbox (EFS mounts under /mnt).
@@ -78,6 +82,11 @@ type Sandbox struct {
 	tmpImage  *tmpImage        // the prepared /tmp image (tmppool.go), if any
 	spare     *spare           // the process, cgroup and uid made ahead (spares.go)
 	limits    Limits           // what the sandbox was started with (endInit, initcpu.go)
+	// device is the /tmp device's account (devicecpu.go), once the init has reported its
+	// device; deviceMu guards it against a Destroy racing the registration.
+	deviceMu  sync.Mutex
+	device    *deviceAccount
+	destroyed bool
 }
 
 // maxSandboxSetups bounds the sandbox set-ups running at once. Each blocks OS threads in the
@@ -293,8 +302,39 @@ func StartSandbox(o SandboxOptions) (sb *Sandbox, err error) {
 		}
 	}
 	// The spec is the go-ahead: the init reads it to the end, then builds its root.
-	err = sp.release(spec)
-	return sb, err
+	if err = sp.release(spec); err != nil {
+		return sb, err
+	}
+	if o.Limits.DeviceCPUUs > 0 && o.Limits.TmpKind == TmpExt4 {
+		go sb.chargeDeviceCPU(o.Limits.DeviceCPUUs)
+	}
+	return sb, nil
+}
+
+// chargeDeviceCPU registers the sandbox's /tmp device with the profile's device_cpu
+// (devicecpu.go) once the init reports which it is, at its exec, before the function runs.
+func (sb *Sandbox) chargeDeviceCPU(costUs float64) {
+	var rep initReport
+	select {
+	case rep = <-sb.initSteps:
+		sb.initSteps <- rep // setupTimes reads it too
+	case <-sb.exited:
+		return
+	}
+	if rep.TmpDev == "" {
+		return
+	}
+	sb.deviceMu.Lock()
+	defer sb.deviceMu.Unlock()
+	if sb.destroyed {
+		return
+	}
+	a, err := registerDeviceCPU(rep.TmpDev, sb.Cgroup.Dirs(), costUs)
+	if err != nil {
+		log.Printf("sandbox %s: device_cpu not charged: %v", sb.ID, err)
+		return
+	}
+	sb.device = a
 }
 
 // initReport waits (briefly) for the sandbox init's report of its own steps; the zero report if
@@ -436,6 +476,12 @@ func (sb *Sandbox) PeakMemory() int64 {
 // sandbox's own mount namespace, so they vanish with its last process (loop devices are
 // set to auto-clear).
 func (sb *Sandbox) Destroy() {
+	// The device thread leaves the sandbox's cpu group first: the group's removal waits for it.
+	sb.deviceMu.Lock()
+	sb.destroyed = true
+	sb.device.Close()
+	sb.device = nil
+	sb.deviceMu.Unlock()
 	sb.Net.Close()
 	if sb.Cgroup != nil {
 		// Everything in the group, thawed after the signal so a frozen sandbox dies at once.

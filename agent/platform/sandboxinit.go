@@ -101,7 +101,7 @@ func RunSandboxInit(specJSON string) error {
 	st.mark("seccomp")
 	if s.ReportFD > 0 {
 		// The report's pipe closes with the exec; a host that stopped reading costs nothing.
-		rep.Steps, rep.Exec = st.steps, time.Now()
+		rep.Steps, rep.Exec, rep.TmpDev = st.steps, time.Now(), s.tmpDev
 		f := os.NewFile(uintptr(s.ReportFD), "report")
 		b, _ := json.Marshal(rep)
 		f.Write(b)
@@ -117,6 +117,7 @@ type initReport struct {
 	Released time.Time `json:"released"`
 	Steps    []Step    `json:"steps"`
 	Exec     time.Time `json:"exec"`
+	TmpDev   string    `json:"tmp_dev,omitempty"` // the ext4 /tmp's loop device, "major:minor" (devicecpu.go)
 }
 
 // readInitReport reads the init's report (until the pipe closes at its exec or death).
@@ -302,6 +303,7 @@ func mountTmp(s *SandboxSpec, dst string) error {
 		if err := unix.Mount(dev.Path, dst, "ext4", flags, ""); err != nil {
 			return fmt.Errorf("mount %s on /tmp: %w", dev.Path, err)
 		}
+		s.tmpDev = dev.devNumber()
 		// Like Lambda's /tmp: writable by the function's user, sticky.
 		if err := os.Chmod(dst, 0o1777|os.ModeSticky); err != nil {
 			return err

@@ -86,7 +86,10 @@ def test_running_platform_names_the_tables_in_force(tmp_path):
         lam_version = max(calibration.available()["platform-lambda"])
         assert h["calibration"]["lambda"] == {"table": "platform-lambda", "version": lam_version,
                                               "overridden": {"cold_start_fixed": str(f)},
-                                              "front_end_ms": 18.0}  # the modelled front end in force
+                                              "front_end_ms": 18.0,  # the modelled front end in force
+                                              # each /tmp request's CPU (agent/platform/devicecpu.go)
+                                              "device_cpu_us": calibration.load_table("platform-lambda")
+                                              .entries["device_cpu"].value}
         assert h["calibration"]["gcf"]["table"] == "platform-gcf"
         assert "unlimited" not in h["calibration"]
         assert h["calibration_file"] == str(data / calibration.PLATFORM_CALIBRATION_FILE)

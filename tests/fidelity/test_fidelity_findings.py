@@ -208,4 +208,5 @@ def test_findings_the_calibration_was_set_to_are_told_from_predictions():
     by = {f.id: f for f in F.FINDINGS}
     assert not by["stellar_cold_10x_warm"].prediction and not by["stellar_image_size"].prediction
     assert by["roy_sharedfs_grows_object_flat"].prediction
-    assert by["thesis_more_memory_predictable"].prediction
+    # device_cpu is fitted on the 128 MB side's distribution (agent/platform/devicecpu.go)
+    assert not by["thesis_more_memory_predictable"].prediction

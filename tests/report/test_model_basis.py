@@ -35,14 +35,14 @@ def _keys(basis) -> set[str]:
 
 
 @pytest.mark.parametrize("cell,want", [
-    # direct reads: the fitted read limits, and below 2048 MB the memory scale
-    (_cell(kind="fileio", op="read", direct=True), {"tmp_read_bps", "tmp_read_iops"}),
+    # direct reads: the fitted read limits and each request's CPU, and below 2048 MB the memory scale
+    (_cell(kind="fileio", op="read", direct=True), {"tmp_read_bps", "tmp_read_iops", "device_cpu"}),
     (_cell(memory=128, kind="fileio", op="read", direct=True),
-     {"tmp_read_bps", "tmp_read_iops", "tmp_limits_memory", "tmp_limits_memory_exponent"}),
+     {"tmp_read_bps", "tmp_read_iops", "tmp_limits_memory", "tmp_limits_memory_exponent", "device_cpu"}),
     # writes that reach the device, alone and co-resident
-    (_cell(kind="fileio", op="write", direct=True, fsync="none"), {"tmp_write_bps", "tmp_write_iops"}),
+    (_cell(kind="fileio", op="write", direct=True, fsync="none"), {"tmp_write_bps", "tmp_write_iops", "device_cpu"}),
     (_cell(burst=8, kind="fileio", op="write", direct=False, fsync="end"),
-     {"tmp_write_bps", "tmp_write_iops", "host_tmp_write_bps", "host_tmp_write_iops"}),
+     {"tmp_write_bps", "tmp_write_iops", "device_cpu", "host_tmp_write_bps", "host_tmp_write_iops"}),
     # the thesis's writes: buffered from /dev/urandom with dd: CPU, no device limit
     (_cell(kind="fileio", op="write", engine="dd", source="urandom", fsync="none"),
      {"lambda_mb_per_vcpu", "cpu_period"}),

@@ -94,6 +94,7 @@ def cell_basis(cell: Mapping[str, Any], shaped: Iterable[str] = ()) -> CellBasis
         if Inputs().tmp_memory_factor(profile, memory) < 1:   # the platform's memory scale applies
             plat("tmp_limits_memory", f"{what}: the memory size the limits hold from")
             plat("tmp_limits_memory_exponent", f"{what}: how the limits shrink below it")
+        plat("device_cpu", f"{what}: each request's CPU time, paid from the function's quota")
         if _concurrent(cell):
             plat(f"host_tmp_{side}_bps", f"{what} of co-resident functions together: bandwidth")
             plat(f"host_tmp_{side}_iops", f"{what} of co-resident functions together: operations per second")

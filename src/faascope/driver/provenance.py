@@ -85,7 +85,7 @@ def _platform_status(described: dict) -> Optional[dict]:
         return None
     keep = ("profile", "isolation", "cgroup_version", "arch", "keep_alive_s", "concurrency",
             "net_shape", "host_network", "calibration", "shared_budget", "host_tmp_budget",
-            "block_io_limits", "tmp_direct_io")
+            "block_io_limits", "tmp_direct_io", "device_cpu")
     return {k: h.get(k) for k in keep if k in h}
 
 

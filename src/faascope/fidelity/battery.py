@@ -105,7 +105,7 @@ MIN_BURST_SAMPLES = 3
 #: what the report keeps of the platform's /faascope/health: how it isolates, and which
 #: calibration tables, block I/O limits and direct-I/O loop devices were in force
 PLATFORM_FACTS = ("version", "isolation", "profile", "cgroup_version", "calibration",
-                  "block_io_limits", "tmp_direct_io")
+                  "block_io_limits", "tmp_direct_io", "device_cpu")
 
 Say = Callable[[str], None]
 
