@@ -244,17 +244,19 @@ const deviceIdle = time.Second
 // deviceAccount is one sandbox's /tmp device: the debt its requests ran up and the thread
 // that pays it inside the sandbox's cpu group.
 type deviceAccount struct {
-	dev     uint32
-	groups  map[string]string // hierarchy -> the sandbox's directory in it
-	cost    time.Duration     // per request
-	debt    atomic.Int64      // ns owed
-	spent   atomic.Int64      // ns paid
-	wake    chan struct{}
-	mu      sync.Mutex
-	running bool // a thread is paying
-	closed  bool
-	threads sync.WaitGroup
-	err     error // the last thread's failure to join the group
+	dev      uint32
+	groups   map[string]string // hierarchy -> the sandbox's directory in it
+	cost     time.Duration     // per request
+	debt     atomic.Int64      // ns owed
+	spent    atomic.Int64      // ns paid
+	tid      atomic.Int64      // the last thread that paid (it must outlive its turn: pay)
+	wake     chan struct{}
+	mu       sync.Mutex
+	running  bool // a thread is paying
+	closed   bool
+	stopping atomic.Bool // closed, read without the lock by a spinning thread
+	threads  sync.WaitGroup
+	err      error // the last thread's failure to join the group
 }
 
 func (a *deviceAccount) owe() {
@@ -324,6 +326,7 @@ func (a *deviceAccount) pay() {
 	defer a.threads.Done()
 	runtime.LockOSThread()
 	tid := strconv.Itoa(unix.Gettid())
+	a.tid.Store(int64(unix.Gettid()))
 	home := threadGroups(tid)
 	joined := []string{}
 	leave := func() {
@@ -361,8 +364,7 @@ func (a *deviceAccount) pay() {
 			if owed <= 0 {
 				break
 			}
-			spinThreadCPU(time.Duration(owed))
-			a.spent.Add(owed)
+			a.spent.Add(int64(spinThreadCPU(time.Duration(owed), &a.stopping)))
 		}
 		idle.Reset(deviceIdle)
 		timedOut := false
@@ -399,11 +401,20 @@ func threadGroups(tid string) map[string]string {
 }
 
 // spinThreadCPU runs until this thread has had d of CPU time: time it waits, throttled or
-// preempted, does not count, so the group is charged d.
-func spinThreadCPU(d time.Duration) {
-	end := threadCPUTime() + d
-	for threadCPUTime() < end {
+// preempted, does not count, so the group is charged d. It stops early once stop is set (the
+// sandbox is going: at 128 MB's quota a second of debt would hold its removal for 14 s), and
+// returns what it spent.
+func spinThreadCPU(d time.Duration, stop *atomic.Bool) time.Duration {
+	start := threadCPUTime()
+	end := start + d
+	now := start
+	for i := 0; now < end; i++ {
+		if i%1024 == 0 && stop.Load() {
+			break
+		}
+		now = threadCPUTime()
 	}
+	return now - start
 }
 
 func threadCPUTime() time.Duration {
@@ -431,6 +442,7 @@ func (a *deviceAccount) Close() {
 	}
 	a.mu.Lock()
 	a.closed = true
+	a.stopping.Store(true)
 	a.debt.Store(0)
 	a.mu.Unlock()
 	select {

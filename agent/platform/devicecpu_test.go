@@ -112,4 +112,15 @@ func TestTmpDeviceRequestsCostTheSandboxCPU(t *testing.T) {
 	if st := tp.Status().DeviceCPU; st.Devices != 0 {
 		t.Fatalf("%d devices still registered after the sandbox went", st.Devices)
 	}
+	// the thread that paid lives on, out of the sandbox's groups: had it ended, a sandbox
+	// process it once forked would have died with it (Pdeathsig)
+	tid := a.tid.Load()
+	time.Sleep(100 * time.Millisecond) // an ending thread is gone from /proc well within this
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/cgroup", tid))
+	if err != nil {
+		t.Fatalf("the device thread %d ended: %v", tid, err)
+	}
+	if strings.Contains(string(b), filepath.Base(cg)) {
+		t.Fatalf("the device thread is still in the sandbox's group:\n%s", b)
+	}
 }
