@@ -27,20 +27,6 @@ func deviceRequests(t *testing.T, dev string) int64 {
 	return n
 }
 
-// sandboxOf is the one live sandbox of a function.
-func sandboxOf(t *testing.T, p *Platform, name string) *Sandbox {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, in := range p.instances {
-		if in.Function == name && in.Sandbox != nil {
-			return in.Sandbox
-		}
-	}
-	t.Fatalf("no live sandbox of %s", name)
-	return nil
-}
-
 // Each request a lambda sandbox's /tmp device serves costs the sandbox device_cpu of CPU time,
 // paid inside the sandbox's own cpu group (its quota) and shown in its cpuacct group: a
 // Firecracker VMM thread's work in the function's cgroup. Before devicecpu.go a read of /tmp
@@ -61,7 +47,7 @@ func TestTmpDeviceRequestsCostTheSandboxCPU(t *testing.T) {
 	if _, r, body := tp.invoke("dev", read); !r.OK { // the cold start; the file's first write
 		t.Fatalf("read: %s", body)
 	}
-	sb := sandboxOf(t, tp.Platform, "dev")
+	sb := instanceOf(t, tp.Platform, "dev").Sandbox
 	sb.deviceMu.Lock()
 	a := sb.device
 	sb.deviceMu.Unlock()
