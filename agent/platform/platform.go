@@ -211,6 +211,9 @@ func New(cfg Config) (*Platform, error) {
 			SharedDir: cfg.SharedDir, Sources: p.sandboxSources()}, p.sandboxRoot(), cfg.SpareSandboxes)
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	if cfg.Isolation == "namespaces" && p.aliveLock != nil {
+		go p.sweepDeadPlatformsAgain()
+	}
 	p.collectCode() // what no function refers to any more (deleted while the platform was down)
 	p.resumePreparing()
 	p.wg.Add(1)
@@ -240,6 +243,21 @@ func (p *Platform) cleanStale() {
 		if p.aliveLock != nil {
 			removeDeadPlatformsCgroups(p.aliveLock, filepath.Base(p.cgroupDir))
 		}
+	}
+}
+
+// sweepDeadPlatformsAgain repeats the sweep of dead platforms' groups a little later: a
+// platform SIGKILLed just before this one started may still hold its lock while the kernel
+// tears it down (its BPF tracepoint's detach waits for RCU: devicecpu.go), and its frozen
+// sandboxes would otherwise run on until some later platform starts.
+func (p *Platform) sweepDeadPlatformsAgain() {
+	for _, wait := range []time.Duration{time.Second, 3 * time.Second, 10 * time.Second} {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		removeDeadPlatformsCgroups(p.aliveLock, filepath.Base(p.cgroupDir))
 	}
 }
 
