@@ -234,7 +234,7 @@ func (cg *Cgroup) PeakMemory() int64 {
 func (cg *Cgroup) Pids() []int {
 	var pids []int
 	self := os.Getpid()
-	for _, c := range cg.memberHierarchies() {
+	for c := range cg.dirs {
 		for _, f := range strings.Fields(cg.read(c, "cgroup.procs")) {
 			if p, err := strconv.Atoi(f); err == nil && p != self {
 				pids = append(pids, p)
@@ -243,23 +243,6 @@ func (cg *Cgroup) Pids() []int {
 		break // every controller holds the same processes
 	}
 	return pids
-}
-
-// memberHierarchies lists the group's hierarchies, those only the sandbox's own processes join
-// (pids, memory) first.
-func (cg *Cgroup) memberHierarchies() []string {
-	out := make([]string, 0, len(cg.dirs))
-	for _, c := range []string{"", "pids", "memory"} {
-		if _, ok := cg.dirs[c]; ok {
-			out = append(out, c)
-		}
-	}
-	for c := range cg.dirs {
-		if c != "" && c != "pids" && c != "memory" {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // Kill sends SIGKILL to every process in the group, then thaws it: a frozen process takes

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
@@ -80,8 +81,8 @@ func deviceCPUMechanism() (*deviceCPU, error) {
 	return deviceCPUInst, deviceCPUErr
 }
 
-// DeviceCPUStatus reports whether device_cpu can be given here, without loading anything when
-// nothing has asked for it yet.
+// DeviceCPUStatus reports whether device_cpu is charged here; nothing is loaded when no profile
+// wants it (New loads it at start when one does).
 func DeviceCPUStatus(wanted bool) DeviceCPUState {
 	if !wanted {
 		return DeviceCPUState{Reason: "no profile sets device_cpu"}
@@ -217,7 +218,7 @@ func (d *deviceCPU) dispatch() {
 		if len(rec.RawSample) < 4 {
 			continue
 		}
-		dev := uint32(rec.RawSample[0]) | uint32(rec.RawSample[1])<<8 | uint32(rec.RawSample[2])<<16 | uint32(rec.RawSample[3])<<24
+		dev := binary.NativeEndian.Uint32(rec.RawSample) // the program's u32, as the kernel stored it
 		d.mu.Lock()
 		a := d.accounts[dev]
 		d.mu.Unlock()
@@ -256,7 +257,6 @@ type deviceAccount struct {
 	closed   bool
 	stopping atomic.Bool // closed, read without the lock by a spinning thread
 	threads  sync.WaitGroup
-	err      error // the last thread's failure to join the group
 }
 
 func (a *deviceAccount) owe() {
@@ -325,8 +325,9 @@ func registerDeviceCPU(devNumber string, groups map[string]string, costUs float6
 func (a *deviceAccount) pay() {
 	defer a.threads.Done()
 	runtime.LockOSThread()
-	tid := strconv.Itoa(unix.Gettid())
-	a.tid.Store(int64(unix.Gettid()))
+	id := unix.Gettid()
+	a.tid.Store(int64(id))
+	tid := strconv.Itoa(id)
 	home := threadGroups(tid)
 	joined := []string{}
 	leave := func() {
@@ -349,8 +350,9 @@ func (a *deviceAccount) pay() {
 	}
 	for h, dir := range a.groups {
 		if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte(tid), 0); err != nil {
+			log.Printf("device_cpu: move a device thread into %s: %v", dir, err)
 			a.mu.Lock()
-			a.running, a.err = false, fmt.Errorf("move a device thread into %s: %w", dir, err)
+			a.running = false
 			a.mu.Unlock()
 			return
 		}

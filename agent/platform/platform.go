@@ -248,7 +248,7 @@ func (p *Platform) cleanStale() {
 
 // sweepDeadPlatformsAgain repeats the sweep of dead platforms' groups a little later: a
 // platform SIGKILLed just before this one started may still hold its lock while the kernel
-// tears it down (its BPF tracepoint's detach waits for RCU: devicecpu.go), and its frozen
+// tears it down (seen since devicecpu.go; why it takes longer is not measured), and its frozen
 // sandboxes would otherwise run on until some later platform starts.
 func (p *Platform) sweepDeadPlatformsAgain() {
 	for _, wait := range []time.Duration{time.Second, 3 * time.Second, 10 * time.Second} {
