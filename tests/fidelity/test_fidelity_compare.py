@@ -106,7 +106,8 @@ def test_evaluate_keeps_decisions_when_one_profile_is_reported():
     assert ev.comparisons and all(c.metric.profile == "lambda" for c in ev.comparisons)
     assert all(c.ratio == pytest.approx(2.0) and not c.within and c.why for c in ev.comparisons)
     assert len(ev.decisions) == len(metrics.THESIS_CELLS) == 8
-    # the two 10 KB write cells the thesis's own data do not decide are not counted
+    # the two 10 KB write cells where the thesis's own data show no winner are not judged
+    # from a point figure (no local interval to set against the thesis's)
     assert all(d.agree for d in ev.decisions if d.counted)
     assert sum(d.counted for d in ev.decisions) == 6
     assert len(ev.fit) + len(ev.held_out) == len(ev.comparisons)
@@ -199,7 +200,7 @@ def test_json_has_every_field_per_metric():
         assert {"local", "published", "source", "ratio", "within", "fit", "held_out", "anchor",
                 "unit", "why"} <= set(m)
         assert m["ratio"] == pytest.approx(1.2) and m["within"] is True and m["why"] == ""
-    assert doc["summary"]["decisions"] == {"agree": 6, "total": 6, "not_decided_by_the_study": 2}
+    assert doc["summary"]["decisions"] == {"agree": 6, "total": 6, "no_winner_in_the_study": 2}
     assert doc["summary"]["fit"]["total"] + doc["summary"]["held_out"]["total"] == len(ALL)
 
 
@@ -281,7 +282,7 @@ def test_table_shows_fit_held_out_and_decisions_apart():
     n_fit, n_held = len(ev.fit), len(ev.held_out)
     assert f"Fit: the platform was calibrated on these figures ({n_fit}/{n_fit} within)" in out
     assert f"Held out of the fit (0/{n_held} within)" in out
-    assert "(6/6 agree; 2 cells the study's own data do not decide)" in out and "load average 9 on 2 CPUs" in out
+    assert "(6/6 agree; 2 cells with no winner in the study's own data)" in out and "load average 9 on 2 CPUs" in out
     assert "none (uncalibrated profiles)" in out
     # 1 GB direct read on Lambda: 265.3265 s / 2,000,000 calls, auto-scaled
     assert "133 µs" in out

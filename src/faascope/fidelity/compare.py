@@ -10,8 +10,10 @@
   A side wins only where the 95 % interval of the ratio (:mod:`faascope.fidelity.ratio`)
   excludes 1: the thesis's intervals come from its own rows (table ``thesis-decisions``), the
   local ones from the per-call samples, paired by block where the battery's campaign ran in
-  blocks (:func:`decide`); a cell the thesis's data do not decide ("none": two of
-  its 10 KB write cells) is reported, not counted.
+  blocks (:func:`decide`). Two of its 10 KB write cells the thesis's data do not decide (its
+  interval holds 1: no winner); there the local answer agrees when its interval overlaps the
+  thesis's (the local ratio is one the study's data allow) and disagrees when the two are
+  disjoint (:func:`compatible`).
 """
 from __future__ import annotations
 
@@ -68,7 +70,10 @@ class Decision:
     local_winner: Optional[str]     # lambda, gcf, none; None when a local figure is missing
     published_ratio: float          # Lambda / GCF time per I/O call
     local_ratio: Optional[float]    # lambda / gcf profile
-    agree: Optional[bool]           # None: not decided by the thesis, or not measured locally
+    #: the same answer as the thesis: the same winner where it has one; where it has none, a
+    #: local interval that overlaps its (:func:`compatible`). None: not measured locally, or a
+    #: no-winner cell without a local interval
+    agree: Optional[bool]
     published_ci: Optional[tuple[float, float]] = None
     local_ci: Optional[tuple[float, float]] = None
     #: how the local side was decided: "paired" (by block), "unpaired" (ratio of medians,
@@ -77,7 +82,12 @@ class Decision:
 
     @property
     def counted(self) -> bool:
-        """Whether the cell counts among the study's decisions (the thesis decided it)."""
+        """Whether the cell counts among the decisions compared: its agreement could be judged."""
+        return self.agree is not None
+
+    @property
+    def study_has_winner(self) -> bool:
+        """Whether the thesis's own data decide a winner here (its interval excludes 1)."""
         return self.published_winner != "none"
 
 
@@ -136,6 +146,17 @@ def published_interval(cell: ThesisCell) -> Optional[tuple[float, float]]:
     return t.value(f"{key}_low"), t.value(f"{key}_high")
 
 
+def compatible(local_ci: Optional[tuple[float, float]],
+               published_ci: Optional[tuple[float, float]]) -> Optional[bool]:
+    """Where the study shows no winner: whether the local ratio is one its data allow, i.e. the
+    two 95 % intervals overlap (None without both). Disjoint intervals differ at well under 5 %,
+    so "no" is a real disagreement; "yes" is agreement by compatibility, as wide as the local
+    interval is, not a shown equality."""
+    if local_ci is None or published_ci is None:
+        return None
+    return local_ci[0] <= published_ci[1] and published_ci[0] <= local_ci[1]
+
+
 def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
            local_lambda: Optional[float], local_gcf: Optional[float],
            local_samples: tuple = (), published_ci: Optional[tuple[float, float]] = None,
@@ -167,8 +188,8 @@ def decide(cell: ThesisCell, published_lambda: float, published_gcf: float,
         _, lci = ratio_interval(np.asarray(local_samples[0], float), np.asarray(local_samples[1], float))
         method = "unpaired" if lci is not None else method
     lw = winner(local_lambda, local_gcf, lci)
-    return Decision(cell, pw, lw, pr, lr, (lw == pw) if pw != "none" else None, published_ci,
-                    lci, method)
+    agree = (lw == pw) if pw != "none" else compatible(lci, published_ci)
+    return Decision(cell, pw, lw, pr, lr, agree, published_ci, lci, method)
 
 
 def direction(unit: str, r: float) -> str:

@@ -135,7 +135,8 @@ FINDINGS: tuple[Finding, ...] = (
             "Lambda's large /tmp writes are faster than GCF's (2-19 %)",
             (_p("write_512", "Lambda / GCF time per 512 B write (urandom), 2048 MB", "lower",
                 "lambda/write/m2048/io512", "gcf/write/m2048/io512", paired=True),
-             _p("write_128k", "Lambda / GCF time per 128 KiB write (urandom), 2048 MB", "lower",
+             _p("write_128k", "Lambda / GCF time per 128 KiB write (urandom), 2048 MB (the "
+                "findings' blocks and the battery's tmp blocks: findings_battery.POOLED_TMP)", "lower",
                 "lambda/write/m2048/io131072", "gcf/write/m2048/io131072", paired=True)),
             fitted_by=('platform-gcf:cpu_speed',)),
     Finding("thesis_more_memory_faster", "thesis 2024", THESIS,

@@ -80,7 +80,8 @@ def as_json(ev: Evaluation, meta: dict[str, Any], found: Optional[list] = None,
         "summary": {"fit": _count(ev.fit), "held_out": _count(ev.held_out),
                     "decisions": {"agree": sum(bool(d.agree) for d in ev.decisions),
                                   "total": sum(d.counted for d in ev.decisions),
-                                  "not_decided_by_the_study": sum(not d.counted for d in ev.decisions)}},
+                                  "no_winner_in_the_study": sum(not d.study_has_winner
+                                                                for d in ev.decisions)}},
     }
     if found is not None:
         out["findings_rule"] = FINDINGS_RULE
@@ -226,12 +227,12 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
         console.print(_table(f"Held out of the fit ({_count(held)['within']}/{len(held)} "
                              "within)", held))
     if ev.decisions:
-        undecided = sum(not d.counted for d in ev.decisions)
+        undecided = sum(not d.study_has_winner for d in ev.decisions)
         t = Table(title=f"The 2024 study's decisions: which /tmp is faster "
                         f"({sum(bool(d.agree) for d in ev.decisions)}/"
                         f"{sum(d.counted for d in ev.decisions)} agree"
-                        + (f"; {undecided} cell{'s' if undecided > 1 else ''} the study's own data "
-                           "do not decide" if undecided else "") + ")",
+                        + (f"; {undecided} cell{'s' if undecided > 1 else ''} with no winner in "
+                           "the study's own data" if undecided else "") + ")",
                   title_justify="left")
         for col in ("cell", "thesis: Lambda/GCF [95 % CI]", "winner", "local: lambda/gcf [95 % CI]",
                     "winner", "same"):
@@ -247,12 +248,14 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
                       d.published_winner,
                       local + (" paired" if d.local_method == "paired" else ""),
                       d.local_winner or "–",
-                      {True: "yes", False: "no", None: "–" if d.counted else "not counted"}[d.agree])
+                      {True: "yes", False: "no", None: "–"}[d.agree])
         console.print(t)
         console.print("A side wins where the interval of the ratio excludes 1 (thesis: the ratio "
                       "of medians of its own rows; local: of the per-call samples, or, marked "
                       "'paired', the median of the ratios within each block of the campaign); "
-                      "'none': it does not.")
+                      "'none': it does not. Where the study has no winner, the local answer is "
+                      "the same when the two intervals overlap (the local ratio is one the "
+                      "study's data allow).")
     if found:
         console.print(findings_table(found))
         console.print(f"Rule: {FINDINGS_RULE}.")
