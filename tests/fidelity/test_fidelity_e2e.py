@@ -32,7 +32,11 @@ def test_quick_battery_json(quick_battery):
         assert m["within"] or m["why"], m        # a miss always says why
     assert doc["summary"]["fit"]["total"] > 0 and doc["summary"]["held_out"]["total"] > 0
     assert len(doc["decisions"]) == 8
-    assert all(d["local_winner"] in ("lambda", "gcf", "tie") for d in doc["decisions"])
+    assert all(d["local_winner"] in ("lambda", "gcf", "none") for d in doc["decisions"])
+    # a quick battery's one block gives no local interval: a no-winner cell is then not judged
+    s = doc["summary"]["decisions"]
+    assert s["total"] == sum(d["agree"] is not None for d in doc["decisions"])
+    assert s["no_winner_in_the_study"] == 2
     # the figures came from the product's own measurement path: results files of campaigns
     for name, path in doc["results"].items():
         assert Path(path).is_relative_to(tmp_path)

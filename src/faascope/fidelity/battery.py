@@ -276,6 +276,43 @@ def host_call_write(runs: int = 5) -> Optional[float]:
                     "io_size": HOST_CALL_IO}, runs)
 
 
+#: this machine's own disk under the thesis's 10 KB direct reads (20 reads of 512 B, the
+#: findings-cv workload), no sandbox, on the battery's work directory (the filesystem behind
+#: the platform's /tmp loop devices): the median and CV of HOST_DISK_RUNS runs, before the
+#: battery and after it. On 2026-11-29 one VM's bare runs went from a 1.0 ms median with a tight
+#: spread to 1.67 ms, p90 5.3 ms, p99 25 ms (CV 1.8) between sessions, and the 2048 MB cell's
+#: CV with them (0.45-1.0 against the thesis's 0.32).
+HOST_DISK_FILE, HOST_DISK_IO, HOST_DISK_RUNS = 10_000, 512, 60
+
+
+def host_disk_read(where: Path, runs: int = HOST_DISK_RUNS) -> Optional[dict]:
+    """The median (s) and CV of ``runs`` runs of the agent's dd engine reading a 10 KB file in
+    512 B direct reads in ``where``, no sandbox (``faascope-agent --once``); None where dd is
+    missing or O_DIRECT is refused there (tmpfs)."""
+    if shutil.which("dd") is None:
+        return None
+    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", "op": "read",
+                                       "direct": True, "prepare": True,
+                                       "file_size": HOST_DISK_FILE, "io_size": HOST_DISK_IO}})
+    agent = str(agent_binary())
+    times: list[float] = []
+    where.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=where, prefix="faascope-host-disk-") as tmp:
+        for _ in range(runs):
+            p = subprocess.run([agent, "--once", payload], capture_output=True, text=True,
+                               env={**os.environ, "TMPDIR": tmp})
+            if p.returncode != 0:
+                continue
+            w = json.loads(p.stdout)["workload"]
+            if w.get("direct_effective") is False:
+                return None
+            times.append(w["elapsed_s"])
+    if len(times) < 2:
+        return None
+    t = np.asarray(times)
+    return {"median_s": float(np.median(t)), "cv": float(t.std(ddof=1) / t.mean()), "n": len(t)}
+
+
 def run_kept(spec: Path, steal: StealLog, say: Say, console: Any = None) -> Path:
     """Run the campaign ``spec``, measured into ``steal`` under its file's stem, once more when
     the hypervisor took STEAL_NOTE or more of this machine's CPU time during it (STEAL_REPEATS);
@@ -303,6 +340,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     # before the platform loads the machine
     host_read = host_memory_read(cfg.scaled_file("read"))
     host_call_before = host_call_write()
+    host_disk = {"before": host_disk_read(cfg.workdir)}
     pdir = cfg.workdir / "platform"
     # a shared directory for the sharedfs workloads of the findings' campaigns (EFS's stand-in)
     state = local_platform.start(profile="lambda", data_dir=pdir, port=cfg.port,
@@ -323,6 +361,7 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
         shutil.rmtree(pdir / "platform", ignore_errors=True)
         shutil.rmtree(cfg.workdir / "shared", ignore_errors=True)
     host_call_after = host_call_write()
+    host_disk["after"] = host_disk_read(cfg.workdir)
     host_call = None if None in (host_call_before, host_call_after) else (host_call_before, host_call_after)
     local = read_all(cfg, {k: Path(v) for k, v in results.items()})
     platform = {k: health.get(k) for k in PLATFORM_FACTS if k in health}
@@ -344,6 +383,9 @@ def run_battery(cfg: BatteryConfig, say: Say, console: Any = None,
     if host_call is not None:
         machine["host_urandom_write_per_call_s"] = {"io_size": HOST_CALL_IO, "file_size": HOST_CALL_FILE,
                                                     "before": host_call[0], "after": host_call[1]}
+    if any(host_disk.values()):
+        machine["host_direct_read_10kb"] = {"file_size": HOST_DISK_FILE, "io_size": HOST_DISK_IO,
+                                            **host_disk}
     if any(v is not None for v in steal.fractions.values()):
         machine["cpu_steal"] = steal.fractions
     if steal.repeated:

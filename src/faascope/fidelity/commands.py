@@ -40,7 +40,8 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
     from faascope.fidelity.battery import BatteryConfig, run_battery
     from faascope.fidelity.compare import evaluate, load_note
     from faascope.fidelity.findings import evaluate as decide_findings
-    from faascope.fidelity.findings_battery import note_steal, read_distributions, run_findings
+    from faascope.fidelity.findings_battery import (note_disk, note_steal, read_distributions,
+                                                        run_findings)
     from faascope.fidelity.metrics import PROFILES, battery_metrics, load_tables, published
     from faascope.fidelity.render import as_json, render_table
     from faascope.providers.local_platform import default_data_dir
@@ -72,6 +73,7 @@ def fidelity_command(profile, fmt, quick, data_dir, port, findings):
         meta["results"] = {**run.results, **fresults}
         found = decide_findings(evidence, notes)
         note_steal(found, run.machine.get("cpu_steal"))
+        note_disk(found, run.machine)
     dists = read_distributions(run.results)
     if fmt == "json":
         json.dump(as_json(ev, meta, found, dists, evidence), sys.stdout, indent=2)

@@ -207,6 +207,26 @@ def direction(unit: str, r: float) -> str:
 CALL_DRIFT = 1.25
 
 
+#: a CV of this machine's own 10 KB direct reads (battery.host_disk_read) above the thesis's
+#: Lambda's at 128 MB (0.40; 0.32 at 2048 MB, docs/platform.md) leaves the predictability
+#: finding to this machine's disk, not to the profile
+HOST_DISK_CV = 0.40
+
+
+def disk_note(machine: dict) -> str:
+    """What to say of a machine whose own 10 KB direct reads (no sandbox) varied more than
+    HOST_DISK_CV before or after the battery, or ""."""
+    d = machine.get("host_direct_read_10kb") or {}
+    runs = [(k, v) for k, v in d.items() if k in ("before", "after") and v]
+    worst = max(runs, key=lambda kv: kv[1]["cv"], default=None)
+    if worst is None or worst[1]["cv"] <= HOST_DISK_CV:
+        return ""
+    text = ", ".join(f"{k}: median {v['median_s'] * 1e3:.2f} ms, CV {v['cv']:.2f}" for k, v in runs)
+    return (f"this machine's own disk varied under 10 KB direct reads with no sandbox ({text}; "
+            f"the thesis's Lambda: CV 0.40 at 128 MB, 0.32 at 2048 MB): the /tmp read figures' "
+            "spread, and the predictability finding, are this disk's as much as the profile's")
+
+
 def drift_note(machine: dict) -> str:
     """What to say of a machine whose own 512 B urandom write (no sandbox) moved more than
     ×CALL_DRIFT between the battery's start and its end, or ""."""

@@ -28,7 +28,7 @@ from faascope.analysis.concurrency import load_bursts
 from faascope.analysis.intervals import median_min_n
 from faascope.calibration.reference import reference
 from faascope.fidelity import battery
-from faascope.fidelity.compare import stolen
+from faascope.fidelity.compare import disk_note, stolen
 from faascope.fidelity.distributions import compare_quantiles, compare_sample
 from faascope.fidelity.ratio import ALPHA
 from faascope.hoststat import StealLog
@@ -405,6 +405,21 @@ def note_steal(found: list, steal: Optional[dict]) -> None:
                                                         f"the {c} campaign" for c, v in hit.items())
                       + ": its timings are stretched by it")
 
+
+
+#: the findings' samples whose spread this machine's own disk sets as much as the profile
+DISK_BOUND = ("cv/",)
+
+
+def note_disk(found: list, machine: dict) -> None:
+    """Say on each finding that rests on DISK_BOUND samples when this machine's own disk varied
+    more than compare.HOST_DISK_CV (compare.disk_note)."""
+    text = disk_note(machine)
+    if not text:
+        return
+    for r in found:
+        if any(k and k.startswith(DISK_BOUND) for part in r.finding.parts for k in (part.a, part.b)):
+            r.note = f"{r.note}; {text}" if r.note else text
 
 
 def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dict[str, str],

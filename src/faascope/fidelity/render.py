@@ -9,8 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 from faascope.fidelity import distributions, findings
-from faascope.fidelity.compare import (WITHIN, Comparison, Decision, Evaluation, drift_note,
-                                       host_call_text, load_note, repeat_note, steal_note)
+from faascope.fidelity.compare import (WITHIN, Comparison, Decision, Evaluation, disk_note,
+                                       drift_note, host_call_text, load_note, repeat_note,
+                                       steal_note)
 from faascope.units import format_bytes, format_rate, format_seconds
 
 #: JSON layout version of ``faascope platform fidelity --format json``
@@ -206,6 +207,9 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
     elif call:
         text = host_call_text((call["before"], call["after"]))
         console.print(text[0].upper() + text[1:] + ".")
+    disk = disk_note(machine)
+    if disk:
+        console.print(f"[yellow]warning[/yellow]: {disk}.")
     stolen = steal_note(machine)
     if stolen:
         console.print(f"[yellow]warning[/yellow]: {stolen}.")
