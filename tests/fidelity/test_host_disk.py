@@ -12,6 +12,7 @@ import pytest
 from faascope.fidelity import battery, compare
 from faascope.fidelity import findings as F
 from faascope.fidelity import findings_battery as FB
+from test_thesis_decisions import thesis_samples
 
 
 def test_the_probe_measures_direct_reads_where_the_platform_keeps_its_files(tmp_path):
@@ -50,3 +51,14 @@ def test_the_note_lands_on_the_findings_that_rest_on_the_disk():
     found = F.evaluate({})
     FB.note_disk(found, _machine(0.2, 0.3))
     assert not any(r.note for r in found)
+
+
+def test_the_threshold_is_the_theses_own_cv():
+    """HOST_DISK_CV is the CV of the thesis's Lambda 10 KB direct reads at 128 MB (209 rows:
+    0.398); at 2048 MB it is lower (0.317), so a disk above the threshold spreads more than
+    either tier the finding compares."""
+    def cv(mem):
+        v = thesis_samples()[("direct_read", mem, 10_000, 512)]["LAMBDA_DD"]
+        return v.std(ddof=1) / v.mean()
+    assert compare.HOST_DISK_CV == pytest.approx(cv(128), abs=0.005)
+    assert cv(2048) < compare.HOST_DISK_CV

@@ -239,25 +239,32 @@ HOST_READ_IO = 131072
 HOST_CALL_IO, HOST_CALL_FILE = 512, 1 << 20
 
 
+def agent_once(workload: dict, where: Path, runs: int) -> list[dict]:
+    """The agent's dd engine run ``runs`` times on this machine itself, no sandbox
+    (``faascope-agent --once`` as bench/fileio_engines.py runs it, with its argv, O_DIRECT probe
+    and summary parsing), its files in a temporary directory under ``where``: the ``workload``
+    summary of each run that succeeded."""
+    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", **workload}})
+    agent = str(agent_binary())
+    out: list[dict] = []
+    with tempfile.TemporaryDirectory(dir=where, prefix="faascope-host-dd-") as tmp:
+        for _ in range(runs):
+            p = subprocess.run([agent, "--once", payload], capture_output=True, text=True,
+                               env={**os.environ, "TMPDIR": tmp})
+            if p.returncode == 0:
+                out.append(json.loads(p.stdout)["workload"])
+    return out
+
+
 def bare_dd(workload: dict, runs: int = 5) -> Optional[float]:
     """Seconds a call of the agent's own dd engine takes on this machine itself, no sandbox
-    (``faascope-agent --once`` as bench/fileio_engines.py runs it, with its argv, O_DIRECT probe
-    and summary parsing), its files in /dev/shm (tmpfs, as GCF's /tmp is memory). The median of a
+    (:func:`agent_once`), its files in /dev/shm (tmpfs, as GCF's /tmp is memory). The median of a
     few runs, not the least: a run can find part of the file still in the CPU's cache (measured
     19 µs against 32-34 for the others). None where /dev/shm or dd is missing."""
     shm = Path("/dev/shm")
     if not shm.is_dir() or shutil.which("dd") is None:
         return None
-    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", **workload}})
-    agent = str(agent_binary())
-    times: list[float] = []
-    with tempfile.TemporaryDirectory(dir=shm, prefix="faascope-host-dd-") as tmp:
-        for _ in range(runs):
-            p = subprocess.run([agent, "--once", payload], capture_output=True, text=True,
-                               env={**os.environ, "TMPDIR": tmp})
-            if p.returncode == 0:
-                w = json.loads(p.stdout)["workload"]
-                times.append(w["elapsed_s"] / w["ops"])
+    times = [w["elapsed_s"] / w["ops"] for w in agent_once(workload, shm, runs)]
     return median(times) if times else None
 
 
@@ -287,29 +294,16 @@ HOST_DISK_FILE, HOST_DISK_IO, HOST_DISK_RUNS = 10_000, 512, 60
 
 def host_disk_read(where: Path, runs: int = HOST_DISK_RUNS) -> Optional[dict]:
     """The median (s) and CV of ``runs`` runs of the agent's dd engine reading a 10 KB file in
-    512 B direct reads in ``where``, no sandbox (``faascope-agent --once``); None where dd is
-    missing or O_DIRECT is refused there (tmpfs)."""
+    512 B direct reads in ``where``, no sandbox (:func:`agent_once`); None where dd is missing
+    or O_DIRECT is refused there (tmpfs)."""
     if shutil.which("dd") is None:
         return None
-    payload = json.dumps({"workload": {"kind": "fileio", "engine": "dd", "op": "read",
-                                       "direct": True, "prepare": True,
-                                       "file_size": HOST_DISK_FILE, "io_size": HOST_DISK_IO}})
-    agent = str(agent_binary())
-    times: list[float] = []
     where.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=where, prefix="faascope-host-disk-") as tmp:
-        for _ in range(runs):
-            p = subprocess.run([agent, "--once", payload], capture_output=True, text=True,
-                               env={**os.environ, "TMPDIR": tmp})
-            if p.returncode != 0:
-                continue
-            w = json.loads(p.stdout)["workload"]
-            if w.get("direct_effective") is False:
-                return None
-            times.append(w["elapsed_s"])
-    if len(times) < 2:
+    got = agent_once({"op": "read", "direct": True, "prepare": True, "file_size": HOST_DISK_FILE,
+                      "io_size": HOST_DISK_IO}, where, runs)
+    if any(w.get("direct_effective") is False for w in got) or len(got) < 2:
         return None
-    t = np.asarray(times)
+    t = np.asarray([w["elapsed_s"] for w in got])
     return {"median_s": float(np.median(t)), "cv": float(t.std(ddof=1) / t.mean()), "n": len(t)}
 
 

@@ -208,8 +208,8 @@ CALL_DRIFT = 1.25
 
 
 #: a CV of this machine's own 10 KB direct reads (battery.host_disk_read) above the thesis's
-#: Lambda's at 128 MB (0.40; 0.32 at 2048 MB, docs/platform.md) leaves the predictability
-#: finding to this machine's disk, not to the profile
+#: Lambda's at 128 MB (0.398 over its 209 rows; 0.317 at 2048 MB: tests/fidelity/test_host_disk.py
+#: recomputes both) leaves the predictability finding to this machine's disk, not to the profile
 HOST_DISK_CV = 0.40
 
 
@@ -223,8 +223,9 @@ def disk_note(machine: dict) -> str:
         return ""
     text = ", ".join(f"{k}: median {v['median_s'] * 1e3:.2f} ms, CV {v['cv']:.2f}" for k, v in runs)
     return (f"this machine's own disk varied under 10 KB direct reads with no sandbox ({text}; "
-            f"the thesis's Lambda: CV 0.40 at 128 MB, 0.32 at 2048 MB): the /tmp read figures' "
-            "spread, and the predictability finding, are this disk's as much as the profile's")
+            f"the thesis's Lambda: CV {HOST_DISK_CV:.2f} at 128 MB, less at 2048 MB): the /tmp "
+            "read figures' spread, and the predictability finding, are this disk's as much as "
+            "the profile's")
 
 
 def drift_note(machine: dict) -> str:

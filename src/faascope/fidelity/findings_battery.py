@@ -44,6 +44,8 @@ from faascope.units import MIB, format_size
 #: 85b9273), pooled with the battery's 10 or 20 in none (the highest upper end 0.946)
 POOLED_TMP = {("lambda/write/m2048/io131072", "gcf/write/m2048/io131072"):
               "tmp/urandom_write/m2048/f1024000000/io131072"}
+#: every sample key POOLED_TMP extends (their findings rest on the battery's tmp campaign too)
+POOLED_KEYS = frozenset(k for pair in POOLED_TMP for k in pair)
 #: units (invocations or bursts) per cell: quick, full
 UNITS = (5, 10)
 #: blocks of the thesis's /tmp findings (quick, full), each running every cell once in a random
@@ -397,8 +399,7 @@ def note_steal(found: list, steal: Optional[dict]) -> None:
     slowed = stolen(steal)
     for r in found:
         keys = [k for part in r.finding.parts for k in (part.a, part.b) if k]
-        camps = [c for k in keys for c in (campaign_of(k),
-                                            *(["tmp"] if any(k in p for p in POOLED_TMP) else []))]
+        camps = [c for k in keys for c in (campaign_of(k), *(["tmp"] if k in POOLED_KEYS else []))]
         hit = {c: slowed[c] for c in dict.fromkeys(camps) if c in slowed}
         if hit:
             r.note = ("the hypervisor took " + ", ".join(f"{v:.0%} of this machine's CPU time during "

@@ -231,12 +231,12 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
         console.print(_table(f"Held out of the fit ({_count(held)['within']}/{len(held)} "
                              "within)", held))
     if ev.decisions:
-        undecided = sum(not d.study_has_winner for d in ev.decisions)
+        no_winner = sum(not d.study_has_winner for d in ev.decisions)
         t = Table(title=f"The 2024 study's decisions: which /tmp is faster "
                         f"({sum(bool(d.agree) for d in ev.decisions)}/"
                         f"{sum(d.counted for d in ev.decisions)} agree"
-                        + (f"; {undecided} cell{'s' if undecided > 1 else ''} with no winner in "
-                           "the study's own data" if undecided else "") + ")",
+                        + (f"; {no_winner} cell{'s' if no_winner > 1 else ''} with no winner in "
+                           "the study's own data" if no_winner else "") + ")",
                   title_justify="left")
         for col in ("cell", "thesis: Lambda/GCF [95 % CI]", "winner", "local: lambda/gcf [95 % CI]",
                     "winner", "same"):
