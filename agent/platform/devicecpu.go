@@ -20,6 +20,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"github.com/faascope/faascope/agent/cgroupfile"
 )
 
 // On Lambda a function's block I/O costs the function's own CPU quota. Firecracker's jailer
@@ -386,20 +388,11 @@ func (a *deviceAccount) pay() {
 }
 
 // threadGroups is a thread's v1 group per hierarchy ("cpu" -> "/faascope"), from
-// /proc/self/task/<tid>/cgroup ("4:cpu,cpuacct:/path"); "" (the root) where it is not listed.
+// /proc/self/task/<tid>/cgroup; "" (the root) where it is not listed.
 func threadGroups(tid string) map[string]string {
-	out := map[string]string{}
 	b, _ := os.ReadFile("/proc/self/task/" + tid + "/cgroup")
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.SplitN(line, ":", 3)
-		if len(f) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(f[1], ",") {
-			out[c] = f[2]
-		}
-	}
-	return out
+	v1, _, _ := cgroupfile.Parse(b)
+	return v1
 }
 
 // spinThreadCPU runs until this thread has had d of CPU time: time it waits, throttled or

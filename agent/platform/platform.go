@@ -54,6 +54,13 @@ type Config struct {
 	Calibration *Calibration
 }
 
+// chargesDeviceCPU is whether this platform charges sandboxes for their /tmp requests
+// (devicecpu.go): a profile must set device_cpu, and only namespaced sandboxes have the
+// cgroups and loop devices it is charged through.
+func (cfg Config) chargesDeviceCPU() bool {
+	return cfg.Isolation == "namespaces" && cfg.Calibration.hasDeviceCPU()
+}
+
 // DefaultUpdateWindow is the command's default for Config.UpdateWindow: the shortest hold under
 // which a call made right after an update's answer finds it InProgress, as AWS's recordings show
 // (not a measured AWS figure: AWS publishes none; docs/platform.md says how it was chosen).
@@ -191,7 +198,7 @@ func New(cfg Config) (*Platform, error) {
 	if cfg.Isolation == "namespaces" && cfg.Calibration.hasCloseCost() {
 		closeNotifyRoundTrip() // the same: measured before the machine is loaded
 	}
-	if cfg.Isolation == "namespaces" && cfg.Calibration.hasDeviceCPU() {
+	if cfg.chargesDeviceCPU() {
 		// Loaded once here, so that the status says at once whether it could be (devicecpu.go).
 		if _, err := deviceCPUMechanism(); err != nil {
 			log.Printf("device_cpu is not charged on this machine: %v", err)
@@ -408,7 +415,7 @@ func (p *Platform) Status() Status {
 		Calibration: p.cfg.Calibration.Info(), CalibrationFile: p.cfg.Calibration.path(),
 		SharedBudget: p.sharedBudget(), HostTmpBudget: p.hostTmpBudgetInForce(), BlockIOLimits: p.blkio.Dir != "", TmpDirectIO: p.tmpDirectIO,
 		SyscallProbe: syscallProbeDone(),
-		DeviceCPU:    DeviceCPUStatus(p.cfg.Isolation == "namespaces" && p.cfg.Calibration.hasDeviceCPU())}
+		DeviceCPU:    DeviceCPUStatus(p.cfg.chargesDeviceCPU())}
 }
 
 // hostArch is the Lambda name of the architecture the platform runs functions for.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/faascope/faascope/agent/cgroupfile"
 )
 
 // Instance identifies the sandbox that served an invocation, so results can be grouped by
@@ -90,28 +92,13 @@ func readTrimmed(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// paths parses /proc/self/cgroup: v1 lines are "id:controller[,controller]:path", the v2 line
-// is "0::path".
+// paths parses /proc/self/cgroup (cgroupfile.Parse); nothing where it cannot be read.
 func (c cgroups) paths() (v1 map[string]string, v2 string, hasV2 bool) {
-	v1 = map[string]string{}
 	b, err := os.ReadFile(c.procSelf)
 	if err != nil {
-		return v1, "", false
+		return map[string]string{}, "", false
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			v2, hasV2 = parts[2], true
-			continue
-		}
-		for _, ctrl := range strings.Split(parts[1], ",") {
-			v1[ctrl] = parts[2]
-		}
-	}
-	return v1, v2, hasV2
+	return cgroupfile.Parse(b)
 }
 
 // sandbox is the cgroup path, which names the container or microVM slot on most platforms.
