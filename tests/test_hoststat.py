@@ -123,6 +123,8 @@ def test_the_battery_repeats_a_slowed_campaign_into_a_file_of_its_own(monkeypatc
     runs = []
     monkeypatch.setattr(battery, "run_campaign", lambda spec, db, **kw: runs.append((spec.name, db.name)))
     monkeypatch.setattr(battery, "failures", lambda db: "")
+    # findings-cv rests on the disk too (battery.DISK_BOUND): no disk probe to read here
+    monkeypatch.setattr(battery, "host_disk_read", lambda where: None)
     monkeypatch.setattr(findings_battery, "READERS", {"findings-cv": lambda db: {"cv/m128": db.name}})
     log = hoststat.StealLog()
     evidence, notes, results = findings_battery.run_findings(
@@ -138,3 +140,33 @@ def test_the_battery_repeats_a_slowed_campaign_into_a_file_of_its_own(monkeypatc
     render.render_table(compare.evaluate([], {}, {}), {"workdir": "/x", "platform": {}, "machine": {
         "cpus": 2, "cpu_steal": log.fractions, "cpu_steal_repeated": log.repeated}}, con)
     assert "Run again because the hypervisor took 5% or more" in con.export_text()
+
+
+def test_a_stretch_whose_other_reading_was_not_calm_runs_again_after_a_wait(monkeypatch):
+    """calm(k) is read after every attempt; an attempt it sets aside runs again without being
+    counted as the hypervisor's, and before_repeat runs outside the measured stretch."""
+    fake_proc_stat(monkeypatch, [0.0, 0.0])
+    log, events = hoststat.StealLog(), []
+    readings = iter([False, True])
+
+    def calm(k):
+        events.append(("calm", k))
+        return next(readings)
+
+    got = log.run("findings-cv", lambda k: events.append(("run", k)) or f"run{k}", limit=0.05,
+                  repeats=1, calm=calm, before_repeat=lambda k: events.append(("wait", k)))
+    assert got == "run2"
+    assert events == [("run", 1), ("calm", 1), ("wait", 2), ("run", 2), ("calm", 2)]
+    assert log.repeated == {} and log.fractions == {"findings-cv": 0.0}
+
+    # never calm: one repeat at most, the last run kept
+    fake_proc_stat(monkeypatch, [0.0, 0.0])
+    log, ran = hoststat.StealLog(), []
+    assert log.run("findings-cv", lambda k: ran.append(k) or k, limit=0.05, repeats=1,
+                   calm=lambda k: False) == 2 and ran == [1, 2]
+
+    # stretched by the hypervisor and calm otherwise: repeated, and counted as the hypervisor's
+    fake_proc_stat(monkeypatch, [0.3, 0.0])
+    log, ran = hoststat.StealLog(), []
+    log.run("findings-cv", ran.append, limit=0.05, repeats=1, calm=lambda k: True)
+    assert ran == [1, 2] and log.repeated == {"findings-cv": [0.3]}

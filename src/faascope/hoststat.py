@@ -62,6 +62,9 @@ class StealLog:
     the runs set aside because the hypervisor took too much of it (``run``)."""
     fractions: dict[str, Optional[float]] = field(default_factory=dict)
     repeated: dict[str, list[float]] = field(default_factory=dict)
+    #: other readings of the machine per run of a stretch, where its caller takes them (the
+    #: fidelity battery's disk probe around a disk-bound campaign: battery.run_kept)
+    disk: dict[str, list[dict]] = field(default_factory=dict)
 
     @contextmanager
     def measure(self, name: str) -> Iterator[None]:
@@ -72,21 +75,32 @@ class StealLog:
             f = steal_fraction(before, read_cpu_times())
             self.fractions[name] = None if f is None else round(f, 4)
 
-    def run(self, name: str, attempt: Callable[[int], T], limit: float, repeats: int) -> T:
+    def run(self, name: str, attempt: Callable[[int], T], limit: float, repeats: int,
+            calm: Optional[Callable[[int], bool]] = None,
+            before_repeat: Optional[Callable[[int], None]] = None) -> T:
         """Run ``attempt(k)`` (k = 1, 2, ...) as the stretch ``name`` until the hypervisor took
-        less than ``limit`` of the CPU time during it, ``1 + repeats`` times at most; return the
-        last attempt's value. ``fractions[name]`` is the last attempt's share; ``repeated[name]``
-        the shares of the attempts set aside, in order.
+        less than ``limit`` of the CPU time during it and ``calm(k)`` (whatever else the stretch
+        rests on, read after attempt k: the battery's disk probe) holds, ``1 + repeats`` times
+        at most; return the last attempt's value. ``before_repeat(k)`` runs before attempt k > 1,
+        outside the measured stretch (a wait there would dilute the share). ``fractions[name]``
+        is the last attempt's share; ``repeated[name]`` the shares of the attempts set aside for
+        the hypervisor, in order (an attempt set aside by ``calm`` alone is its caller's to
+        record).
 
-        Whether to run again is decided by what the hypervisor did, never by what the attempt
+        Whether to run again is decided by what the machine did, never by what the attempt
         measured, so a repeat cannot steer a result towards any answer: it only keeps a run the
-        machine did not stretch, as a person repeating a disturbed measurement would."""
+        machine did not disturb, as a person repeating a disturbed measurement would."""
         k = 1
         while True:
             with self.measure(name):
                 value = attempt(k)
             f = self.fractions[name]
-            if f is None or f < limit or k > repeats:
+            stretched = f is not None and f >= limit
+            settled = calm is None or calm(k)    # read after every attempt, the kept one too
+            if (not stretched and settled) or k > repeats:
                 return value
-            self.repeated.setdefault(name, []).append(f)
+            if stretched:
+                self.repeated.setdefault(name, []).append(f)
             k += 1
+            if before_repeat is not None:
+                before_repeat(k)

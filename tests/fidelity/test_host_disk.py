@@ -62,3 +62,51 @@ def test_the_threshold_is_the_theses_own_cv():
         return v.std(ddof=1) / v.mean()
     assert compare.HOST_DISK_CV == pytest.approx(cv(128), abs=0.005)
     assert cv(2048) < compare.HOST_DISK_CV
+
+
+def _reading(cv):
+    return {"median_s": 1.3e-3, "cv": cv, "n": 60}
+
+
+def test_a_disk_bound_campaign_runs_again_once_a_fake_disk_reads_calm(monkeypatch, tmp_path):
+    """The disk's readings are faked (a jittery disk cannot be made on demand here); the
+    campaign is not run (run_campaign is replaced). At d22ef3f the probe read CV 0.61 after the
+    battery and findings-cv's 2048 MB CV was 0.69; alone on a calm disk, 0.20."""
+    from faascope import hoststat
+    from test_hoststat import fake_proc_stat
+    fake_proc_stat(monkeypatch, [0.0, 0.0])
+    # after run 1: jittery; the wait's polls: jittery, then calm; after run 2: calm
+    readings = iter([_reading(0.61), _reading(0.55), _reading(0.21), _reading(0.19)])
+    probed, runs, said = [], [], []
+    monkeypatch.setattr(battery, "host_disk_read", lambda where: probed.append(where) or next(readings))
+    monkeypatch.setattr(battery, "run_campaign", lambda spec, db, **kw: runs.append(db.name))
+    monkeypatch.setattr(battery, "DISK_CALM_POLL_S", 0.0)
+    spec = tmp_path / "findings-cv.yaml"
+    log = hoststat.StealLog()
+    kept = battery.run_kept(spec, log, said.append)
+    assert runs == ["findings-cv.db", "findings-cv-run2.db"] and kept.name == "findings-cv-run2.db"
+    assert probed == [tmp_path] * 4          # in the work directory, behind the loop devices
+    entries = log.disk["findings-cv"]
+    assert entries[0] == {"run": 1, "after": _reading(0.61)}
+    assert entries[1]["before"] == _reading(0.21) and entries[1]["after"] == _reading(0.19)
+    assert log.repeated == {}                # not the hypervisor's
+    assert said and "disk varied after run 1" in said[0] and "CV 0.61" in said[0]
+
+    machine = {"host_direct_read_10kb": {"before": _reading(0.17), "after": _reading(0.3),
+                                         "campaigns": log.disk}}
+    note = compare.disk_repeat_note(machine)
+    assert "findings-cv (CV 0.61 after run 1" in note and "run 2 kept" in note
+    assert compare.disk_note(machine) == ""  # every reading that stands is calm
+    machine["host_direct_read_10kb"]["campaigns"]["findings-cv"][-1]["after"] = _reading(0.7)
+    assert "after findings-cv's run 2: median 1.30 ms, CV 0.70" in compare.disk_note(machine)
+
+
+def test_a_campaign_that_does_not_rest_on_the_disk_is_not_probed(monkeypatch, tmp_path):
+    from faascope import hoststat
+    from test_hoststat import fake_proc_stat
+    fake_proc_stat(monkeypatch, [0.0])
+    monkeypatch.setattr(battery, "host_disk_read", lambda where: pytest.fail("probed"))
+    monkeypatch.setattr(battery, "run_campaign", lambda spec, db, **kw: None)
+    log = hoststat.StealLog()
+    battery.run_kept(tmp_path / "findings-roy.yaml", log, lambda s: None)
+    assert log.disk == {}

@@ -215,9 +215,14 @@ HOST_DISK_CV = 0.40
 
 def disk_note(machine: dict) -> str:
     """What to say of a machine whose own 10 KB direct reads (no sandbox) varied more than
-    HOST_DISK_CV before or after the battery, or ""."""
+    HOST_DISK_CV before or after the battery, or after the kept run of a disk-bound campaign
+    (battery.run_kept), or ""."""
     d = machine.get("host_direct_read_10kb") or {}
     runs = [(k, v) for k, v in d.items() if k in ("before", "after") and v]
+    for name, entries in (d.get("campaigns") or {}).items():
+        kept = entries[-1] if entries else {}
+        if kept.get("after"):
+            runs.append((f"after {name}'s run {kept['run']}", kept["after"]))
     worst = max(runs, key=lambda kv: kv[1]["cv"], default=None)
     if worst is None or worst[1]["cv"] <= HOST_DISK_CV:
         return ""
@@ -278,6 +283,25 @@ def repeat_note(machine: dict) -> str:
     parts = ", ".join(f"{k} (" + ", ".join(f"{v:.0%}" for v in vs) + ")" for k, vs in rep.items())
     return (f"run again because the hypervisor took {STEAL_NOTE:.0%} or more of this machine's "
             f"CPU time during them: {parts}; the figures are the last run's")
+
+
+def disk_repeat_note(machine: dict) -> str:
+    """What to say of the disk-bound campaigns run again because this machine's own disk varied
+    after an earlier run of theirs (battery.run_kept), or ""."""
+    camps = (machine.get("host_direct_read_10kb") or {}).get("campaigns") or {}
+    parts = []
+    for name, entries in camps.items():
+        set_aside = [e for e in entries[:-1] if (e.get("after") or {}).get("cv", 0) > HOST_DISK_CV]
+        if not set_aside:
+            continue
+        cvs = ", ".join(f"CV {e['after']['cv']:.2f} after run {e['run']}" for e in set_aside)
+        waited = sum(e.get("waited_s") or 0 for e in entries[1:])
+        parts.append(f"{name} ({cvs}; waited {waited:.0f} s for it to read calm; run "
+                     f"{entries[-1]['run']} kept)")
+    if not parts:
+        return ""
+    return (f"run again because this machine's own disk varied (10 KB direct reads with no "
+            f"sandbox, CV over {HOST_DISK_CV:.2f}) after them: " + "; ".join(parts))
 
 
 def host_call_text(before_after) -> str:

@@ -442,7 +442,8 @@ def run_findings(quick: bool, workdir: Path, endpoint: str, battery_results: dic
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
         say(f"fidelity findings: {name} ({path})")
         try:
-            db = battery.run_kept(path, steal, say, console)
+            db = battery.run_kept(path, steal, say, console,
+                                  calm_wait_s=0.0 if quick else battery.DISK_CALM_WAIT_S)
         except Exception as e:   # a campaign that cannot run leaves its findings undecided
             for p in PREFIXES[name]:
                 notes[p] = f"{name} did not run: {type(e).__name__}: " + " ".join(str(e).split())[:300]

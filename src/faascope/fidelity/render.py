@@ -10,8 +10,8 @@ from rich.table import Table
 
 from faascope.fidelity import distributions, findings
 from faascope.fidelity.compare import (WITHIN, Comparison, Decision, Evaluation, disk_note,
-                                       drift_note, host_call_text, load_note, repeat_note,
-                                       steal_note)
+                                       disk_repeat_note, drift_note, host_call_text, load_note,
+                                       repeat_note, steal_note)
 from faascope.units import format_bytes, format_rate, format_seconds
 
 #: JSON layout version of ``faascope platform fidelity --format json``
@@ -217,9 +217,9 @@ def render_table(ev: Evaluation, meta: dict[str, Any], console: Console,
         most = max((v for v in machine["cpu_steal"].values() if v is not None), default=0.0)
         console.print(f"The hypervisor took at most {most:.1%} of this machine's CPU time in any "
                       "campaign.")
-    repeated = repeat_note(machine)
-    if repeated:
-        console.print(repeated[0].upper() + repeated[1:] + ".")
+    for repeated in (repeat_note(machine), disk_repeat_note(machine)):
+        if repeated:
+            console.print(repeated[0].upper() + repeated[1:] + ".")
     if meta.get("scaled_file_bytes"):
         files = meta["scaled_file"]
         console.print(f"The thesis's 1,024,000,000 B cells ran on a file of {files['read']} (reads) "
