@@ -10,14 +10,16 @@ import (
 )
 
 // agentLayers is which of the module's packages each library package may import (the Go side
-// of tests/test_structure.py). The core platform imports none: its Lambda API (lambdaapi)
-// imports it, never the other way round, so a handler cannot reach the core's state and only
-// translates. Commands (cmd/...) may import any library package; nothing imports a command.
+// of tests/test_structure.py). The core platform imports only a leaf (cgroupfile, a kernel
+// file format the runtime reads too): its Lambda API (lambdaapi) imports it, never the other
+// way round, so a handler cannot reach the core's state and only translates. Commands
+// (cmd/...) may import any library package; nothing imports a command.
 var agentLayers = map[string][]string{
+	"cgroupfile":         {},
 	"workloads":          {},
-	"runtime":            {"workloads"},
+	"runtime":            {"workloads", "cgroupfile"},
 	"shaper":             {},
-	"platform":           {},
+	"platform":           {"cgroupfile"},
 	"platform/lambdaapi": {"platform"},
 }
 
