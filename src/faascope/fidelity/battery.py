@@ -46,7 +46,7 @@ import yaml
 from faascope.analysis.bandwidth import fit_token_bucket
 from faascope.binaries import agent_binary
 from faascope.driver.runner import run_campaign
-from faascope.fidelity.compare import HOST_DISK_CV, STEAL_NOTE, STEAL_REPEATS, Local
+from faascope.fidelity.compare import HOST_DISK_CV, STEAL_NOTE, STEAL_REPEATS, Local, disk_calm
 from faascope.fidelity.metrics import THESIS_CELLS, ThesisCell
 from faascope.hoststat import StealLog
 from faascope.providers import local_platform
@@ -327,7 +327,7 @@ def wait_for_calm_disk(where: Path, wait_s: float, poll_s: float) -> tuple[Optio
     while True:
         got = host_disk_read(where)
         waited = time.monotonic() - start
-        if got is None or got["cv"] <= HOST_DISK_CV or waited >= wait_s:
+        if disk_calm(got) or waited >= wait_s:
             return got, round(waited, 1)
         time.sleep(poll_s)
 
@@ -343,7 +343,8 @@ def run_kept(spec: Path, steal: StealLog, say: Say, console: Any = None,
     repeat; ``calm_wait_s`` bounds the wait for a calm disk, 0 for --quick, whose campaigns
     are shorter than the wait)."""
     name, where = spec.stem, spec.parent
-    runs: list[dict] = []
+    disk_bound = name in DISK_BOUND
+    runs: list[dict] = [{"run": 1}] if disk_bound else []
 
     def attempt(k: int) -> Path:
         db = spec.with_suffix(".db") if k == 1 else spec.with_name(f"{name}-run{k}.db")
@@ -353,7 +354,7 @@ def run_kept(spec: Path, steal: StealLog, say: Say, console: Any = None,
     def calm(k: int) -> bool:
         got = host_disk_read(where)
         runs[-1]["after"] = got
-        return got is None or got["cv"] <= HOST_DISK_CV
+        return disk_calm(got)
 
     def before_repeat(k: int) -> None:
         f = steal.fractions.get(name)
@@ -362,20 +363,15 @@ def run_kept(spec: Path, steal: StealLog, say: Say, console: Any = None,
         else:
             why = (f"this machine's own disk varied after run {k - 1} (10 KB direct reads with no "
                    f"sandbox: CV {runs[-1]['after']['cv']:.2f}, over {HOST_DISK_CV:.2f})")
-        entry: dict = {"run": k}
-        if name in DISK_BOUND:
-            entry["before"], entry["waited_s"] = wait_for_calm_disk(where, calm_wait_s, DISK_CALM_POLL_S)
-            now = entry["before"]
-            why += (f"; the disk read CV {now['cv']:.2f} after a wait of {entry['waited_s']:.0f} s"
-                    if now else "")
-        runs.append(entry)
+        if disk_bound:
+            now, waited = wait_for_calm_disk(where, calm_wait_s, DISK_CALM_POLL_S)
+            runs.append({"run": k, "before": now, "waited_s": waited})
+            why += f"; the disk read CV {now['cv']:.2f} after a wait of {waited:.0f} s" if now else ""
         say(f"fidelity: {name} again (run {k}): {why}")
 
-    if name in DISK_BOUND:
-        runs.append({"run": 1})
     kept = steal.run(name, attempt, limit=STEAL_NOTE, repeats=STEAL_REPEATS,
-                     calm=calm if name in DISK_BOUND else None, before_repeat=before_repeat)
-    if name in DISK_BOUND:
+                     calm=calm if disk_bound else None, before_repeat=before_repeat)
+    if disk_bound:
         steal.disk[name] = runs
     return kept
 

@@ -213,6 +213,12 @@ CALL_DRIFT = 1.25
 HOST_DISK_CV = 0.40
 
 
+def disk_calm(reading: Optional[dict]) -> bool:
+    """Whether a disk probe's reading (battery.host_disk_read) is within HOST_DISK_CV; no
+    reading (no direct I/O there) counts as calm, since there is nothing to wait for."""
+    return reading is None or reading["cv"] <= HOST_DISK_CV
+
+
 def disk_note(machine: dict) -> str:
     """What to say of a machine whose own 10 KB direct reads (no sandbox) varied more than
     HOST_DISK_CV before or after the battery, or after the kept run of a disk-bound campaign
@@ -223,8 +229,7 @@ def disk_note(machine: dict) -> str:
         kept = entries[-1] if entries else {}
         if kept.get("after"):
             runs.append((f"after {name}'s run {kept['run']}", kept["after"]))
-    worst = max(runs, key=lambda kv: kv[1]["cv"], default=None)
-    if worst is None or worst[1]["cv"] <= HOST_DISK_CV:
+    if all(disk_calm(v) for _, v in runs):
         return ""
     text = ", ".join(f"{k}: median {v['median_s'] * 1e3:.2f} ms, CV {v['cv']:.2f}" for k, v in runs)
     return (f"this machine's own disk varied under 10 KB direct reads with no sandbox ({text}; "
@@ -291,7 +296,7 @@ def disk_repeat_note(machine: dict) -> str:
     camps = (machine.get("host_direct_read_10kb") or {}).get("campaigns") or {}
     parts = []
     for name, entries in camps.items():
-        set_aside = [e for e in entries[:-1] if (e.get("after") or {}).get("cv", 0) > HOST_DISK_CV]
+        set_aside = [e for e in entries[:-1] if not disk_calm(e.get("after"))]
         if not set_aside:
             continue
         cvs = ", ".join(f"CV {e['after']['cv']:.2f} after run {e['run']}" for e in set_aside)
